@@ -1,0 +1,34 @@
+"""sciera: scientific question answering robust to semantically similar but logically
+irrelevant evidence."""
+
+from sciera.settings import Settings, load_settings
+from sciera.types import (
+    Answer,
+    Candidate,
+    Citation,
+    Document,
+    Evidence,
+    Intent,
+    Passage,
+    QAInstance,
+    Ranking,
+    ScoredPassage,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Answer",
+    "Candidate",
+    "Citation",
+    "Document",
+    "Evidence",
+    "Intent",
+    "Passage",
+    "QAInstance",
+    "Ranking",
+    "ScoredPassage",
+    "Settings",
+    "__version__",
+    "load_settings",
+]

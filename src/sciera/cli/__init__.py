@@ -1,0 +1,34 @@
+"""The ``sciera`` command: a thin Typer app; each command group lives in its own
+module and imports heavy code only when it runs."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import typer
+
+from sciera.errors import ScieraError
+
+app = typer.Typer(
+    name="sciera",
+    help="Scientific QA over papers, robust to similar-but-irrelevant evidence.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+def _register() -> None:
+    # Each module adds its commands to ``app``; they import nothing heavy at import time.
+    from sciera.cli import corpus_cmds, eval_cmds, llm_cmds, search_cmds  # noqa: F401
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    _register()
+    try:
+        app()
+    except ScieraError as err:
+        typer.echo(f"error: {err}", err=True)
+        sys.exit(2)

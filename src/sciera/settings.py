@@ -1,0 +1,138 @@
+"""One validated settings tree for the Python API, the CLI and SCIERA_* variables.
+
+Precedence (highest first): explicit keyword arguments / CLI flags, environment
+(``SCIERA_LLM__MODEL=...``, nested with ``__``), the named preset, defaults.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CorpusSettings(_Section):
+    max_words: int = Field(250, ge=10, description="Passage length limit in words.")
+    prepend_title: bool = Field(True, description="Prefix each passage with its title.")
+
+
+class BM25Settings(_Section):
+    k1: float = Field(0.9, gt=0, description="BM25 k1 (passages: 0.9; documents: 3.8).")
+    b: float = Field(0.4, ge=0, le=1, description="BM25 b (passages: 0.4; documents: 0.87).")
+    method: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = "lucene"
+    stemmer: str | None = Field("english", description="PyStemmer language, or None.")
+    stopwords: str | None = Field("en", description="bm25s stopword list, or None.")
+
+
+class EmbedSettings(_Section):
+    backend: Literal["minilm", "e5", "sentence-transformers"] = Field(
+        "minilm", description="Embedder backend (see `sciera.embed.registry`)."
+    )
+    model: str | None = Field(
+        None, description="Model name or path for the sentence-transformers backend."
+    )
+    batch_size: int = Field(64, ge=1)
+
+
+class VectorSettings(_Section):
+    backend: Literal["faiss", "qdrant"] = "faiss"
+    qdrant_url: str | None = Field(
+        None, description="Qdrant server URL; None = in-process local mode."
+    )
+    qdrant_api_key: str | None = None
+
+
+class RetrieveSettings(_Section):
+    retriever: Literal["bm25", "dense", "hybrid"] = "hybrid"
+    k: int = Field(10, ge=1)
+    rrf_k: int = Field(60, ge=1, description="Reciprocal rank fusion constant.")
+    fusion: Literal["rrf", "weighted"] = "rrf"
+    weights: tuple[float, float] = Field(
+        (1.0, 1.0), description="Weights of (bm25, dense) in fusion."
+    )
+    depth: int = Field(100, ge=1, description="Candidates each retriever feeds into fusion.")
+
+
+class LLMSettings(_Section):
+    backend: Literal["llamacpp", "openai"] = "llamacpp"
+    model: str = Field(
+        "qwen2.5-coder-1.5b-instruct-q4_k_m",
+        description="Registered model name, a GGUF path, or the server's model id.",
+    )
+    threads: int = Field(2, ge=1)
+    n_ctx: int = Field(4096, ge=512)
+    base_url: str | None = Field(None, description="OpenAI-compatible server URL.")
+    api_key: str | None = None
+    timeout: float = Field(120.0, gt=0, description="Seconds per request.")
+    retries: int = Field(3, ge=0)
+    concurrency: int = Field(4, ge=1)
+    cache: bool = Field(True, description="Persistent response cache.")
+    seed: int = 0
+
+
+class RerankSettings(_Section):
+    reranker: str = "deepera"
+    depth: int = Field(30, ge=1, description="First-stage candidates to rerank.")
+    top_k: int = Field(5, ge=1, description="Passages kept for generation.")
+    tau: float = Field(0.8, ge=0, le=1, description="DeepEra relevance threshold.")
+
+
+class Settings(BaseSettings):
+    """The whole configuration. Build with :func:`load_settings`."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="SCIERA_", env_nested_delimiter="__", extra="forbid"
+    )
+
+    home: Path = Field(
+        Path(os.path.expanduser("~/.cache/sciera")),
+        description="Cache dir for assembled model weights and LLM response caches.",
+    )
+    corpus: CorpusSettings = CorpusSettings()
+    bm25: BM25Settings = BM25Settings()
+    embed: EmbedSettings = EmbedSettings()
+    vectors: VectorSettings = VectorSettings()
+    retrieve: RetrieveSettings = RetrieveSettings()
+    llm: LLMSettings = LLMSettings()
+    rerank: RerankSettings = RerankSettings()
+
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "quality": {},
+    "fast": {
+        "llm": {"model": "qwen2.5-coder-0.5b-instruct-q4_k_m"},
+        "rerank": {"depth": 10},
+    },
+}
+
+
+def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _env_overrides() -> dict[str, Any]:
+    """Values set through SCIERA_* variables, as a nested dict."""
+    return Settings().model_dump(exclude_defaults=True)
+
+
+def load_settings(preset: str | None = None, **overrides: Any) -> Settings:
+    """Defaults < preset < environment < explicit overrides (nested dicts allowed)."""
+    if preset is not None and preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}")
+    data = PRESETS.get(preset or "quality", {})
+    data = _merge(data, _env_overrides())
+    data = _merge(data, overrides)
+    return Settings.model_validate(data)
