@@ -1,0 +1,268 @@
+"""DeepEra, the deep evidence reranking agent (paper Algorithm 1).
+
+    intent  = recognize_intent(question)             # 1 JSON call (skipped: use_intent=False)
+    for p in candidates: grade(p) = E[LLM grade | question, intent, p] / 10
+    score(p) = calibrator(grade, first-stage features)       # raw grade without a calibrator
+    kept     = [p : score >= tau] sorted by score, at most top_k   (use_filter=False: top_k only)
+    summary(p) for p in kept                                 # skipped: use_summary=False
+
+``rerank`` returns only the kept passages (a documented subset of the input; possibly
+empty when nothing passes tau); the full trace, with every candidate's score and why it
+was filtered, comes from :meth:`DeepEraReranker.rerank_with_trace`, ``last_trace``, or
+``provenance["deepera"]`` on each returned item.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sciera.rerank.base import first_stage_key
+from sciera.rerank.calibrate import Calibrator, artifact_path, first_stage_features
+from sciera.rerank.deepera import assess as assess_mod
+from sciera.rerank.deepera.assess import assess_passage
+from sciera.rerank.deepera.filter import filter_evidence
+from sciera.rerank.deepera.intent import PROMPT as INTENT_PROMPT
+from sciera.rerank.deepera.intent import recognize_intent
+from sciera.rerank.deepera.summarize import PROMPT as SUMMARY_PROMPT
+from sciera.rerank.deepera.summarize import summarize_passage
+from sciera.rerank.deepera.trace import DeepEraTrace, PassageTrace
+from sciera.types import Passage, Ranking, ScoredPassage
+
+if TYPE_CHECKING:
+    from sciera.llm.base import LLM
+    from sciera.settings import Settings
+
+logger = logging.getLogger(__name__)
+STAGE = "deepera"
+
+
+def _stage(name: str) -> AbstractContextManager[Any]:
+    from sciera.llm.accounting import stage
+
+    return stage(name)
+
+
+def _prompt_version(name: str) -> str:
+    from sciera.llm.prompting import load_prompt
+
+    return f"{name}@{load_prompt(name).version}"
+
+
+def calibration_key() -> str:
+    """The prompt version a calibrator is tied to (the grading prompt)."""
+    return _prompt_version(assess_mod.PROMPT)
+
+
+class DeepEraReranker:
+    name = "deepera"
+
+    def __init__(
+        self,
+        llm: LLM,
+        *,
+        tau: float = 0.8,
+        top_k: int | None = 5,
+        use_intent: bool = True,
+        use_filter: bool = True,
+        use_summary: bool = True,
+        with_reason: bool = False,
+        max_words: int = 200,
+        scoring: str = "logprobs",
+        calibrator: Calibrator | None = None,
+    ) -> None:
+        if not 0.0 <= tau <= 1.0:
+            raise ValueError(f"tau must be in [0, 1], got {tau}")
+        self.llm = llm
+        self.tau, self.top_k = tau, top_k
+        self.use_intent, self.use_filter, self.use_summary = use_intent, use_filter, use_summary
+        self.with_reason, self.max_words, self.scoring = with_reason, max_words, scoring
+        self.calibrator = calibrator
+        self.calibrator_source = ""
+        if calibrator is not None:
+            calibrator.check_key(llm.model_id, calibration_key())
+        self.last_trace: DeepEraTrace | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **kwargs: Any) -> DeepEraReranker:
+        """``calibrator``: a Calibrator, a path to its JSON, ``"auto"`` (default: the artifact
+        for this model and prompt under SCIERA_HOME/calibrators, if present) or None."""
+        llm = kwargs.pop("llm", None)
+        if llm is None:
+            from sciera.llm.registry import make_llm
+
+            llm = make_llm(settings)
+        kwargs.setdefault("tau", settings.rerank.tau)
+        kwargs.setdefault("top_k", settings.rerank.top_k)
+        cal = kwargs.pop("calibrator", "auto")
+        source = ""
+        if cal == "auto":
+            path = artifact_path(settings.home, llm.model_id, calibration_key())
+            cal, source = (Calibrator.load(path), str(path)) if path.exists() else (None, "")
+        elif isinstance(cal, str | Path):
+            cal, source = Calibrator.load(cal), str(cal)
+        agent = cls(llm, calibrator=cal, **kwargs)
+        agent.calibrator_source = source
+        return agent
+
+    # -- protocol -------------------------------------------------------------------
+    def rerank(self, query: str, ranking: Ranking) -> Ranking:
+        return self.rerank_with_trace(query, ranking)[0]
+
+    def score(self, query: str, passage: Passage) -> float:
+        """The agent's score for one passage on its own (first-stage rank 1)."""
+        one = Ranking(query, (ScoredPassage(passage, 1.0, 1),), "")
+        saved = (self.use_filter, self.use_summary, self.top_k, self.last_trace)
+        self.use_filter, self.use_summary, self.top_k = False, False, None
+        try:
+            _, trace = self.rerank_with_trace(query, one)
+        finally:
+            self.use_filter, self.use_summary, self.top_k, self.last_trace = saved
+        return trace.passages[0].score
+
+    # -- the agent --------------------------------------------------------------------
+    def _settings(self) -> dict[str, Any]:
+        return {
+            "use_intent": self.use_intent,
+            "use_filter": self.use_filter,
+            "use_summary": self.use_summary,
+            "tau": self.tau,
+            "top_k": self.top_k,
+            "with_reason": self.with_reason,
+            "max_words": self.max_words,
+            "scoring": self.scoring,
+        }
+
+    def _features(self, grade: float, p_yes: float | None, fs: dict[str, float]) -> dict[str, Any]:
+        return {"grade": grade, "p_yes": p_yes, **fs}
+
+    def rerank_with_trace(self, query: str, ranking: Ranking) -> tuple[Ranking, DeepEraTrace]:
+        t_start = time.perf_counter()
+        stage_seconds: dict[str, float] = {}
+        ptok = ctok = 0
+        items = list(ranking.items)
+        intent = None
+        fallback, intent_error = False, ""
+        prompts = {"assess": _prompt_version(assess_mod.PROMPT)}
+        if self.use_intent:
+            with _stage("deepera.intent"):
+                res = recognize_intent(self.llm, query)
+            intent, fallback, intent_error = res.intent, res.fallback, res.error
+            ptok, ctok = ptok + res.prompt_tokens, ctok + res.completion_tokens
+            stage_seconds["intent"] = res.seconds
+            prompts["intent"] = _prompt_version(INTENT_PROMPT)
+            if fallback:
+                logger.warning("deepera: intent failed (%s); neutral intent", intent_error)
+
+        need_yes = self.calibrator is not None and "p_yes" in self.calibrator.features
+        t0 = time.perf_counter()
+        fs = first_stage_features([it.score for it in items], [it.rank for it in items])
+        assessments = []
+        with _stage("deepera.assess"):
+            for it in items:
+                a = assess_passage(
+                    self.llm,
+                    query,
+                    intent,
+                    it.passage,
+                    max_words=self.max_words,
+                    with_reason=self.with_reason,
+                    with_yes=need_yes,
+                    scoring=self.scoring,
+                )
+                assessments.append(a)
+                ptok, ctok = ptok + a.prompt_tokens, ctok + a.completion_tokens
+        stage_seconds["assess"] = time.perf_counter() - t0
+
+        calibrated: list[float | None] = []
+        for a, f in zip(assessments, fs, strict=True):
+            if self.calibrator is None or a.parse_failed:
+                calibrated.append(None if self.calibrator is None else 0.0)
+            else:
+                feats = self._features(a.grade_expectation, a.p_yes, f)
+                calibrated.append(self.calibrator.predict(feats))
+        scores = [
+            0.0 if a.parse_failed else (c if c is not None else a.grade_expectation)
+            for a, c in zip(assessments, calibrated, strict=True)
+        ]
+        decisions = filter_evidence(
+            scores, tau=self.tau, top_k=self.top_k, use_filter=self.use_filter
+        )
+
+        summaries: dict[int, tuple[str, int, int]] = {}
+        if self.use_summary:
+            t0 = time.perf_counter()
+            prompts["summarize"] = _prompt_version(SUMMARY_PROMPT)
+            with _stage("deepera.summarize"):
+                for d in decisions:
+                    if d.kept:
+                        passage = items[d.index].passage
+                        text, c = summarize_passage(
+                            self.llm, query, intent, passage, max_words=self.max_words
+                        )
+                        summaries[d.index] = (text, c.prompt_tokens, c.completion_tokens)
+                        ptok, ctok = ptok + c.prompt_tokens, ctok + c.completion_tokens
+            stage_seconds["summarize"] = time.perf_counter() - t0
+
+        traces: list[PassageTrace] = []
+        kept_items: list[ScoredPassage] = []
+        prev = first_stage_key(ranking)
+        for d in decisions:
+            it, a = items[d.index], assessments[d.index]
+            summary, sp, sc = summaries.get(d.index, ("", 0, 0))
+            pt = PassageTrace(
+                passage_id=it.passage_id,
+                first_stage_rank=it.rank,
+                first_stage_score=it.score,
+                grade_expectation=a.grade_expectation,
+                grade_mass=a.grade_mass,
+                calibrated=calibrated[d.index],
+                score=d.score,
+                kept=d.kept,
+                filter_reason=d.reason,
+                reason=a.reason,
+                summary=summary,
+                parse_failed=a.parse_failed,
+                prompt_tokens=a.prompt_tokens + sp,
+                completion_tokens=a.completion_tokens + sc,
+                seconds=a.seconds,
+            )
+            traces.append(pt)
+            if d.kept:
+                prov = dict(it.provenance)
+                prov.setdefault(prev, {"score": it.score, "rank": it.rank})
+                prov[STAGE] = {
+                    "score": d.score,
+                    "grade_expectation": a.grade_expectation,
+                    "calibrated": calibrated[d.index],
+                    "reason": a.reason,
+                    "summary": summary,
+                    "intent": None if intent is None else intent.intent,
+                }
+                kept_items.append(ScoredPassage(it.passage, d.score, len(kept_items) + 1, prov))
+
+        if self.calibrator is not None:
+            source = f"calibrated: {self.calibrator_source or 'in-memory calibrator'}"
+        else:
+            source = "raw grade expectation (no calibrator)"
+        trace = DeepEraTrace(
+            query=query,
+            intent=intent,
+            intent_fallback=fallback,
+            intent_error=intent_error,
+            settings=self._settings(),
+            model_id=self.llm.model_id,
+            prompt_versions=prompts,
+            score_source=source,
+            passages=tuple(traces),
+            kept_ids=tuple(it.passage_id for it in kept_items),
+            prompt_tokens=ptok,
+            completion_tokens=ctok,
+            seconds=time.perf_counter() - t_start,
+            stage_seconds=stage_seconds,
+        )
+        self.last_trace = trace
+        return Ranking(query, tuple(kept_items), STAGE), trace
