@@ -36,18 +36,12 @@ def zscore(scores: Sequence[float]) -> np.ndarray:
 
 
 def rank_based(scores: Sequence[float]) -> np.ndarray:
-    """(n - r + 1) / n with r the 1-based rank (ties share their average rank)."""
+    """(n - r + 1) / n with r the 1-based competition rank (ties share the best rank)."""
     x = np.asarray(scores, dtype=float)
     n = x.size
     if n == 0:
         return x
-    order = np.argsort(-x, kind="stable")
-    ranks = np.empty(n, dtype=float)
-    ranks[order] = np.arange(1, n + 1, dtype=float)
-    for value in np.unique(x):  # average rank over ties
-        mask = x == value
-        if mask.sum() > 1:
-            ranks[mask] = ranks[mask].mean()
+    ranks = np.array([1.0 + float((x > v).sum()) for v in x])
     return (n - ranks + 1.0) / n
 
 

@@ -67,7 +67,7 @@ class OverlapLLM:
             order = sorted(blocks, key=lambda b: (-overlap(q, b[1]), int(b[0])))
             text = " > ".join(f"[{b[0]}]" for b in order)
         else:  # summary: first sentence of the passage
-            text = blocks[0][1].split(". ")[0].strip() + "." if blocks else ""
+            text = blocks[0][1].split(". ")[0].strip().rstrip(".") + "." if blocks else ""
         return Completion(text=text, prompt_tokens=len(content.split()), completion_tokens=5)
 
     def complete_json(
@@ -135,7 +135,7 @@ TEXTS = [
     ("d2", "Vitamin D and fractures", "Vitamin D deficiency increases fracture risk in elderly."),
     ("d3", "Bone health", "Calcium intake and vitamin D levels were measured."),
     ("d4", "Unrelated", "Galaxies rotate faster than expected."),
-    ("d5", "Fracture risk", "Deficiency of vitamin D increases the risk of hip fracture."),
+    ("d5", "Fracture risk", "Deficiency of vitamin D and the risk of hip fracture."),
 ]
 
 

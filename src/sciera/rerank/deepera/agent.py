@@ -189,7 +189,11 @@ class DeepEraReranker:
             for a, c in zip(assessments, calibrated, strict=True)
         ]
         decisions = filter_evidence(
-            scores, tau=self.tau, top_k=self.top_k, use_filter=self.use_filter
+            scores,
+            tau=self.tau,
+            top_k=self.top_k,
+            use_filter=self.use_filter,
+            failed=[a.parse_failed for a in assessments],
         )
 
         summaries: dict[int, tuple[str, int, int]] = {}

@@ -1,0 +1,74 @@
+import numpy as np
+import pytest
+
+from sciera.errors import ScieraError
+from sciera.rerank.calibrate import (
+    Calibrator,
+    artifact_path,
+    expected_calibration_error,
+    first_stage_features,
+    fit_calibrator,
+    fit_logistic,
+    reliability,
+    reliability_diagram,
+)
+
+
+def test_newton_recovers_known_logistic_coefficients():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20000, 2))
+    p = 1 / (1 + np.exp(-(0.5 + 2.0 * X[:, 0] - 1.0 * X[:, 1])))
+    y = (rng.random(20000) < p).astype(float)
+    coef, intercept = fit_logistic(X, y, l2=1e-6)
+    np.testing.assert_allclose(coef, [2.0, -1.0], atol=0.08)
+    assert intercept == pytest.approx(0.5, abs=0.06)
+
+
+def test_separable_data_stays_finite_with_l2():
+    X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    coef, intercept = fit_logistic(X, np.array([0, 0, 1, 1]), l2=1.0)
+    assert np.isfinite(coef).all() and np.isfinite(intercept) and coef[0] > 0
+
+
+def test_ece_hand_computed():
+    # bin [0.1,0.2): conf .15 (2 items) freq .5 -> |.35| * 2/4; bin [0.9,1): conf .95 freq 1
+    probs, labels = [0.1, 0.2 - 1e-9, 0.9, 1.0], [0, 1, 1, 1]
+    rows = reliability(probs, labels)
+    assert [r["count"] for r in rows] == [2, 2]
+    expected = 0.5 * abs(0.5 - (0.1 + 0.2 - 1e-9) / 2) + 0.5 * abs(1.0 - 0.95)
+    assert expected_calibration_error(probs, labels) == pytest.approx(expected)
+
+
+def test_artifact_roundtrip_and_key_check(tmp_path):
+    X = np.array([[0.1, 1.0], [0.2, 0.5], [0.8, 1.0], [0.9, 0.3], [0.5, 0.2]])
+    cal = fit_calibrator(
+        X, [0, 0, 1, 1, 0], ["grade", "reciprocal_rank"], model_id="m", prompt_version="p@1"
+    )
+    path = cal.save(artifact_path(tmp_path, "m", "p@1"))
+    back = Calibrator.load(path)
+    assert back == cal
+    x = {"grade": 0.85, "reciprocal_rank": 1.0}
+    assert back.predict(x) == pytest.approx(cal.predict(x))
+    assert cal.predict({"grade": 0.9, "reciprocal_rank": 0.5}) > cal.predict(
+        {"grade": 0.1, "reciprocal_rank": 0.5}
+    )
+    cal.check_key("m", "p@1")
+    with pytest.raises(ScieraError, match="fitted for model"):
+        cal.check_key("other", "p@1")
+    with pytest.raises(ScieraError, match="needs features"):
+        cal.predict({"grade": 0.5})
+
+
+def test_fit_needs_both_classes():
+    with pytest.raises(ValueError, match="both"):
+        fit_calibrator(np.ones((3, 1)), [1, 1, 1], ["grade"], model_id="m", prompt_version="p")
+
+
+def test_first_stage_features():
+    rows = first_stage_features([3.0, 2.0, 1.0], [1, 2, 3])
+    assert rows[1] == {"first_stage_norm": 0.5, "reciprocal_rank": 0.5}
+
+
+def test_reliability_diagram_png(tmp_path):
+    path = reliability_diagram({"raw": ([0.1, 0.9, 0.7], [0, 1, 0])}, tmp_path / "r.png")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
