@@ -1,0 +1,74 @@
+"""Evaluation metrics, one function per metric, addressed by string specs.
+
+>>> evaluate({"q1": ["d3", "d1"]}, {"q1": {"d1": 1}}, ["mrr@10", "hit@1"])
+{'mrr@10': 0.5, 'hit@1': 0.0}
+
+Modules: :mod:`.ranking` (trec_eval-exact nDCG/MAP/MRR/Recall/Precision, HitRate,
+RP), :mod:`.robustness` (NRS, CDR), :mod:`.generation` (EM, token P/R/F1,
+ROUGE-L, ROUGE-SU4, CR), :mod:`.registry` (spec parsing) and :mod:`.evaluate`
+(whole runs).
+"""
+
+from sciera.eval.metrics.evaluate import (
+    evaluate,
+    evaluate_answers,
+    evaluate_answers_per_query,
+    evaluate_evidence,
+    evaluate_per_query,
+    ranked_list,
+)
+from sciera.eval.metrics.generation import (
+    compression_ratio,
+    exact_match,
+    normalize_text,
+    rouge_l,
+    rouge_su4,
+    token_f1,
+    token_precision,
+    token_recall,
+    token_scores,
+)
+from sciera.eval.metrics.ranking import (
+    average_precision,
+    hit_rate,
+    ndcg,
+    precision,
+    recall,
+    reciprocal_rank,
+    relative_position,
+    trec_order,
+)
+from sciera.eval.metrics.registry import METRICS, MetricDef, MetricSpec, parse_metric
+from sciera.eval.metrics.robustness import context_discrimination_rate, noise_robustness
+
+__all__ = [
+    "METRICS",
+    "MetricDef",
+    "MetricSpec",
+    "average_precision",
+    "compression_ratio",
+    "context_discrimination_rate",
+    "evaluate",
+    "evaluate_answers",
+    "evaluate_answers_per_query",
+    "evaluate_evidence",
+    "evaluate_per_query",
+    "exact_match",
+    "hit_rate",
+    "ndcg",
+    "noise_robustness",
+    "normalize_text",
+    "parse_metric",
+    "precision",
+    "ranked_list",
+    "recall",
+    "reciprocal_rank",
+    "relative_position",
+    "rouge_l",
+    "rouge_su4",
+    "token_f1",
+    "token_precision",
+    "token_recall",
+    "token_scores",
+    "trec_order",
+]

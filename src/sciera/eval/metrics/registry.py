@@ -1,0 +1,151 @@
+"""The metric registry: string specs (``"ndcg@10"``, ``"rp"``, ``"f1"``) -> definitions.
+
+A spec is ``name`` or ``name@K``. The registry is keyed by the spec *pattern*:
+``"ndcg@k"`` for the cutoff form, ``"ndcg"`` for the form without one. So
+``"precision@5"`` is ranking precision at 5 while ``"precision"`` is token
+precision of an answer; ``"nrs"`` means ``"nrs@5"``; ``"rp@30"`` fixes N = 30
+candidates while ``"rp"`` takes N from the caller.
+
+Each definition has a *kind* that says which evaluator accepts it:
+``query`` metrics score one ranked list against judgments
+(:func:`sciera.eval.metrics.evaluate`), ``answer`` metrics score a predicted
+answer against reference answers (``evaluate_answers``), and ``evidence``
+metrics score extracted evidence against its source passages
+(``evaluate_evidence``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from sciera.eval.metrics import generation, ranking, robustness
+
+Kind = Literal["query", "answer", "evidence"]
+
+
+@dataclass(frozen=True, slots=True)
+class QueryInput:
+    """Everything a query-level metric may look at for one query."""
+
+    ranked: Sequence[str]
+    qrels: Mapping[str, float]
+    distractors: frozenset[str] = frozenset()
+    n_candidates: int | None = None
+
+    @property
+    def gold(self) -> list[str]:
+        return [doc for doc, g in self.qrels.items() if g >= ranking.REL_THRESHOLD]
+
+
+QueryFn = Callable[[QueryInput, int | None], float]
+
+
+def _one(_: QueryInput) -> float:
+    return 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class MetricDef:
+    """One registered metric.
+
+    ``compute`` takes (QueryInput, k) for ``query`` metrics, (prediction,
+    reference) for ``answer`` metrics and (passages, evidence) for ``evidence``
+    metrics. ``weight`` (query metrics) gives a query's weight in the mean; a
+    query with weight 0 is left out (CDR weighs each query by its pair count).
+    """
+
+    pattern: str
+    kind: Kind
+    compute: Callable[..., float]
+    description: str
+    default_k: int | None = None
+    weight: Callable[[QueryInput], float] = field(default=_one)
+
+
+@dataclass(frozen=True, slots=True)
+class MetricSpec:
+    """A parsed spec: the definition plus the K (or N for ``rp@N``) it was given."""
+
+    label: str
+    definition: MetricDef
+    k: int | None
+
+
+def _rp(q: QueryInput, n: int | None) -> float:
+    n_candidates = n if n is not None else q.n_candidates
+    if n_candidates is None:
+        raise ValueError("rp needs the number of reranker candidates: use rp@N or n_candidates=")
+    return ranking.relative_position(q.ranked, q.qrels, n_candidates)
+
+
+def _cdr(q: QueryInput, _: int | None) -> float:
+    wins, pairs = robustness.discrimination_counts(q.ranked, q.gold, q.distractors)
+    return wins / pairs if pairs else 0.0
+
+
+def _cdr_pairs(q: QueryInput) -> float:
+    return float(len(q.gold) * len(q.distractors))
+
+
+def _ranking(fn: Callable[..., float]) -> QueryFn:
+    def compute(q: QueryInput, k: int | None) -> float:
+        return fn(q.ranked, q.qrels, k)
+
+    return compute
+
+
+def _nrs(q: QueryInput, k: int | None) -> float:
+    return robustness.noise_robustness(q.ranked, q.distractors, k or 5)
+
+
+_DEFS: list[MetricDef] = [
+    MetricDef("ndcg@k", "query", _ranking(ranking.ndcg), "nDCG at K (trec_eval ndcg_cut)"),
+    MetricDef("ndcg", "query", _ranking(ranking.ndcg), "nDCG, no cutoff (trec_eval ndcg)"),
+    MetricDef("map@k", "query", _ranking(ranking.average_precision), "MAP at K (map_cut)"),
+    MetricDef("map", "query", _ranking(ranking.average_precision), "MAP, no cutoff (map)"),
+    MetricDef("mrr@k", "query", _ranking(ranking.reciprocal_rank), "reciprocal rank in top K"),
+    MetricDef("mrr", "query", _ranking(ranking.reciprocal_rank), "reciprocal rank (recip_rank)"),
+    MetricDef("recall@k", "query", _ranking(ranking.recall), "recall at K (recall_K)"),
+    MetricDef("precision@k", "query", _ranking(ranking.precision), "precision at K (P_K)"),
+    MetricDef("hit@k", "query", _ranking(ranking.hit_rate), "HitRate@K (SPEC)"),
+    MetricDef("rp", "query", _rp, "Relative Position %, N from n_candidates= (SPEC)"),
+    MetricDef("rp@k", "query", _rp, "Relative Position % with N = K candidates (SPEC)"),
+    MetricDef("nrs", "query", _nrs, "Noise Robustness Score at 5 (SPEC)", default_k=5),
+    MetricDef("nrs@k", "query", _nrs, "Noise Robustness Score at K (SPEC)"),
+    MetricDef(
+        "cdr", "query", _cdr, "Context Discrimination Rate, pooled over pairs", None, _cdr_pairs
+    ),
+    MetricDef("em", "answer", generation.exact_match, "exact match after SQuAD normalization"),
+    MetricDef("f1", "answer", generation.token_f1, "token F1 (SQuAD)"),
+    MetricDef("precision", "answer", generation.token_precision, "token precision (SQuAD)"),
+    MetricDef("recall", "answer", generation.token_recall, "token recall (SQuAD)"),
+    MetricDef("rouge_l", "answer", generation.rouge_l, "ROUGE-L F-measure"),
+    MetricDef("rouge_su4", "answer", generation.rouge_su4, "ROUGE-SU4 F-measure"),
+    MetricDef("cr", "evidence", generation.compression_ratio, "compression ratio (EviOmni)"),
+]
+
+METRICS: dict[str, MetricDef] = {d.pattern: d for d in _DEFS}
+"""Spec pattern -> definition. ``@k`` in a pattern stands for any positive integer cutoff."""
+
+
+def valid_specs() -> list[str]:
+    return sorted(p.replace("@k", "@K") for p in METRICS)
+
+
+def parse_metric(spec: str) -> MetricSpec:
+    """Parse ``"name"`` or ``"name@K"`` (case-insensitive); unknown specs raise ValueError."""
+    text = spec.strip().lower()
+    name, sep, cutoff = text.partition("@")
+    k: int | None = None
+    if sep:
+        if not cutoff.isdigit() or int(cutoff) < 1:
+            raise ValueError(f"bad cutoff in metric {spec!r}: expected name@K with K >= 1")
+        k = int(cutoff)
+    definition = METRICS.get(f"{name}@k" if sep else name)
+    if definition is None:
+        raise ValueError(f"unknown metric {spec!r}; valid metrics: {', '.join(valid_specs())}")
+    if k is None:
+        k = definition.default_k
+    return MetricSpec(label=text, definition=definition, k=k)
