@@ -38,9 +38,9 @@ class EmbeddingReranker:
     def from_settings(cls, settings: Settings, **kwargs: Any) -> EmbeddingReranker:
         if "embedder" in kwargs:
             return cls(kwargs["embedder"])
-        from sciera.embed.registry import make_embedder
+        from sciera.embed.registry import create_embedder
 
-        return cls(make_embedder(settings))
+        return cls(create_embedder(settings.embed))
 
     def _scores(self, query: str, passages: Sequence[Passage]) -> list[float]:
         if not passages:
