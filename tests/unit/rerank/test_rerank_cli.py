@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import QUERY, OverlapLLM, make_ranking
 import typer
 from click.testing import CliRunner
 
 import sciera.llm.registry
 import sciera.retrieve.open
+from conftest import QUERY, OverlapLLM, make_ranking
 from sciera.cli import app, rerank_cmds  # noqa: F401  (registers the command)
 
 
