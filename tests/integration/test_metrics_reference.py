@@ -187,6 +187,58 @@ def test_nfcorpus_graded_ndcg_matches_pytrec_eval(nfcorpus: tuple[Run, Qrels]) -
     assert_matches_trec_eval(run, qrels, ["ndcg@10", "ndcg@20", "ndcg", "map@10", "mrr@10"])
 
 
+# ---------------------------------------------------------------- sciera eval retrieval
+
+
+@pytest.fixture(scope="module")
+def scifact_corpus(scifact_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from sciera.corpus import ingest
+    from sciera.retrieve import build_indexes
+
+    corpus = tmp_path_factory.mktemp("scifact") / "corpus"
+    ingest(scifact_dir, corpus)
+    build_indexes(corpus, which=["bm25"])
+    return corpus
+
+
+@pytest.mark.parametrize("unit", ["document", "passage"])
+def test_cli_eval_retrieval_agrees_with_trec_eval_on_its_run_file(
+    scifact_dir: Path, scifact_corpus: Path, tmp_path: Path, unit: str
+) -> None:
+    from typer.testing import CliRunner
+
+    import sciera.cli.eval_cmds  # noqa: F401  (registers `sciera eval`)
+    from sciera.cli import app
+    from sciera.corpus import PassageStore, load_qrels
+    from sciera.eval.retrieval import passage_qrels, read_trec_run
+
+    run_file = tmp_path / "run.trec"
+    qrels_file = scifact_dir / "qrels" / "test.tsv"
+    args = ["eval", "retrieval", "--corpus", str(scifact_corpus), "--queries", str(scifact_dir)]
+    args += ["--qrels", str(qrels_file), "--retriever", "bm25", "--unit", unit]
+    result = CliRunner().invoke(app, [*args, "--run-out", str(run_file), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["queries"] == 300 and report["unit"] == unit
+    assert list(report["metrics"]) == ["ndcg@10", "recall@100", "map@10", "mrr@10"]
+
+    run, qrels = read_trec_run(run_file), load_qrels(qrels_file)
+    if unit == "passage":
+        assert all("#" in pid for docs in run.values() for pid in docs)
+        with PassageStore.open(scifact_corpus) as store:
+            qrels = passage_qrels(qrels, store.iter_passages())
+    else:
+        # published BM25 flat reference 0.679 (documents)
+        assert 0.66 < report["metrics"]["ndcg@10"] < 0.70
+    ref = reference_per_query(run, qrels, ["ndcg@10", "recall@100", "map@10"])
+    for spec in ["ndcg@10", "recall@100", "map@10", "mrr@10"]:
+        expected = sum(ref[q][spec] for q in ref) / len(qrels)
+        assert report["metrics"][spec] == pytest.approx(expected, abs=TOL), spec
+
+    bad = CliRunner().invoke(app, [*args, "--metrics", "ndcg@10,bleu"])
+    assert bad.exit_code == 2 and "unknown metric 'bleu'" in bad.output
+
+
 # ---------------------------------------------------------------- synthetic corner cases
 
 

@@ -1,0 +1,113 @@
+"""``sciera eval ...``: score pipeline stages against relevance judgments."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from sciera.cli import app
+
+eval_app = typer.Typer(help="Evaluate pipeline stages against relevance judgments.")
+app.add_typer(eval_app, name="eval")
+
+_DEFAULT_METRICS = "ndcg@10,recall@100,map@10,mrr@10"
+
+
+@contextmanager
+def _progress(label: str) -> Iterator[Callable[[int, int], None]]:
+    """A Rich bar on stderr, drawn only on a terminal."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    columns = (BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(
+        label, *columns, console=console, transient=True, disable=not console.is_terminal
+    ) as bar:
+        task = bar.add_task(label, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+@eval_app.command("retrieval")
+def retrieval(
+    corpus: Annotated[Path, typer.Option("--corpus", help="Corpus directory (ingested, indexed).")],
+    queries: Annotated[
+        Path, typer.Option("--queries", help="BEIR queries.jsonl, or a BEIR folder holding it.")
+    ],
+    qrels: Annotated[Path, typer.Option("--qrels", help="BEIR (.tsv) or TREC qrels file.")],
+    retriever: Annotated[
+        str | None,
+        typer.Option("--retriever", help="bm25, dense or hybrid (default: settings)."),
+    ] = None,
+    metrics: Annotated[
+        str, typer.Option("--metrics", help="Comma-separated metric specs, e.g. ndcg@10,map@10.")
+    ] = _DEFAULT_METRICS,
+    unit: Annotated[
+        str,
+        typer.Option(
+            "--unit",
+            help="document: Max-P over passages, judged as is; passage: passages inherit "
+            "their document's grade.",
+        ),
+    ] = "document",
+    depth: Annotated[
+        int | None,
+        typer.Option("--depth", min=1, help="Run depth (default: largest cutoff, at least 100)."),
+    ] = None,
+    run_out: Annotated[
+        Path | None, typer.Option("--run-out", help="Write the run as a TREC run file.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    per_query: Annotated[
+        bool, typer.Option("--per-query", help="With --json: include per-query scores.")
+    ] = False,
+    preset: Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")] = None,
+) -> None:
+    """Search every judged query and print nDCG@10, Recall@100, MAP@10 and MRR@10
+    (or --metrics), with trec_eval semantics; qrels queries missing from the run count 0."""
+    from sciera.eval.metrics.evaluate import parse_metrics
+    from sciera.eval.retrieval import UNITS, evaluate_retrieval, write_trec_run
+    from sciera.settings import load_settings
+
+    specs = [m.strip() for m in metrics.split(",") if m.strip()]
+    try:
+        parse_metrics(specs, "query")
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--metrics") from None
+    if unit not in UNITS:
+        raise typer.BadParameter(f"choose one of {', '.join(UNITS)}", param_hint="--unit")
+    settings = load_settings(preset)
+    with _progress("searching") as update:
+        result = evaluate_retrieval(
+            corpus,
+            queries,
+            qrels,
+            retriever=retriever,
+            metrics=specs,
+            unit=unit,  # type: ignore[arg-type]
+            depth=depth,
+            settings=settings,
+            progress=update,
+        )
+    if run_out is not None:
+        lines = write_trec_run(run_out, result.run, tag=f"sciera-{result.retriever}")
+        typer.echo(f"wrote {lines} lines to {run_out}", err=True)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(per_query=per_query)))
+        return
+    typer.echo(
+        f"{result.retriever} ({result.unit}s, depth {result.depth}) on {result.queries} queries, "
+        f"search {result.search_seconds:.2f} s"
+    )
+    width = max(len(m) for m in result.metrics)
+    for name, value in result.metrics.items():
+        typer.echo(f"{name:<{width}}  {value:.4f}")
