@@ -1,0 +1,102 @@
+"""Corpus readers: an explicit registry of format name -> reader class.
+
+``detect_format(path)`` picks a name from the path; ``get_reader(name, fields)``
+builds the reader. See :mod:`sciera.corpus.readers.base` for the protocol.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sciera.corpus.readers._fields import data_suffix
+from sciera.corpus.readers.base import Fields, Reader, RecordReader
+from sciera.corpus.readers.beir import (
+    BeirReader,
+    load_beir_qrels,
+    load_beir_queries,
+    load_qrels,
+)
+from sciera.corpus.readers.csvfile import CsvReader
+from sciera.corpus.readers.jsonl import JsonlReader, iter_lines
+from sciera.corpus.readers.openalex import OpenAlexReader
+from sciera.corpus.readers.pubmed import PubmedReader
+from sciera.errors import ScieraError
+
+READERS: dict[str, type[RecordReader]] = {
+    "beir": BeirReader,
+    "jsonl": JsonlReader,
+    "csv": CsvReader,
+    "pubmed": PubmedReader,
+    "openalex": OpenAlexReader,
+}
+
+_BY_SUFFIX = {
+    ".xml": "pubmed",
+    ".json": "openalex",
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+}
+
+
+def detect_format(path: Path | str) -> str:
+    """Format name for ``path``.
+
+    A folder holding corpus.jsonl is ``beir``; ``.xml[.gz]`` is ``pubmed``;
+    ``.json[.gz]`` is ``openalex``; ``.csv``/``.tsv`` is ``csv``; ``.jsonl`` /
+    ``.ndjson`` is ``jsonl``, or ``openalex`` when its first record has an
+    ``abstract_inverted_index``.
+    """
+    path = Path(path)
+    if path.is_dir():
+        if (path / "corpus.jsonl").is_file():
+            return "beir"
+        raise ScieraError(f"{path}: cannot tell the format of a folder without corpus.jsonl")
+    name = _BY_SUFFIX.get(data_suffix(path))
+    if name is None:
+        raise ScieraError(
+            f"{path}: cannot tell the format from the file name; pass --format "
+            f"(one of {', '.join(READERS)})"
+        )
+    if name == "jsonl" and path.is_file() and _looks_like_openalex(path):
+        return "openalex"
+    return name
+
+
+def _looks_like_openalex(file: Path) -> bool:
+    for _, line in iter_lines(file):
+        try:
+            first = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return False
+        return isinstance(first, dict) and "abstract_inverted_index" in first
+    return False
+
+
+def get_reader(name: str, fields: Fields | None = None) -> RecordReader:
+    """The reader registered under ``name``, configured with field overrides."""
+    try:
+        cls = READERS[name]
+    except KeyError:
+        raise ScieraError(f"unknown format {name!r}; choose one of {', '.join(READERS)}") from None
+    return cls(fields)
+
+
+__all__ = [
+    "READERS",
+    "BeirReader",
+    "CsvReader",
+    "Fields",
+    "JsonlReader",
+    "OpenAlexReader",
+    "PubmedReader",
+    "Reader",
+    "RecordReader",
+    "detect_format",
+    "get_reader",
+    "load_beir_qrels",
+    "load_beir_queries",
+    "load_qrels",
+]

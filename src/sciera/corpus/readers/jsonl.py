@@ -1,0 +1,62 @@
+"""Generic JSON-lines reader: one JSON object per line, configurable field names.
+
+Every field other than the id, title and text fields is kept in
+``Document.metadata`` (nothing is dropped). Record numbers are 1-based line
+numbers; blank lines are skipped but still counted. ``.jsonl.gz`` is read too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+from sciera.corpus.readers._fields import (
+    json_object,
+    open_binary,
+    optional_text,
+    required_id,
+    required_text,
+)
+from sciera.corpus.readers.base import Fields, RecordReader
+from sciera.types import Document
+
+
+def iter_lines(file: Path) -> Iterator[tuple[int, bytes]]:
+    """Non-blank lines of a (gzipped) file with their 1-based line numbers."""
+    with open_binary(file) as handle:
+        for line_no, line in enumerate(handle, start=1):
+            if line.strip():
+                yield line_no, line
+
+
+class JsonlReader(RecordReader):
+    name: ClassVar[str] = "jsonl"
+    default_fields: ClassVar[Fields] = Fields(id="id", title="title", text="text")
+
+    def __init__(self, fields: Fields | None = None) -> None:
+        given = fields or Fields()
+        default = self.default_fields
+        self.id_field = given.id or default.id or "id"
+        self.title_field = given.title or default.title or "title"
+        self.text_field = given.text or default.text or "text"
+
+    def records(self, file: Path) -> Iterator[tuple[int, Any]]:
+        return iter_lines(file)
+
+    def parse(self, file: Path, record_no: int, raw: Any) -> Document:
+        record = json_object(file, record_no, raw)
+        return self.document(file, record_no, record)
+
+    def document(self, file: Path, record_no: int, record: dict[str, Any]) -> Document:
+        doc_id = required_id(file, record_no, record, self.id_field)
+        title = optional_text(file, record_no, record, self.title_field)
+        text = required_text(file, record_no, record, self.text_field)
+        used = {self.id_field, self.title_field, self.text_field}
+        metadata = self.metadata(file, record_no, record, used)
+        return Document(doc_id=doc_id, title=title, text=text, metadata=metadata)
+
+    def metadata(
+        self, file: Path, record_no: int, record: dict[str, Any], used: set[str]
+    ) -> dict[str, Any]:
+        return {key: value for key, value in record.items() if key not in used}

@@ -1,0 +1,173 @@
+"""Writes to the passage store: one :class:`StoreTransaction` per batch.
+
+``put`` adds a document with its passages, replaces them when the content hash
+changed, or does nothing when it did not. ``commit`` advances the store
+fingerprint (``meta.fingerprint``) in the same transaction whenever anything
+changed: new = blake2b(old + digest of the changes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Literal
+
+from sciera.corpus import journal
+from sciera.errors import ScieraError
+from sciera.types import Document, Passage
+
+PutResult = Literal["added", "updated", "unchanged"]
+EMPTY_FINGERPRINT = hashlib.blake2b(b"sciera-store-v1", digest_size=16).hexdigest()
+PASSAGE_COLUMNS = "passage_id, doc_id, idx, title, text"
+
+
+class DuplicateDocumentError(ScieraError):
+    """The same doc_id occurs at two records of one source file."""
+
+    def __init__(self, doc_id: str, first_record: int) -> None:
+        self.doc_id, self.first_record = doc_id, first_record
+        super().__init__(f"duplicate document id {doc_id!r} (first at record {first_record})")
+
+
+def content_hash(doc: Document, passages: Sequence[Passage]) -> str:
+    payload = [doc.title, doc.text, metadata_json(doc), [(p.passage_id, p.text) for p in passages]]
+    return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode()).hexdigest()
+
+
+def metadata_json(doc: Document) -> str:
+    try:
+        return json.dumps(dict(doc.metadata), sort_keys=True, ensure_ascii=False)
+    except TypeError as exc:
+        raise ScieraError(
+            f"document {doc.doc_id!r}: metadata is not JSON-serializable: {exc}"
+        ) from exc
+
+
+class StoreTransaction:
+    """One write transaction on a :class:`PassageStore` (``BEGIN IMMEDIATE`` .. ``COMMIT``)."""
+
+    def __init__(self, conn: sqlite3.Connection, lock: threading.RLock) -> None:
+        self._conn, self._lock = conn, lock
+        lock.acquire()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            lock.release()
+            raise
+        self._changes = hashlib.blake2b(digest_size=16)
+        self._changed = False
+        self._open = True
+
+    def put(
+        self,
+        doc: Document,
+        passages: Sequence[Passage],
+        *,
+        source: str = "",
+        source_hash: str = "",
+        record_no: int = 0,
+    ) -> PutResult:
+        """Add or replace one document and its passages; unchanged content is a no-op.
+
+        With a ``source_hash``, the same doc_id at another record of the same file
+        raises :class:`DuplicateDocumentError`.
+        """
+        for p in passages:
+            if p.doc_id != doc.doc_id:
+                raise ValueError(f"passage {p.passage_id!r} does not belong to {doc.doc_id!r}")
+        row = self._conn.execute(
+            "SELECT content_hash, source, source_hash, record_no FROM documents WHERE doc_id = ?",
+            (doc.doc_id,),
+        ).fetchone()
+        if row is not None and source_hash and row[2] == source_hash and row[3] != record_no:
+            raise DuplicateDocumentError(doc.doc_id, row[3])
+        new_hash = content_hash(doc, passages)
+        if row is not None and row[0] == new_hash:
+            if (row[1], row[2], row[3]) != (source, source_hash, record_no):
+                self._conn.execute(
+                    "UPDATE documents SET source = ?, source_hash = ?, record_no = ? "
+                    "WHERE doc_id = ?",
+                    (source, source_hash, record_no, doc.doc_id),
+                )
+            return "unchanged"
+        values = (
+            doc.title,
+            doc.text,
+            metadata_json(doc),
+            new_hash,
+            source,
+            source_hash,
+            record_no,
+        )
+        if row is None:
+            self._conn.execute(
+                "INSERT INTO documents (doc_id, title, text, metadata, content_hash, source, "
+                "source_hash, record_no) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (doc.doc_id, *values),
+            )
+            result: PutResult = "added"
+        else:
+            self._conn.execute("DELETE FROM passages WHERE doc_id = ?", (doc.doc_id,))
+            self._conn.execute(
+                "UPDATE documents SET title = ?, text = ?, metadata = ?, content_hash = ?, "
+                "source = ?, source_hash = ?, record_no = ? WHERE doc_id = ?",
+                (*values, doc.doc_id),
+            )
+            result = "updated"
+        self._conn.executemany(
+            f"INSERT INTO passages ({PASSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?)",
+            [(p.passage_id, p.doc_id, p.index, p.title, p.text) for p in passages],
+        )
+        self._changes.update(f"{result}\0{doc.doc_id}\0{new_hash}\n".encode())
+        self._changed = True
+        return result
+
+    def set_journal(self, entry: journal.JournalEntry) -> None:
+        journal.write_entry(self._conn, entry)
+
+    def commit(self) -> None:
+        if not self._open:
+            return
+        try:
+            if self._changed:
+                row = self._conn.execute("SELECT value FROM meta WHERE key = 'fingerprint'")
+                old = (row.fetchone() or [EMPTY_FINGERPRINT])[0]
+                new = hashlib.blake2b(
+                    old.encode() + self._changes.digest(), digest_size=16
+                ).hexdigest()
+                self._conn.execute("UPDATE meta SET value = ? WHERE key = 'fingerprint'", (new,))
+            self._conn.execute("COMMIT")
+        except BaseException:
+            self.rollback()
+            raise
+        self._finish()
+
+    def rollback(self) -> None:
+        if not self._open:
+            return
+        try:
+            self._conn.execute("ROLLBACK")
+        finally:
+            self._finish()
+
+    def _finish(self) -> None:
+        self._open = False
+        self._lock.release()
+
+    def __enter__(self) -> StoreTransaction:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.rollback()

@@ -1,0 +1,78 @@
+"""Sentence-preserving chunking into passages of at most max_words words."""
+
+from __future__ import annotations
+
+import pytest
+
+from sciera.corpus import chunk_document, chunk_text, split_sentences
+from sciera.types import Document
+
+
+def sentence(i: int, words: int) -> str:
+    """A sentence of exactly ``words`` words, e.g. 'S3 w w end.'"""
+    return " ".join([f"S{i}", *["w"] * (words - 2), "end."])
+
+
+def text_of(*lengths: int) -> str:
+    return " ".join(sentence(i, n) for i, n in enumerate(lengths))
+
+
+def test_sentences_are_packed_greedily() -> None:
+    text = text_of(4, 4, 4)
+    assert len(split_sentences(text)) == 3
+    assert chunk_text(text, max_words=8) == [
+        "S0 w w end. S1 w w end.",
+        "S2 w w end.",
+    ]
+    assert chunk_text(text, max_words=12) == [text]
+    assert chunk_text(text, max_words=4) == split_sentences(text)
+
+
+def test_only_a_sentence_over_the_limit_is_split_on_words() -> None:
+    text = text_of(3, 10, 2)
+    # S0 (3 words) | S1 cut into 4 + 4 + 2 words | the 2-word rest shares with S2 (2 words)
+    assert chunk_text(text, max_words=4) == [
+        "S0 w end.",
+        "S1 w w w",
+        "w w w w",
+        "w end. S2 end.",
+    ]
+
+
+def test_limits_and_sentence_integrity_on_varied_text() -> None:
+    lengths = (7, 1, 12, 3, 30, 5, 5, 2, 9, 40, 4)
+    text = text_of(*lengths)
+    sentences = split_sentences(text)
+    assert len(sentences) == len(lengths)
+    for limit in (3, 5, 8, 13, 40, 250):
+        passages = chunk_text(text, limit)
+        assert all(1 <= len(p.split()) <= limit for p in passages)
+        assert " ".join(passages).split() == text.split()  # nothing lost, nothing repeated
+        for s in sentences:
+            if len(s.split()) <= limit:
+                assert any(s in p for p in passages), (limit, s)
+
+
+def test_document_passages_ids_titles_and_determinism() -> None:
+    doc = Document("PMC7", "A long title " * 50, text_of(6, 6, 6))
+    passages = chunk_document(doc, max_words=12)
+    assert [(p.passage_id, p.doc_id, p.index) for p in passages] == [
+        ("PMC7#0", "PMC7", 0),
+        ("PMC7#1", "PMC7", 1),
+    ]
+    assert all(p.title == doc.title for p in passages)
+    # The title is not counted: 12 body words fit although the title has 150 words.
+    assert len(passages[0].text.split()) == 12
+    assert passages[0].contents.startswith(doc.title + "\n")
+    assert all(p.text in doc.text for p in passages)
+    assert chunk_document(doc, max_words=12) == passages
+
+
+def test_whitespace_is_trimmed_and_empty_text_gives_no_passage() -> None:
+    assert chunk_text("   Mice died.  \n ", 5) == ["Mice died."]
+    assert chunk_text("  \n ", 5) == []
+
+
+def test_max_words_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="max_words"):
+        chunk_text("Mice died.", 0)

@@ -1,0 +1,176 @@
+"""ingest(): counts, idempotency, updates, resume, bad records and the skip report."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sciera.corpus import Fields, IngestReport, PassageStore, ingest
+from sciera.errors import InputError, ScieraError
+
+
+def sentence(i: int, words: int = 5) -> str:
+    return " ".join([f"S{i}", *["w"] * (words - 2), "end."])
+
+
+def write_docs(path: Path, rows: list[dict | str]) -> Path:
+    lines = [r if isinstance(r, str) else json.dumps(r) for r in rows]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def rows(n: int, sentences: int = 3) -> list[dict | str]:
+    return [
+        {"id": f"d{i}", "title": f"T{i}", "text": " ".join(sentence(j) for j in range(sentences))}
+        for i in range(1, n + 1)
+    ]
+
+
+def stored(corpus: Path) -> tuple[int, int]:
+    with PassageStore.open(corpus) as store:
+        return store.count_documents(), store.count_passages()
+
+
+def test_ingest_counts_and_summary(tmp_path: Path) -> None:
+    file = write_docs(tmp_path / "docs.jsonl", rows(5))
+    report = ingest(file, tmp_path / "c", max_words=10)
+    assert isinstance(report, IngestReport)
+    # 3 sentences of 5 words, limit 10: 2 passages per document
+    assert (report.added, report.updated, report.unchanged, report.skipped) == (5, 0, 0, 0)
+    assert (report.passages, report.records, report.resumed_after) == (10, 5, 0)
+    assert report.format == "jsonl" and report.source == str(file.resolve())
+    assert stored(tmp_path / "c") == (5, 10)
+    assert report.summary().startswith(
+        "docs.jsonl: 5 documents added, 0 updated, 0 unchanged; 10 passages; 0 skipped; "
+    )
+
+
+def test_reingest_same_file_adds_nothing(tmp_path: Path) -> None:
+    file = write_docs(tmp_path / "docs.jsonl", rows(5))
+    ingest(file, tmp_path / "c", max_words=10)
+    with PassageStore.open(tmp_path / "c") as store:
+        fp = store.fingerprint()
+    again = ingest(file, tmp_path / "c", max_words=10)
+    assert (again.added, again.updated, again.unchanged, again.records) == (0, 0, 0, 0)
+    assert again.resumed_after == 5
+    assert "5 records already ingested" in again.summary()
+    copy = shutil.copy(file, tmp_path / "copy.jsonl")  # same documents from another file
+    third = ingest(copy, tmp_path / "c", max_words=10)
+    assert (third.added, third.updated, third.unchanged, third.passages) == (0, 0, 5, 0)
+    assert stored(tmp_path / "c") == (5, 10)
+    with PassageStore.open(tmp_path / "c") as store:
+        assert store.fingerprint() == fp
+
+
+def test_changed_document_is_updated_and_reported(tmp_path: Path) -> None:
+    ingest(write_docs(tmp_path / "v1.jsonl", rows(4)), tmp_path / "c", max_words=10)
+    changed = rows(4)
+    changed[2] = {"id": "d3", "title": "T3", "text": "Only one sentence now."}
+    report = ingest(write_docs(tmp_path / "v2.jsonl", changed), tmp_path / "c", max_words=10)
+    assert (report.added, report.updated, report.unchanged, report.passages) == (0, 1, 3, 1)
+    assert report.updated_ids == ("d3",)
+    assert stored(tmp_path / "c") == (4, 7)
+    with PassageStore.open(tmp_path / "c") as store:
+        assert [p.text for p in store.get_passages(["d3#0"])] == ["Only one sentence now."]
+
+
+def test_other_max_words_rechunks(tmp_path: Path) -> None:
+    file = write_docs(tmp_path / "docs.jsonl", rows(3))
+    ingest(file, tmp_path / "c", max_words=10)
+    report = ingest(file, tmp_path / "c", max_words=15)  # parameters changed: read again
+    assert (report.resumed_after, report.updated, report.passages) == (0, 3, 3)
+    assert stored(tmp_path / "c") == (3, 3)
+
+
+def test_bad_record_stops_keeping_committed_records_then_resume(tmp_path: Path) -> None:
+    data = rows(10)
+    data[6] = {"title": "no id", "text": "x"}  # line 7
+    file = write_docs(tmp_path / "docs.jsonl", data)
+    with pytest.raises(InputError) as info:
+        ingest(file, tmp_path / "c", max_words=10, batch_size=4)
+    assert str(info.value) == f"{file.resolve()}:7: id: missing"
+    assert stored(tmp_path / "c") == (6, 12)  # batch 1-4 and the partial batch 5-6
+    with PassageStore.open(tmp_path / "c") as store:
+        entry = store.journal_entry(str(file.resolve()))
+    assert (entry.last_record, entry.complete) == (6, False)
+
+    report = ingest(file, tmp_path / "c", max_words=10, batch_size=4, skip_bad=True)
+    assert report.resumed_after == 6
+    assert (report.records, report.added, report.skipped) == (4, 3, 1)
+    assert stored(tmp_path / "c") == (9, 18)
+    lines = Path(report.skip_report).read_text().splitlines()
+    assert Path(report.skip_report).parent == tmp_path / "c"
+    assert [json.loads(line) for line in lines] == [
+        {
+            "source": str(file.resolve()),
+            "record": 7,
+            "field": "id",
+            "problem": "missing",
+            "message": f"{file.resolve()}:7: id: missing",
+        }
+    ]
+
+
+def test_skip_bad_lists_every_skipped_record(tmp_path: Path) -> None:
+    data = rows(5)
+    data[1] = "{not json"
+    data[3] = {"id": "d4", "text": ""}
+    file = write_docs(tmp_path / "docs.jsonl", data)
+    report = ingest(file, tmp_path / "c", max_words=10, skip_bad=True)
+    assert (report.added, report.skipped) == (3, 2)
+    listed = [json.loads(line) for line in Path(report.skip_report).read_text().splitlines()]
+    assert [(r["record"], r["field"], r["problem"]) for r in listed] == [
+        (2, "record", "invalid JSON: Expecting property name enclosed in double quotes (column 2)"),
+        (4, "text", "empty"),
+    ]
+    clean = ingest(write_docs(tmp_path / "ok.jsonl", rows(2)), tmp_path / "c2", skip_bad=True)
+    assert clean.skip_report is None
+
+
+def test_duplicate_id_in_one_file_is_a_bad_record(tmp_path: Path) -> None:
+    data = rows(3)
+    data.append(dict(data[0]))
+    file = write_docs(tmp_path / "docs.jsonl", data)
+    with pytest.raises(InputError) as info:
+        ingest(file, tmp_path / "c")
+    assert str(info.value) == (
+        f"{file.resolve()}:4: id: duplicate document id 'd1' (first at record 1)"
+    )
+    assert stored(tmp_path / "c")[0] == 3
+
+
+def test_fields_format_and_settings_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    file = tmp_path / "docs.csv"
+    file.write_text("key,body\nk1," + " ".join(sentence(j, 6) for j in range(4)) + "\n")
+    monkeypatch.setenv("SCIERA_CORPUS__MAX_WORDS", "12")
+    report = ingest(file, tmp_path / "c", fields=Fields(id="key", text="body"))
+    assert (report.format, report.added, report.passages) == ("csv", 1, 2)
+    with PassageStore.open(tmp_path / "c") as store:
+        assert all(len(p.text.split()) <= 12 for p in store.iter_passages())
+
+
+def test_beir_folder_with_progress_off_a_terminal(tmp_path: Path) -> None:
+    folder = tmp_path / "beir"
+    folder.mkdir()
+    write_docs(folder / "corpus.jsonl", [{"_id": "1", "title": "", "text": "Mice died."}])
+    report = ingest(folder, tmp_path / "c", progress=True)
+    assert (report.format, report.added, report.source) == (
+        "beir",
+        1,
+        str(folder.resolve() / "corpus.jsonl"),
+    )
+
+
+def test_input_problems_are_scieraerrors(tmp_path: Path) -> None:
+    with pytest.raises(ScieraError, match="no such file or folder"):
+        ingest(tmp_path / "missing.jsonl", tmp_path / "c")
+    file = write_docs(tmp_path / "docs.jsonl", rows(1))
+    with pytest.raises(ScieraError, match="unknown format 'word'"):
+        ingest(file, tmp_path / "c", format="word")
+    with pytest.raises(ScieraError, match="must be positive"):
+        ingest(file, tmp_path / "c", max_words=0)

@@ -1,0 +1,115 @@
+"""Sentence splitting and the abbreviation repair pass."""
+
+from __future__ import annotations
+
+import pytest
+
+from sciera.corpus.sentences import merge_abbreviations, sentence_spans, split_sentences
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Results were reported by Smith et al. and confirmed later. Mice died.",
+            ["Results were reported by Smith et al. and confirmed later.", "Mice died."],
+        ),
+        (
+            "Smith et al. (2019) found an effect. Mice died.",
+            ["Smith et al. (2019) found an effect.", "Mice died."],
+        ),
+        (
+            "It was shown by Smith et al. The effect was large.",
+            ["It was shown by Smith et al.", "The effect was large."],
+        ),
+        ("See Fig. 2 for details. Mice died.", ["See Fig. 2 for details.", "Mice died."]),
+        (
+            "Many drugs, e.g. Aspirin, help. Mice died.",
+            ["Many drugs, e.g. Aspirin, help.", "Mice died."],
+        ),
+        (
+            "Some drugs, i.e. Aspirin, help. Mice died.",
+            ["Some drugs, i.e. Aspirin, help.", "Mice died."],
+        ),
+        (
+            "Drug A vs. Drug B was tested. Mice died.",
+            ["Drug A vs. Drug B was tested.", "Mice died."],
+        ),
+        (
+            "It appeared in J. Biol. Chem. in 2001. Mice died.",
+            ["It appeared in J. Biol. Chem. in 2001.", "Mice died."],
+        ),
+        ("Dr. Who was here. Mice died.", ["Dr. Who was here.", "Mice died."]),
+        ("It was Dr. Who.", ["It was Dr. Who."]),
+        (
+            "Work by J. R. Tolkien showed it. Mice died.",
+            ["Work by J. R. Tolkien showed it.", "Mice died."],
+        ),
+        ("Vitamin D. The results were clear.", ["Vitamin D.", "The results were clear."]),
+    ],
+)
+def test_abbreviations_do_not_end_sentences(text: str, expected: list[str]) -> None:
+    assert split_sentences(text) == expected
+
+
+def fragments_to_spans(fragments: list[str]) -> tuple[str, list[tuple[int, int]]]:
+    text, spans = "", []
+    for fragment in fragments:
+        if text:
+            text += " "
+        spans.append((len(text), len(text) + len(fragment)))
+        text += fragment
+    return text, spans
+
+
+@pytest.mark.parametrize(
+    ("fragments", "expected"),
+    [
+        (["Prof.", "Jones did not."], ["Prof. Jones did not."]),
+        (["Dr.", "Who was here."], ["Dr. Who was here."]),
+        (["See Fig.", "2 for details."], ["See Fig. 2 for details."]),
+        (["(Fig.", "3) shows it."], ["(Fig. 3) shows it."]),
+        (["Drugs, e.g.", "Aspirin, help."], ["Drugs, e.g. Aspirin, help."]),
+        (["That is, i.e.", "Aspirin."], ["That is, i.e. Aspirin."]),
+        (["A vs.", "B was tested."], ["A vs. B was tested."]),
+        (
+            ["Published in J.", "Biol.", "Chem.", "in 2001."],
+            ["Published in J. Biol. Chem. in 2001."],
+        ),
+        (["Smith et al.", "(2019) found it."], ["Smith et al. (2019) found it."]),
+        (["Smith et al.", "showed it."], ["Smith et al. showed it."]),
+        (["Smith et al.", "The next one."], ["Smith et al.", "The next one."]),
+        (["By J.", "Smith."], ["By J. Smith."]),
+        (["By A.", "B.", "Smith."], ["By A. B. Smith."]),
+        (["Vitamin D.", "The results."], ["Vitamin D.", "The results."]),
+        (["Patient no.", "5 died."], ["Patient no. 5 died."]),
+        (["He left.", "Then he came back."], ["He left.", "Then he came back."]),
+    ],
+)
+def test_merge_abbreviations(fragments: list[str], expected: list[str]) -> None:
+    text, spans = fragments_to_spans(fragments)
+    assert [text[a:b] for a, b in merge_abbreviations(text, spans)] == expected
+
+
+def test_spans_are_exact_substrings_and_unicode_safe() -> None:
+    text = "  Été was hot. Über cells (ref. ).Grew fast 🙂 here. Last one.  "
+    spans = sentence_spans(text)
+    sentences = [text[a:b] for a, b in spans]
+    assert sentences == split_sentences(text)
+    assert all(s == s.strip() and s for s in sentences)
+    assert " ".join(sentences).split() == text.split()
+    assert spans == sorted(spans)
+
+
+def test_blank_lines_are_paragraph_boundaries() -> None:
+    text = "First paragraph has no period\n\nSecond paragraph. Its second sentence."
+    assert split_sentences(text) == [
+        "First paragraph has no period",
+        "Second paragraph.",
+        "Its second sentence.",
+    ]
+
+
+def test_empty_text_has_no_sentences() -> None:
+    assert split_sentences("") == []
+    assert split_sentences(" \n\t ") == []

@@ -1,0 +1,154 @@
+"""The SQLite passage store."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from sciera.corpus import PassageStore, chunk_document
+from sciera.corpus.store import STORE_FILE, DuplicateDocumentError
+from sciera.errors import ScieraError
+from sciera.types import Document, Passage
+
+
+def doc(doc_id: str, text: str = "Mice died. Rats lived.", **meta: object) -> Document:
+    return Document(doc_id, f"Title {doc_id}", text, metadata=meta)
+
+
+def passages_of(d: Document, *bodies: str) -> list[Passage]:
+    return [Passage(f"{d.doc_id}#{i}", d.doc_id, i, d.title, b) for i, b in enumerate(bodies)]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> PassageStore:
+    with PassageStore.open(tmp_path / "corpus", create=True) as s:
+        yield s
+
+
+def test_open_requires_an_existing_store_unless_create(tmp_path: Path) -> None:
+    with pytest.raises(ScieraError, match=r"no passage store at .*store\.sqlite"):
+        PassageStore.open(tmp_path / "missing")
+    PassageStore.open(tmp_path / "new", create=True).close()
+    assert (tmp_path / "new" / STORE_FILE).is_file()
+    with PassageStore.open(tmp_path / "new") as again:
+        assert again.count_documents() == 0
+    wal = sqlite3.connect(tmp_path / "new" / STORE_FILE).execute("PRAGMA journal_mode").fetchone()
+    assert wal == ("wal",)
+
+
+def test_add_count_and_read_back(store: PassageStore) -> None:
+    a, b = doc("a", year=2001), doc("b")
+    added = store.add_documents([(a, passages_of(a, "Mice died.", "Rats lived.")), b], source="t")
+    assert added == 2
+    assert store.count_documents() == 2
+    assert store.count_passages() == 3  # b is chunked with the default limit: one passage
+    assert store.get_document("a") == a
+    assert dict(store.get_document("a").metadata) == {"year": 2001}
+    assert store.get_document("zzz") is None
+    assert [p.passage_id for p in store.iter_passages()] == ["a#0", "a#1", "b#0"]
+    assert [p.passage_id for p in store.iter_passages(batch_size=1)] == ["a#0", "a#1", "b#0"]
+    assert store.get_passages(["a#1"]) == [Passage("a#1", "a", 1, "Title a", "Rats lived.")]
+
+
+def test_get_passages_keeps_the_given_order_and_names_unknown_ids(store: PassageStore) -> None:
+    docs = [doc(str(i)) for i in range(3)]
+    store.add_documents(docs, source="t")
+    ids = ["2#0", "0#0", "2#0", "1#0"]
+    assert [p.passage_id for p in store.get_passages(ids)] == ids
+    with pytest.raises(KeyError, match="unknown passage id '9#0'"):
+        store.get_passages(["0#0", "9#0"])
+    many = [f"{i % 3}#0" for i in range(1200)]  # more ids than one SQL query takes
+    assert [p.passage_id for p in store.get_passages(many)] == many
+
+
+def test_same_content_adds_nothing_and_keeps_the_fingerprint(store: PassageStore) -> None:
+    empty = store.fingerprint()
+    store.add_documents([doc("a"), doc("b")], source="t")
+    first = store.fingerprint()
+    assert first != empty
+    assert store.add_documents([doc("a"), doc("b")], source="other") == 0
+    assert store.fingerprint() == first
+    assert (store.count_documents(), store.count_passages()) == (2, 2)
+
+
+def test_changed_content_replaces_passages_and_changes_the_fingerprint(store: PassageStore) -> None:
+    a = doc("a")
+    store.add_documents([(a, passages_of(a, "one", "two", "three")), doc("b")], source="t")
+    before = store.fingerprint()
+    new_a = doc("a", "Entirely new text.")
+    with store.transaction() as tx:
+        assert tx.put(new_a, chunk_document(new_a)) == "updated"
+    assert store.fingerprint() != before
+    assert store.count_passages() == 2
+    assert [p.text for p in store.get_passages(["a#0"])] == ["Entirely new text."]
+    with pytest.raises(KeyError, match="a#1"):
+        store.get_passages(["a#1"])
+    assert store.get_document("a").text == "Entirely new text."
+    # the replaced passages are appended: insertion order
+    assert [p.passage_id for p in store.iter_passages()] == ["b#0", "a#0"]
+
+
+def test_metadata_change_alone_is_an_update(store: PassageStore) -> None:
+    store.add_documents([doc("a", year=1)], source="t")
+    before = store.fingerprint()
+    assert store.add_documents([doc("a", year=2)], source="t") == 1
+    assert store.fingerprint() != before
+    assert store.get_document("a").metadata["year"] == 2
+
+
+def test_fingerprint_persists_and_a_failed_transaction_leaves_nothing(tmp_path: Path) -> None:
+    with PassageStore.open(tmp_path, create=True) as s:
+        s.add_documents([doc("a")], source="t")
+        fp = s.fingerprint()
+        with pytest.raises(RuntimeError), s.transaction() as tx:
+            tx.put(doc("b"), chunk_document(doc("b")))
+            raise RuntimeError("boom")
+        assert (s.count_documents(), s.fingerprint()) == (1, fp)
+    with PassageStore.open(tmp_path) as s:
+        assert s.fingerprint() == fp
+        assert s.get_document("b") is None
+
+
+def test_duplicate_id_within_one_source_file(store: PassageStore) -> None:
+    with store.transaction() as tx:
+        tx.put(doc("a"), chunk_document(doc("a")), source="f", source_hash="h", record_no=1)
+        # the same record again (a re-read of the same file) is fine
+        assert (
+            tx.put(doc("a"), chunk_document(doc("a")), source="f", source_hash="h", record_no=1)
+            == "unchanged"
+        )
+        with pytest.raises(
+            DuplicateDocumentError, match="duplicate document id 'a' \\(first at record 1\\)"
+        ):
+            tx.put(doc("a"), chunk_document(doc("a")), source="f", source_hash="h", record_no=7)
+        # another file may carry the same id: then it is an update or unchanged
+        assert (
+            tx.put(
+                doc("a", "New."),
+                chunk_document(doc("a", "New.")),
+                source="g",
+                source_hash="k",
+                record_no=7,
+            )
+            == "updated"
+        )
+
+
+def test_passages_must_belong_to_their_document(store: PassageStore) -> None:
+    a = doc("a")
+    with pytest.raises(ValueError, match="does not belong"), store.transaction() as tx:
+        tx.put(a, passages_of(doc("b"), "x"))
+
+
+def test_readers_see_committed_data_while_a_write_is_open(tmp_path: Path) -> None:
+    with PassageStore.open(tmp_path, create=True) as writer:
+        writer.add_documents([doc("a")], source="t")
+        tx = writer.transaction()
+        tx.put(doc("b"), chunk_document(doc("b")))
+        with PassageStore.open(tmp_path) as reader:  # opening does not wait for the writer
+            assert reader.count_documents() == 1
+            tx.commit()
+            assert reader.count_documents() == 2
+            assert reader.fingerprint() == writer.fingerprint()
