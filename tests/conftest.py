@@ -25,3 +25,28 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def scifact_dir(shared_data: Path) -> Path:
     return shared_data / "scifact"
+
+
+# --- embedded LLM (integration tests) ------------------------------------------------------
+# Weights are assembled once into Settings().home (SCIERA_HOME in CI) and reused across runs.
+DEFAULT_GGUF = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+
+
+@pytest.fixture(scope="session")
+def gguf_path() -> Path:
+    """The verified 1.5B GGUF file (assembled from its part packages on first use)."""
+    from sciera.llm.weights import ensure_model
+    from sciera.settings import Settings
+
+    return ensure_model(DEFAULT_GGUF, Settings().home)
+
+
+@pytest.fixture(scope="session")
+def llm_1p5b(gguf_path: Path):
+    """One shared, uncached LlamaCppLLM on the 1.5B model (2 threads, n_ctx 4096)."""
+    from sciera.llm.llamacpp import LlamaCppLLM
+    from sciera.llm.weights import resolve_model
+    from sciera.settings import Settings
+
+    resolved = resolve_model(DEFAULT_GGUF, Settings().home)
+    return LlamaCppLLM(gguf_path, model_id=f"llamacpp:{resolved.model_id}", threads=2)
