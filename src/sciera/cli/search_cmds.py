@@ -1,0 +1,212 @@
+"""``sciera index`` (build BM25 + dense indexes) and ``sciera search`` (first-stage retrieval)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from sciera.cli import app
+
+if TYPE_CHECKING:
+    from sciera.settings import Settings
+    from sciera.types import Ranking
+
+_CorpusOpt = Annotated[
+    Path, typer.Option("--corpus", help="Corpus directory (store.sqlite + index/).")
+]
+_EmbedderOpt = Annotated[
+    str | None,
+    typer.Option("--embedder", help="minilm, e5 or sentence-transformers (default: settings)."),
+]
+_ModelOpt = Annotated[
+    str | None,
+    typer.Option("--model", help="Model name or path for --embedder sentence-transformers."),
+]
+_PresetOpt = Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")]
+
+
+def _settings(preset: str | None, **sections: dict[str, Any]) -> Settings:
+    from sciera.settings import load_settings
+
+    overrides = {
+        name: {k: v for k, v in values.items() if v is not None}
+        for name, values in sections.items()
+    }
+    return load_settings(preset, **{k: v for k, v in overrides.items() if v})
+
+
+@app.command("index")
+def index_cmd(
+    corpus: _CorpusOpt,
+    bm25_only: Annotated[bool, typer.Option("--bm25-only", help="Build only BM25.")] = False,
+    dense_only: Annotated[bool, typer.Option("--dense-only", help="Build only dense.")] = False,
+    embedder: _EmbedderOpt = None,
+    model: _ModelOpt = None,
+    k1: Annotated[float | None, typer.Option("--k1", help="BM25 k1 (default 0.9).")] = None,
+    b: Annotated[float | None, typer.Option("--b", help="BM25 b (default 0.4).")] = None,
+    method: Annotated[
+        str | None, typer.Option("--method", help="BM25 variant: lucene, robertson, atire, ...")
+    ] = None,
+    vectors: Annotated[
+        str | None, typer.Option("--vectors", help="Vector index: faiss (default) or qdrant.")
+    ] = None,
+    qdrant_url: Annotated[
+        str | None, typer.Option("--qdrant-url", help="Qdrant server URL (else embedded).")
+    ] = None,
+    preset: _PresetOpt = None,
+) -> None:
+    """Build the BM25 and dense indexes of a corpus directory and record them in the manifest."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.table import Table
+
+    from sciera.errors import ScieraError
+    from sciera.retrieve.build import build_indexes
+
+    if bm25_only and dense_only:
+        raise ScieraError("--bm25-only and --dense-only exclude each other")
+    which = ("bm25",) if bm25_only else ("dense",) if dense_only else ("bm25", "dense")
+    settings = _settings(
+        preset,
+        bm25={"k1": k1, "b": b, "method": method},
+        embed={"backend": embedder, "model": model},
+        vectors={"backend": vectors, "qdrant_url": qdrant_url},
+    )
+    console = Console(stderr=True)
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(task: str, done: int, total: int) -> None:
+            if task not in tasks:
+                label = "BM25" if task == "bm25" else f"embedding ({settings.embed.backend})"
+                tasks[task] = bar.add_task(label, total=total)
+            bar.update(tasks[task], completed=done, total=total)
+
+        manifest = build_indexes(corpus, settings, which=which, progress=progress)
+    table = Table(title=f"indexes of {corpus}")
+    for column in ("index", "passages", "seconds", "passages/s", "parameters"):
+        table.add_column(column)
+    for key, rec in sorted(manifest.records.items()):
+        params = ", ".join(f"{k}={v}" for k, v in rec.params.items() if v is not None)
+        rate = f"{rec.passages / rec.seconds:,.0f}" if rec.seconds else "-"
+        table.add_row(key, f"{rec.passages:,}", f"{rec.seconds:.1f}", rate, params)
+    Console().print(table)
+
+
+def _ranking_json(ranking: Ranking, retriever: str, unit: str) -> dict[str, Any]:
+    return {
+        "query": ranking.query,
+        "retriever": retriever,
+        "unit": unit,
+        "items": [
+            {
+                "rank": item.rank,
+                "score": item.score,
+                "passage_id": item.passage_id,
+                "doc_id": item.passage.doc_id,
+                "title": item.passage.title,
+                "text": item.passage.text,
+                "provenance": _plain(item.provenance),
+            }
+            for item in ranking
+        ],
+    }
+
+
+def _plain(value: Any) -> Any:
+    """Provenance (read-only mappings, tuples) as JSON-ready dicts and lists."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _snippet(text: str, width: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@app.command("search")
+def search_cmd(
+    query: Annotated[str, typer.Argument(help="The query text.")],
+    corpus: _CorpusOpt,
+    retriever: Annotated[
+        str | None, typer.Option("--retriever", help="bm25, dense or hybrid (default: settings).")
+    ] = None,
+    k: Annotated[int, typer.Option("-k", "--k", min=1, help="Results to show.")] = 10,
+    unit: Annotated[
+        str, typer.Option("--unit", help="passage, or document (Max-P: best passage per doc).")
+    ] = "passage",
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    fusion: Annotated[
+        str | None, typer.Option("--fusion", help="Hybrid fusion: rrf or weighted.")
+    ] = None,
+    embedder: _EmbedderOpt = None,
+    model: _ModelOpt = None,
+    preset: _PresetOpt = None,
+) -> None:
+    """Search a corpus with BM25, dense or hybrid retrieval and print the top-k."""
+    from sciera.errors import ScieraError
+    from sciera.retrieve.maxp import MaxPRetriever
+    from sciera.retrieve.open import open_retriever
+
+    if unit not in ("passage", "document"):
+        raise ScieraError(f"--unit must be passage or document, got {unit!r}")
+    settings = _settings(
+        preset,
+        retrieve={"retriever": retriever, "fusion": fusion},
+        embed={"backend": embedder, "model": model},
+    )
+    name = settings.retrieve.retriever
+    searcher = open_retriever(corpus, name, settings)
+    if unit == "document":
+        searcher = MaxPRetriever(searcher, depth=max(settings.retrieve.depth, 10 * k))
+    ranking = searcher.search(query, k)
+    if as_json:
+        typer.echo(json.dumps(_ranking_json(ranking, name, unit), indent=2, ensure_ascii=False))
+        return
+    _print_table(ranking, name, unit)
+
+
+def _print_table(ranking: Ranking, name: str, unit: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{name} · {unit}s · {ranking.query}", show_lines=False)
+    table.add_column("rank", justify="right")
+    table.add_column("score", justify="right")
+    table.add_column("passage id")
+    table.add_column("title", max_width=40)
+    table.add_column("snippet")
+    for item in ranking:
+        table.add_row(
+            str(item.rank),
+            f"{item.score:.4f}",
+            item.passage_id,
+            _snippet(item.passage.title, 80),
+            _snippet(item.passage.text),
+        )
+    console = Console()
+    if not ranking.items:
+        console.print("no results")
+        return
+    console.print(table)

@@ -1,0 +1,69 @@
+"""Any sentence-transformers model, by hub name (needs internet once) or local path."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from sciera.embed.base import ProgressFn, encode_batched
+from sciera.errors import require
+
+logger = logging.getLogger(__name__)
+
+
+def slug(model: str) -> str:
+    """A filesystem-safe short name for a model name or path."""
+    base = Path(model).name if Path(model).exists() else model
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", base).strip("-").lower() or "model"
+
+
+class SentenceTransformerEmbedder:
+    """Wraps ``sentence_transformers.SentenceTransformer``.
+
+    ``query_prefix`` / ``passage_prefix`` are prepended to the texts (e.g.
+    ``"query: "`` / ``"passage: "`` for E5 models). With ``HF_HUB_OFFLINE=1``
+    only locally cached models or paths load.
+    """
+
+    def __init__(
+        self,
+        model: str | Path,
+        *,
+        name: str | None = None,
+        batch_size: int = 64,
+        query_prefix: str = "",
+        passage_prefix: str = "",
+        device: str = "cpu",
+    ) -> None:
+        st = require("sentence_transformers", "dense")
+        self.model_ref = str(model)
+        self.name = name or f"st-{slug(self.model_ref)}"
+        self.batch_size = batch_size
+        self.query_prefix = query_prefix
+        self.passage_prefix = passage_prefix
+        logger.info("loading sentence-transformers model %s", self.model_ref)
+        self._model = st.SentenceTransformer(self.model_ref, device=device)
+        self.dim = int(self._model.get_embedding_dimension())
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        return self._model.encode(
+            texts,
+            batch_size=self.batch_size,
+            show_progress_bar=False,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+        )
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        prefixed = [self.query_prefix + t for t in texts]
+        return encode_batched(self._encode, prefixed, self.dim, self.batch_size)
+
+    def embed_passages(
+        self, texts: Sequence[str], progress: ProgressFn | None = None
+    ) -> np.ndarray:
+        prefixed = [self.passage_prefix + t for t in texts]
+        return encode_batched(self._encode, prefixed, self.dim, self.batch_size, progress)

