@@ -25,6 +25,7 @@ from sciera.rerank.calibrate import Calibrator, artifact_path, first_stage_featu
 from sciera.rerank.deepera import assess as assess_mod
 from sciera.rerank.deepera.assess import assess_passage
 from sciera.rerank.deepera.filter import filter_evidence
+from sciera.rerank.deepera.guard import injection_signals
 from sciera.rerank.deepera.intent import PROMPT as INTENT_PROMPT
 from sciera.rerank.deepera.intent import recognize_intent
 from sciera.rerank.deepera.summarize import PROMPT as SUMMARY_PROMPT
@@ -73,6 +74,7 @@ class DeepEraReranker:
         max_words: int = 200,
         scoring: str = "logprobs",
         calibrator: Calibrator | None = None,
+        guard: bool = True,
     ) -> None:
         if not 0.0 <= tau <= 1.0:
             raise ValueError(f"tau must be in [0, 1], got {tau}")
@@ -81,6 +83,7 @@ class DeepEraReranker:
         self.use_intent, self.use_filter, self.use_summary = use_intent, use_filter, use_summary
         self.with_reason, self.max_words, self.scoring = with_reason, max_words, scoring
         self.calibrator = calibrator
+        self.guard = guard
         self.calibrator_source = ""
         if calibrator is not None:
             calibrator.check_key(llm.model_id, calibration_key())
@@ -134,7 +137,14 @@ class DeepEraReranker:
             "with_reason": self.with_reason,
             "max_words": self.max_words,
             "scoring": self.scoring,
+            "guard": self.guard,
         }
+
+    def _blocked(self, passage: Passage) -> str:
+        if not self.guard:
+            return ""
+        signals = injection_signals(passage.contents)
+        return f"instructions aimed at the grader ({', '.join(signals)})" if signals else ""
 
     def _features(self, grade: float, p_yes: float | None, fs: dict[str, float]) -> dict[str, Any]:
         return {"grade": grade, "p_yes": p_yes, **fs}
@@ -194,6 +204,7 @@ class DeepEraReranker:
             top_k=self.top_k,
             use_filter=self.use_filter,
             failed=[a.parse_failed for a in assessments],
+            blocked=[self._blocked(it.passage) for it in items],
         )
 
         summaries: dict[int, tuple[str, int, int]] = {}

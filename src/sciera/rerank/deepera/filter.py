@@ -21,6 +21,7 @@ def filter_evidence(
     top_k: int | None,
     use_filter: bool = True,
     failed: Sequence[bool] | None = None,
+    blocked: Sequence[str] | None = None,
 ) -> list[FilterDecision]:
     """Decisions in order of score (descending; ties keep input order).
 
@@ -33,7 +34,9 @@ def filter_evidence(
     kept = 0
     for i in order:
         s = float(scores[i])
-        if failed is not None and failed[i]:
+        if blocked is not None and blocked[i]:
+            out.append(FilterDecision(i, s, False, blocked[i]))
+        elif failed is not None and failed[i]:
             out.append(FilterDecision(i, s, False, "unparseable LLM reply: not relevant"))
         elif use_filter and s < tau:
             out.append(FilterDecision(i, s, False, f"score {s:.3f} < tau {tau:.2f}"))
