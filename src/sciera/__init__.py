@@ -1,6 +1,7 @@
 """sciera: scientific question answering robust to semantically similar but logically
 irrelevant evidence."""
 
+from sciera.pipeline import ask
 from sciera.settings import Settings, load_settings
 from sciera.types import (
     Answer,
@@ -30,5 +31,6 @@ __all__ = [
     "ScoredPassage",
     "Settings",
     "__version__",
+    "ask",
     "load_settings",
 ]

@@ -84,6 +84,32 @@ class RerankSettings(_Section):
     tau: float = Field(0.8, ge=0, le=1, description="DeepEra relevance threshold.")
 
 
+class AnswerSettings(_Section):
+    evidence: Literal["deepera", "rational", "vanilla", "full"] = Field(
+        "deepera", description="Evidence extractor (see `sciera.evidence.registry`)."
+    )
+    question_type: Literal["auto", "yesno", "factoid", "list", "ideal"] = Field(
+        "auto", description="Answer type; auto = detected from the question."
+    )
+    allow_maybe: bool = Field(False, description="Yes/no questions may be answered 'maybe'.")
+    extractive: bool = Field(
+        False, description="BioASQ 'style 3': prefer phrases copied from the evidence."
+    )
+    refuse_on_empty: bool = Field(
+        True, description="Say the evidence is insufficient when no evidence survives."
+    )
+    refuse_on_insufficient: bool = Field(
+        True, description="Also refuse when the extractor judged the evidence insufficient."
+    )
+    explain_yesno: bool = Field(
+        True, description="Add a cited explanation to yes/no decisions (one more LLM call)."
+    )
+    max_words: int = Field(200, ge=10, description="Word limit of ideal (summary) answers.")
+    passage_words: int = Field(
+        200, ge=10, description="Words of each evidence passage shown to the LLM."
+    )
+
+
 class Settings(BaseSettings):
     """The whole configuration. Build with :func:`load_settings`."""
 
@@ -102,6 +128,7 @@ class Settings(BaseSettings):
     retrieve: RetrieveSettings = RetrieveSettings()
     llm: LLMSettings = LLMSettings()
     rerank: RerankSettings = RerankSettings()
+    answer: AnswerSettings = AnswerSettings()
 
 
 PRESETS: dict[str, dict[str, Any]] = {

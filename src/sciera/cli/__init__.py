@@ -21,7 +21,14 @@ app = typer.Typer(
 
 def _register() -> None:
     # Each module adds its commands to ``app``; they import nothing heavy at import time.
-    from sciera.cli import corpus_cmds, eval_cmds, llm_cmds, rerank_cmds, search_cmds  # noqa: F401
+    from sciera.cli import (  # noqa: F401
+        ask_cmds,
+        corpus_cmds,
+        eval_cmds,
+        llm_cmds,
+        rerank_cmds,
+        search_cmds,
+    )
 
 
 def main() -> None:

@@ -1,0 +1,136 @@
+"""``sciera ask "question" --corpus DIR``: the full answering pipeline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from sciera.cli import app
+from sciera.errors import ScieraError
+
+
+def _settings(preset: str | None, overrides: dict[str, dict[str, Any]]) -> Any:
+    from pydantic import ValidationError
+
+    from sciera.settings import load_settings
+
+    clean = {k: {n: v for n, v in d.items() if v is not None} for k, d in overrides.items()}
+    try:
+        return load_settings(preset, **{k: v for k, v in clean.items() if v})
+    except (ValidationError, ValueError) as exc:
+        raise ScieraError(f"invalid settings: {exc}".replace("\n", " ")) from exc
+
+
+def _snippet(text: str, width: int = 90) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _print(data: dict[str, Any], explain: bool) -> None:
+    trace = data["trace"]
+    info = trace.get("pipeline", {})
+    typer.echo(f"Q ({data['question_type']}): {data['question']}")
+    typer.echo(f"A: {data['text']}")
+    if data["exact"] and data["question_type"] != "yesno":
+        typer.echo("exact: " + " | ".join(data["exact"]))
+    if "degraded" in trace:
+        typer.echo(f"degraded: {trace['degraded']}")
+    if data["insufficient"]:
+        typer.echo(f"refused: {trace.get('refused', '')}")
+    if data["citations"]:
+        typer.echo("citations:")
+        for c in data["citations"]:
+            typer.echo(f"  [{c['marker']}] {c['passage_id']}  {_snippet(c['title'], 80)}")
+    if trace.get("dangling_citations"):
+        typer.echo(f"removed {trace['dangling_citations']} citation(s) pointing nowhere")
+    if data["evidence"]:
+        typer.echo(f"evidence ({info.get('evidence_extractor', '')}):")
+        for e in data["evidence"]:
+            text = e["summary"] or "(full passage)"
+            typer.echo(f"  [{e['n']}] {e['score']:.3f}  {e['passage_id']}  {_snippet(text, 100)}")
+    rows = info.get("candidates", [])
+    if rows:
+        typer.echo(
+            f"candidates ({info.get('first_stage')} top-{info.get('depth')}, "
+            f"reranker {info.get('reranker')}):"
+        )
+        for r in rows:
+            mark = "kept    " if r["kept"] else "filtered"
+            why = f"  ({r['why']})" if r["why"] else ""
+            typer.echo(
+                f"  {r['score']:.3f}  {mark}  {r['passage_id']}  {_snippet(r['title'], 60)}{why}"
+            )
+    if info:
+        secs = ", ".join(f"{k} {v:.1f}s" for k, v in info.get("seconds", {}).items())
+        typer.echo(
+            f"CR {info['compression_ratio']:.2f} (vs all candidates "
+            f"{info['compression_ratio_candidates']:.2f}); sufficient: {info['sufficient']}; "
+            f"{secs}"
+        )
+    if explain and "deepera" in info:
+        typer.echo("DeepEra trace:")
+        typer.echo(json.dumps(info["deepera"], indent=2, ensure_ascii=False))
+
+
+@app.command("ask")
+def ask(
+    question: Annotated[str, typer.Argument(help="The scientific question (or claim).")],
+    corpus: Annotated[Path, typer.Option("--corpus", help="Corpus directory (ingested, indexed).")],
+    preset: Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")] = None,
+    first_stage: Annotated[
+        str | None, typer.Option("--first-stage", help="bm25 | dense | hybrid")
+    ] = None,
+    depth: Annotated[int | None, typer.Option(help="First-stage candidates to rerank.")] = None,
+    reranker: Annotated[str | None, typer.Option(help="Reranker name (default deepera).")] = None,
+    tau: Annotated[float | None, typer.Option(help="DeepEra threshold on the score.")] = None,
+    top_k: Annotated[int | None, typer.Option("--top-k", help="Passages kept.")] = None,
+    evidence: Annotated[
+        str | None, typer.Option(help="Evidence: deepera | rational | vanilla | full")
+    ] = None,
+    qtype: Annotated[
+        str | None,
+        typer.Option("--type", help="Question type: auto | yesno | factoid | list | ideal"),
+    ] = None,
+    maybe: Annotated[
+        bool | None, typer.Option("--maybe/--no-maybe", help="Allow 'maybe' for yes/no.")
+    ] = None,
+    extractive: Annotated[
+        bool | None,
+        typer.Option("--extractive/--abstractive", help="BioASQ style 3: copy phrases."),
+    ] = None,
+    refuse: Annotated[
+        bool | None,
+        typer.Option("--refuse/--no-refuse", help="Refuse when the evidence is insufficient."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    explain: Annotated[bool, typer.Option(help="Print the full DeepEra trace.")] = False,
+) -> None:
+    """Answer QUESTION from the corpus, with citations, the evidence and the candidate table."""
+    from sciera.pipeline import Pipeline, answer_dict
+
+    settings = _settings(
+        preset,
+        {
+            "retrieve": {"retriever": first_stage},
+            "rerank": {"depth": depth, "reranker": reranker, "tau": tau, "top_k": top_k},
+            "answer": {
+                "evidence": evidence,
+                "question_type": qtype,
+                "allow_maybe": maybe,
+                "extractive": extractive,
+                "refuse_on_empty": refuse,
+                "refuse_on_insufficient": refuse,
+            },
+        },
+    )
+    answer = Pipeline.from_settings(corpus, settings).run(question)
+    data = answer_dict(answer)
+    if as_json:
+        if not explain:
+            data["trace"].get("pipeline", {}).pop("deepera", None)
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    _print(data, explain)

@@ -1,0 +1,83 @@
+"""The shared core of LLM extractors that answer in tags (EviOmni rational and vanilla).
+
+One call renders the prompt with the question and the delimited passages, generates until
+``</extract>``, and reads ``<reason>``, ``<sufficient>`` and ``<extract>`` from the reply.
+A reply without an ``<extract>`` block is a parse failure: no evidence, never a guess.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from sciera.eval.metrics.generation import compression_ratio
+from sciera.evidence.attribute import attribute
+from sciera.evidence.base import EvidenceResult
+from sciera.llm.base import ParseFailure
+from sciera.llm.parsing import extract_tag, parse_choice
+from sciera.rerank.base import truncate_words
+from sciera.types import Ranking
+
+if TYPE_CHECKING:
+    from sciera.llm.base import LLM
+
+logger = logging.getLogger(__name__)
+STOP = "</extract>"
+
+
+def _sufficient(reply: str) -> bool | None:
+    tag = extract_tag(reply, "sufficient")
+    if isinstance(tag, ParseFailure):
+        return None
+    choice = parse_choice(tag, ["yes", "no"])
+    return None if isinstance(choice, ParseFailure) else choice == "yes"
+
+
+def tagged_extract(
+    llm: LLM,
+    prompt: str,
+    question: str,
+    ranking: Ranking,
+    *,
+    name: str,
+    judge_sufficiency: bool,
+    passage_words: int,
+    max_tokens: int,
+) -> EvidenceResult:
+    from sciera.llm.accounting import stage
+    from sciera.llm.prompting import delimit_passages, load_prompt
+
+    items = list(ranking.items)
+    contents = [p.passage.contents for p in items]
+    if not items:
+        return EvidenceResult((), False, 0.0, {"extractor": name, "note": "no passages"})
+    template = load_prompt(prompt)
+    shown = [truncate_words(c, passage_words) for c in contents]
+    messages = template.render(question=question, passages=delimit_passages(shown))
+    t0 = time.perf_counter()
+    with stage(f"evidence.{name}"):
+        reply = llm.complete(messages, max_tokens=max_tokens, stop=[STOP])
+    trace: dict[str, Any] = {
+        "extractor": name,
+        "prompt": f"{prompt}@{template.version}",
+        "prompt_tokens": reply.prompt_tokens,
+        "completion_tokens": reply.completion_tokens,
+        "seconds": time.perf_counter() - t0,
+        "finish_reason": reply.finish_reason,
+        "raw": reply.text,
+    }
+    reason = extract_tag(reply.text, "reason")
+    trace["reason"] = "" if isinstance(reason, ParseFailure) else reason
+    sufficient = _sufficient(reply.text) if judge_sufficiency else None
+    extract = extract_tag(reply.text, "extract")
+    if isinstance(extract, ParseFailure):
+        logger.warning("%s evidence: %s", name, extract.error)
+        trace["parse_error"] = extract.error
+        cr = compression_ratio(contents, "")
+        return EvidenceResult((), sufficient, cr, trace)
+    found = attribute(extract, items)
+    trace["extract"] = extract
+    trace["unsupported_sentences"] = list(found.unsupported)
+    cr = compression_ratio(contents, extract)
+    return EvidenceResult(found.evidence, sufficient, cr, trace)

@@ -1,0 +1,251 @@
+"""``llm``: answers by question type with an LLM, cited and checked.
+
+- yesno: ``choice_logprobs`` over yes/no(/maybe) gives a calibrated decision (the
+  probabilities go to the trace); optionally one JSON call adds a cited explanation.
+- factoid: JSON ``{"answers": [...], "explanation": str}``; at most 5 ranked entities.
+- list: the same schema, every entity.
+- ideal: JSON ``{"answer": str}``; a paragraph cut to ``max_words`` words.
+
+A reply that cannot be read gives a degraded Answer (``trace["degraded"]`` says why,
+``exact`` is empty), never an exception and never a guessed answer.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from sciera.corpus.sentences import split_sentences
+from sciera.generate.citations import cite_all, resolve_citations
+from sciera.generate.prompts import PROMPTS, render_evidence, style
+from sciera.generate.qtype import resolve_question_type
+from sciera.generate.refusal import refusal, refusal_reason
+from sciera.types import Answer, Evidence
+
+if TYPE_CHECKING:
+    from sciera.llm.base import LLM
+    from sciera.settings import Settings
+
+MAX_FACTOIDS = 5
+MAX_LIST = 20
+_ENTITIES = {
+    "type": "object",
+    "properties": {
+        "answers": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        "explanation": {"type": "string"},
+    },
+    "required": ["answers", "explanation"],
+}
+_IDEAL = {
+    "type": "object",
+    "properties": {"answer": {"type": "string", "minLength": 1}},
+    "required": ["answer"],
+}
+_EXPLAIN = {
+    "type": "object",
+    "properties": {"explanation": {"type": "string", "minLength": 1}},
+    "required": ["explanation"],
+}
+
+
+def limit_words(text: str, max_words: int) -> tuple[str, bool]:
+    """At most ``max_words`` words: whole sentences while they fit, else a hard cut."""
+    if len(text.split()) <= max_words:
+        return text.strip(), False
+    kept: list[str] = []
+    for sentence in split_sentences(text):
+        if len(" ".join([*kept, sentence]).split()) > max_words:
+            break
+        kept.append(sentence)
+    if kept:
+        return " ".join(kept), True
+    return " ".join(text.split()[:max_words]), True
+
+
+def _entities(values: Sequence[Any], limit: int) -> tuple[list[str], int]:
+    out: list[str] = []
+    for v in values:
+        name = " ".join(str(v).split()).strip(" .;")
+        if name and name.casefold() not in {o.casefold() for o in out}:
+            out.append(name)
+    return out[:limit], max(0, len(out) - limit)
+
+
+class LLMGenerator:
+    name = "llm"
+
+    def __init__(
+        self,
+        llm: LLM,
+        *,
+        allow_maybe: bool = False,
+        extractive: bool = False,
+        refuse_on_empty: bool = True,
+        refuse_on_insufficient: bool = True,
+        explain_yesno: bool = True,
+        max_words: int = 200,
+        passage_words: int = 200,
+    ) -> None:
+        self.llm = llm
+        self.allow_maybe, self.extractive = allow_maybe, extractive
+        self.refuse_on_empty, self.refuse_on_insufficient = refuse_on_empty, refuse_on_insufficient
+        self.explain_yesno, self.max_words, self.passage_words = (
+            explain_yesno,
+            max_words,
+            passage_words,
+        )
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **kwargs: Any) -> LLMGenerator:
+        llm = kwargs.pop("llm", None)
+        if llm is None:
+            from sciera.llm.registry import make_llm
+
+            llm = make_llm(settings)
+        a = settings.answer
+        opts = {
+            "allow_maybe": a.allow_maybe,
+            "extractive": a.extractive,
+            "refuse_on_empty": a.refuse_on_empty,
+            "refuse_on_insufficient": a.refuse_on_insufficient,
+            "explain_yesno": a.explain_yesno,
+            "max_words": a.max_words,
+            "passage_words": a.passage_words,
+        }
+        return cls(llm, **{**opts, **kwargs})
+
+    # -- protocol ---------------------------------------------------------------------
+    def answer(
+        self,
+        question: str,
+        evidence: Sequence[Evidence],
+        question_type: str | None = None,
+        *,
+        sufficient: bool | None = None,
+    ) -> Answer:
+        qtype = resolve_question_type(question, question_type)
+        evidence = tuple(evidence)
+        why = refusal_reason(
+            evidence,
+            sufficient,
+            on_empty=self.refuse_on_empty,
+            on_insufficient=self.refuse_on_insufficient,
+        )
+        if why:
+            refused = refusal(question, qtype.kind, evidence, why)
+            return _with_trace(refused, {"question_type_rule": qtype.rule})
+        from sciera.llm.accounting import stage
+
+        t0 = time.perf_counter()
+        with stage(f"generate.{qtype.kind}"):
+            text, exact, trace = getattr(self, f"_{qtype.kind}")(question, evidence)
+        trace["question_type_rule"] = qtype.rule
+        trace["extractive"] = self.extractive
+        trace["seconds"] = time.perf_counter() - t0
+        if "degraded" in trace:
+            return Answer(question, text, qtype.kind, (), evidence, False, {**trace, "exact": ()})
+        cited = resolve_citations(text, evidence)
+        citations = cited.citations
+        if not citations and trace.pop("cite_all", False):
+            citations = cite_all(evidence)
+        trace.pop("cite_all", None)
+        trace.update(
+            exact=tuple(exact),
+            dangling_citations=len(cited.dangling),
+            dangling_markers=list(cited.dangling),
+            uncited_sentences=cited.uncited_sentences,
+        )
+        return Answer(question, cited.text, qtype.kind, citations, evidence, False, trace)
+
+    # -- one method per question type -------------------------------------------------
+    def _messages(self, kind: str, question: str, evidence: Sequence[Evidence], **extra: Any):
+        from sciera.llm.prompting import load_prompt
+
+        template = load_prompt(PROMPTS[kind])
+        values = {
+            "question": question,
+            "evidence": render_evidence(evidence, self.passage_words),
+            "style": style(self.extractive),
+            **extra,
+        }
+        return template.render(**values), f"{template.name}@{template.version}"
+
+    def _json(self, kind: str, question: str, evidence, schema, max_tokens: int, **extra: Any):
+        messages, prompt = self._messages(kind, question, evidence, **extra)
+        res = self.llm.complete_json(messages, schema, max_tokens=max_tokens)
+        trace: dict[str, Any] = {
+            "prompts": [prompt],
+            "prompt_tokens": res.completion.prompt_tokens,
+            "completion_tokens": res.completion.completion_tokens,
+        }
+        if not res.ok or res.value is None:
+            error = res.failure.error if res.failure else "no value"
+            trace["degraded"] = f"unreadable {kind} reply ({error})"
+            trace["raw"] = res.completion.text
+        return res.value, trace
+
+    def _degraded_text(self, trace: dict[str, Any]) -> str:
+        return f"No answer: {trace['degraded']}."
+
+    def _yesno(self, question: str, evidence: Sequence[Evidence]):
+        options = ["yes", "no", "maybe"] if self.allow_maybe else ["yes", "no"]
+        shown = ", ".join(options[:-1]) + f" or {options[-1]}"
+        messages, prompt = self._messages("yesno", question, evidence, options=shown)
+        probs = self.llm.choice_logprobs(messages, options)
+        trace: dict[str, Any] = {
+            "prompts": [prompt],
+            "probs": dict(probs.probs),
+            "choice_mass": probs.raw_mass,
+            "prompt_tokens": probs.prompt_tokens,
+        }
+        if not probs.probs or max(probs.probs.values()) <= 0.0:
+            trace["degraded"] = "no yes/no decision could be read from the model"
+            return self._degraded_text(trace), (), trace
+        decision = max(options, key=lambda o: (probs.probs.get(o, 0.0), -options.index(o)))
+        head = decision.capitalize() + "."
+        if not self.explain_yesno:
+            return head, (decision,), {**trace, "cite_all": True}
+        value, jtrace = self._json("explain", question, evidence, _EXPLAIN, 160, decision=decision)
+        trace["prompts"] += jtrace["prompts"]
+        trace["completion_tokens"] = jtrace["completion_tokens"]
+        if value is None:  # the decision stands; the explanation is missing
+            trace["explanation_error"] = jtrace["degraded"]
+            return head, (decision,), {**trace, "cite_all": True}
+        explanation = " ".join(str(value["explanation"]).split())
+        return f"{head} {explanation}", (decision,), trace
+
+    def _entity_answer(self, kind: str, question: str, evidence, limit: int):
+        value, trace = self._json(kind, question, evidence, _ENTITIES, 256)
+        if value is None:
+            return self._degraded_text(trace), (), trace
+        names, dropped = _entities(value["answers"], limit)
+        if not names:
+            trace["degraded"] = f"the {kind} reply named no entity"
+            return self._degraded_text(trace), (), trace
+        trace["entities_dropped"] = dropped
+        explanation = " ".join(str(value["explanation"]).split())
+        text = "; ".join(names) + "." + (f" {explanation}" if explanation else "")
+        return text, tuple(names), trace
+
+    def _factoid(self, question: str, evidence: Sequence[Evidence]):
+        return self._entity_answer("factoid", question, evidence, MAX_FACTOIDS)
+
+    def _list(self, question: str, evidence: Sequence[Evidence]):
+        return self._entity_answer("list", question, evidence, MAX_LIST)
+
+    def _ideal(self, question: str, evidence: Sequence[Evidence]):
+        value, trace = self._json(
+            "ideal", question, evidence, _IDEAL, 2 * self.max_words + 64, max_words=self.max_words
+        )
+        if value is None:
+            return self._degraded_text(trace), (), trace
+        text, cut = limit_words(" ".join(str(value["answer"]).split()), self.max_words)
+        trace["truncated"] = cut
+        return text, (), trace
+
+
+def _with_trace(answer: Answer, extra: dict[str, Any]) -> Answer:
+    from dataclasses import replace
+
+    return replace(answer, trace={**answer.trace, **extra})
