@@ -24,6 +24,7 @@ def _register() -> None:
     from sciera.cli import (  # noqa: F401
         ask_cmds,
         corpus_cmds,
+        dataset_cmds,
         eval_cmds,
         llm_cmds,
         rerank_cmds,

@@ -1,0 +1,138 @@
+"""``sciera dataset build|stats|inspect``: SciRAG-SSLI benchmarks from an ingested corpus."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from sciera.cli import app
+
+dataset_app = typer.Typer(
+    help="Build and look at SciRAG-SSLI datasets (questions + Base/SSLI contexts).",
+    no_args_is_help=True,
+)
+app.add_typer(dataset_app, name="dataset")
+
+
+@dataset_app.command("build")
+def build_cmd(
+    corpus: Annotated[
+        Path, typer.Option("--corpus", help="Corpus directory (ingested and indexed).")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="Output folder (resumable).")],
+    mode: Annotated[
+        str, typer.Option("--mode", help="ours (notes -> QA), lmqg (easy), hard-negative (no LLM).")
+    ] = "ours",
+    n_docs: Annotated[int, typer.Option("--n-docs", help="Documents (or BEIR queries) used.")] = 50,
+    max_questions: Annotated[
+        int | None, typer.Option("--max-questions", help="Stop after this many questions.")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    settings: Annotated[
+        str, typer.Option("--settings", help="Comma-separated: base, ssli.")
+    ] = "base,ssli",
+    n_distractors: Annotated[
+        int, typer.Option("--n-distractors", help="Distractors per SSLI instance.")
+    ] = 6,
+    pool: Annotated[
+        int, typer.Option("--pool", help="Documents embedded for clustering (0: all).")
+    ] = 1000,
+    queries: Annotated[
+        Path | None,
+        typer.Option("--queries", help="BEIR folder whose queries+qrels give the questions."),
+    ] = None,
+    qrels_split: Annotated[str, typer.Option("--qrels-split")] = "test",
+    retriever: Annotated[
+        str, typer.Option("--retriever", help="bm25, dense or hybrid.")
+    ] = "hybrid",
+    preset: Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")] = None,
+) -> None:
+    """Build (or resume) a dataset in OUT: instances.jsonl, stats.json and checkpoints."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from sciera.datasets.ssli.builder import SSLIBuilder
+    from sciera.datasets.ssli.config import BuildConfig
+    from sciera.settings import load_settings
+
+    config = BuildConfig(
+        mode=mode,
+        n_docs=n_docs,
+        max_questions=max_questions,
+        seed=seed,
+        settings=tuple(s.strip() for s in settings.split(",") if s.strip()),
+        n_distractors=n_distractors,
+        pool=pool or None,
+        retriever=retriever,
+        queries=str(queries) if queries else None,
+        qrels_split=qrels_split,
+    )
+    console = Console(stderr=True)
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
+    ) as bar:
+        tasks: dict[str, int] = {}
+
+        def progress(step: str, done: int, total: int) -> None:
+            if step not in tasks:
+                tasks[step] = bar.add_task(step, total=total)
+            bar.update(tasks[step], completed=done, total=total)
+
+        builder = SSLIBuilder(
+            corpus, out, config, settings=load_settings(preset), progress=progress
+        )
+        stats = builder.run()
+    typer.echo(_summary(stats, out))
+
+
+def _summary(stats: dict, out: Path) -> str:
+    lines = [
+        f"{out}: {stats.get('questions', 0)} questions, instances {stats.get('instances', {})}",
+        f"QA rejected: {stats['qa'].get('rejected', {})}",
+        f"distractors accepted: {stats['contexts'].get('distractors_accepted', {})}, "
+        f"rejected: {stats['contexts'].get('distractors_rejected', {})}",
+        f"seconds per question: {stats.get('seconds_per_question', 0.0)}",
+    ]
+    return "\n".join(lines)
+
+
+@dataset_app.command("stats")
+def stats_cmd(
+    out: Annotated[Path, typer.Argument(help="A build folder or instances.jsonl file.")],
+) -> None:
+    """Counts of a built dataset (instances, candidates, distractor types) plus stats.json."""
+    from sciera.datasets.ssli.io import STATS_FILE, instance_stats, load_ssli
+
+    report = {"dataset": instance_stats(load_ssli(out))}
+    folder = out if out.is_dir() else out.parent
+    if (folder / STATS_FILE).exists():
+        report["build"] = json.loads((folder / STATS_FILE).read_text("utf-8"))
+    typer.echo(json.dumps(report, indent=2, ensure_ascii=False))
+
+
+@dataset_app.command("inspect")
+def inspect_cmd(
+    out: Annotated[Path, typer.Argument(help="A build folder or instances.jsonl file.")],
+    instance_id: Annotated[
+        str, typer.Argument(help="Instance id, or a question id (all settings).")
+    ],
+    full: Annotated[bool, typer.Option("--full", help="Do not shorten passages.")] = False,
+) -> None:
+    """Print one question with its Base/SSLI candidates, like the paper's Figure 8."""
+    from sciera.datasets.ssli.inspect import find_instances, format_instances
+    from sciera.datasets.ssli.io import load_ssli
+    from sciera.errors import ScieraError
+
+    found = find_instances(load_ssli(out), instance_id)
+    if not found:
+        raise ScieraError(f"no instance or question {instance_id!r} in {out}")
+    typer.echo(format_instances(found, None if full else 300))

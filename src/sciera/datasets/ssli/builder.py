@@ -1,0 +1,250 @@
+"""Orchestration of a SciRAG-SSLI build (Algorithm 2), resumable step by step.
+
+Files in the output folder::
+
+    build.json        the options (a rerun with other options is refused)
+    selection.json    step 1: selected documents/passages (or BEIR questions), written atomically
+    extract.jsonl     step 2: one line per passage (notes or the error)
+    qa.jsonl          step 3: one line per passage (accepted and rejected pairs)
+    contexts.jsonl    steps 4-5: one line per question holding all its instances
+    instances.jsonl   the dataset (rebuilt from contexts.jsonl at the end of every run)
+    stats.json        counts per step, rejection reasons, timings, LLM usage
+
+Every ``*.jsonl`` line is appended and fsynced after its work is done, so a run that is
+killed loses at most the item in flight; the next run skips every item already logged
+(a half-written last line is discarded). LLM calls go through the caller's LLM, which
+:func:`sciera.llm.make_llm` wraps in the persistent response cache.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sciera.datasets.ssli import contexts as ctx
+from sciera.datasets.ssli.config import BuildConfig
+from sciera.datasets.ssli.io import INSTANCES_FILE, STATS_FILE, JsonlLog, write_instances
+from sciera.datasets.ssli.io import instance_from_dict as _instance
+from sciera.datasets.ssli.questions import QuestionSource
+from sciera.datasets.ssli.stats import build_stats
+from sciera.datasets.ssli.validate import key_span
+from sciera.types import Candidate, Passage, QAInstance
+
+if TYPE_CHECKING:
+    from sciera.embed.base import Embedder
+    from sciera.llm.base import LLM
+    from sciera.retrieve.base import Retriever
+    from sciera.settings import Settings
+
+logger = logging.getLogger(__name__)
+Progress = Callable[[str, int, int], None]
+"""``progress(step, done, total)``."""
+
+
+def _noop(step: str, done: int, total: int) -> None:
+    return None
+
+
+class SSLIBuilder:
+    """Builds ``out_dir`` from the corpus directory ``corpus_dir`` (ingested and indexed).
+
+    ``llm``, ``retriever`` and ``embedder`` default to the ones ``settings`` configure.
+    """
+
+    def __init__(
+        self,
+        corpus_dir: str | Path,
+        out_dir: str | Path,
+        config: BuildConfig,
+        *,
+        settings: Settings | None = None,
+        llm: LLM | None = None,
+        retriever: Retriever | None = None,
+        embedder: Embedder | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        from sciera.settings import load_settings
+
+        self.corpus_dir = Path(corpus_dir)
+        self.out = Path(out_dir)
+        self.config = config
+        self.settings = settings or load_settings()
+        self._llm, self._retriever, self._embedder = llm, retriever, embedder
+        self.progress = progress or _noop
+
+    # -- lazily built dependencies -------------------------------------------------------
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            from sciera.embed.registry import create_embedder
+
+            self._embedder = create_embedder(self.settings.embed)
+        return self._embedder
+
+    @property
+    def llm(self) -> LLM:
+        if self._llm is None:
+            from sciera.llm import make_llm
+
+            self._llm = make_llm(self.settings)
+        return self._llm
+
+    @property
+    def retriever(self) -> Retriever:
+        if self._retriever is None:
+            from sciera.retrieve import open_retriever
+
+            embedder = self.embedder if self.config.retriever != "bm25" else None
+            self._retriever = open_retriever(
+                self.corpus_dir, self.config.retriever, self.settings, embedder
+            )
+        return self._retriever
+
+    def cosine(self, anchor: str, texts: list[str]) -> list[float]:
+        q = self.embedder.embed_queries([anchor])
+        p = self.embedder.embed_passages(texts)
+        return [float(x) for x in (p @ q[0])]
+
+    # -- the run ---------------------------------------------------------------------------
+    def run(self) -> dict[str, Any]:
+        """Run (or resume) every step; returns the stats also written to ``stats.json``."""
+        from sciera.corpus.store import PassageStore
+
+        self.out.mkdir(parents=True, exist_ok=True)
+        self._check_options()
+        started = time.perf_counter()
+        with PassageStore.open(self.corpus_dir) as store:
+            source = QuestionSource(store, self.config, self.embedder_factory, self.progress)
+            selection = source.select(self.out / "selection.json")
+            questions = source.questions(selection, self.out, self._llm_or_none())
+            self._contexts(store, questions)
+        records = JsonlLog(self.out / "contexts.jsonl").records
+        order = {q["qid"]: i for i, q in enumerate(questions)}
+        records = sorted((r for r in records if r["qid"] in order), key=lambda r: order[r["qid"]])
+        instances = [_instance(d) for r in records for d in r["instances"]]
+        write_instances(instances, self.out / INSTANCES_FILE)
+        stats = build_stats(self.out, selection, questions, records, self._llm_or_none())
+        stats["seconds_this_run"] = round(time.perf_counter() - started, 3)
+        tmp = self.out / (STATS_FILE + ".tmp")
+        tmp.write_text(json.dumps(stats, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        os.replace(tmp, self.out / STATS_FILE)
+        return stats
+
+    def embedder_factory(self) -> Embedder:
+        return self.embedder
+
+    def _llm_or_none(self) -> LLM | None:
+        return self.llm if self.config.uses_llm else None
+
+    def _check_options(self) -> None:
+        path = self.out / "build.json"
+        if path.exists():
+            self.config.check_resume(json.loads(path.read_text("utf-8"))["config"], self.out)
+        data = {"config": self.config.to_dict(), "corpus": str(self.corpus_dir)}
+        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+    def _contexts(self, store: Any, questions: list[dict[str, Any]]) -> None:
+        from sciera.llm.accounting import stage
+
+        log = JsonlLog(self.out / "contexts.jsonl")
+        done = {r["qid"] for r in log.records}
+        for n, q in enumerate(questions):
+            self.progress("contexts", n, len(questions))
+            if q["qid"] in done:
+                continue
+            t0 = time.perf_counter()
+            gold = store.get_passages(q["gold_passage_ids"])
+            ranking = self.retriever.search(q["question"], self.config.total + len(gold))
+            base = ctx.base_candidates(ranking, gold, self.config.total)
+            gold_ids = {g.passage_id for g in gold}
+            extra, detail = [], {}
+            if "ssli" in self.config.settings:
+                with stage("ssli.distractors"):
+                    extra, detail = self._distractors(q, gold, base, gold_ids)
+            seconds = round(time.perf_counter() - t0, 3)
+            retrieved = [item.passage_id for item in ranking.items]
+            gold_rank = min((retrieved.index(g) + 1 for g in gold_ids if g in retrieved), default=0)
+            common = {**q["provenance"], "gold_retrieved_rank": gold_rank}
+            common["timings"] = {**q["provenance"].get("timings", {}), "contexts_s": seconds}
+            instances = []
+            for setting in self.config.settings:
+                cands = (
+                    base
+                    if setting == "base"
+                    else ctx.inject(base, extra, gold_ids, self.config.total)
+                )
+                prov = common if setting == "base" else {**common, **detail}
+                instances.append(self._instance(q, setting, cands, prov))
+            log.append({"qid": q["qid"], "instances": instances, "distractors": detail})
+        self.progress("contexts", len(questions), len(questions))
+
+    def _distractors(
+        self, q: dict[str, Any], gold: list[Passage], base: list[Candidate], gold_ids: set[str]
+    ) -> tuple[list[Candidate], dict[str, Any]]:
+        cfg = self.config
+        if cfg.mode == "hard-negative":
+            keep = ctx.inject(base, [Candidate("", "")] * cfg.n_distractors, gold_ids, cfg.total)
+            exclude = {c.passage_id for c in keep}
+            mined = ctx.mine_hard_negatives(self.retriever, gold, exclude, cfg.n_distractors)
+            return mined, {"distractor_source": "hard_negative", "distractors_accepted": len(mined)}
+        gold_text = "\n".join(g.contents for g in gold)
+        by_id = {p.passage_id: p for p in store_passages(base, gold)}
+        top3 = [by_id[c.passage_id] for c in base[:3] if c.passage_id in by_id]
+        outcome = ctx.generate_distractors(
+            self.llm,
+            q["question"],
+            q["answer"],
+            gold_text,
+            key_span(q["answer"], gold_text),
+            top3,
+            cfg.n_distractors,
+            retries=cfg.retries,
+            rules=cfg.rules,
+            cosine=self.cosine,
+        )
+        accepted = [(text, g.target_type) for text, g in outcome.accepted]
+        detail = {
+            "distractor_source": "llm",
+            "guidance": [g.to_dict() for g in outcome.guidance],
+            "guidance_error": outcome.error,
+            "distractors_accepted": len(accepted),
+            "distractors_rejected": [
+                {"reason": r.reason, "detail": r.detail, "text": text}
+                for text, _, r in outcome.rejected
+            ],
+        }
+        return ctx.distractor_candidates(q["qid"], accepted), detail
+
+    def _instance(
+        self, q: dict[str, Any], setting: str, cands: list[Candidate], prov: dict[str, Any]
+    ) -> dict[str, Any]:
+        from sciera.datasets.ssli.io import instance_to_dict
+
+        inst = QAInstance(
+            id=f"{q['qid']}/{setting}",
+            question=q["question"],
+            answer=q["answer"],
+            gold_passage_ids=tuple(q["gold_passage_ids"]),
+            setting=setting,
+            candidates=tuple(cands),
+            provenance=prov,
+        )
+        return instance_to_dict(inst)
+
+
+def store_passages(base: list[Candidate], gold: list[Passage]) -> list[Passage]:
+    """Base candidates as passages (title-less: the candidate text is already ``contents``)."""
+    gold_by_id = {g.passage_id: g for g in gold}
+    out = []
+    for c in base:
+        if c.passage_id in gold_by_id:
+            out.append(gold_by_id[c.passage_id])
+        else:
+            doc = c.passage_id.split("#", 1)[0]
+            out.append(Passage(c.passage_id, doc, 0, "", c.text))
+    return out

@@ -1,0 +1,281 @@
+"""Steps 1-3 of a build: which passages to ask about, and the accepted questions.
+
+Questions come either from the LLM (structured notes + Figure 10 prompt, or LMQG-style)
+over documents selected by clustering, or -- the no-LLM path -- from an existing BEIR
+set (queries + qrels, e.g. SciFact claims with their gold abstracts).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from sciera.datasets.ssli.config import BuildConfig
+from sciera.datasets.ssli.extract import PROMPT as EXTRACT_PROMPT
+from sciera.datasets.ssli.extract import StructuredNotes, extract_notes
+from sciera.datasets.ssli.io import JsonlLog
+from sciera.datasets.ssli.qa import PROMPTS as QA_PROMPTS
+from sciera.datasets.ssli.qa import generate_pairs, screen_pairs
+from sciera.datasets.ssli.select import document_vectors, select_documents
+from sciera.datasets.ssli.validate import question_key
+from sciera.errors import ScieraError
+
+if TYPE_CHECKING:
+    from sciera.corpus.store import PassageStore
+    from sciera.embed.base import Embedder
+    from sciera.llm.base import LLM
+
+
+def _write_json(path: Path, data: Any) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def doc_passages(store: PassageStore, doc_id: str, limit: int = 50) -> list[str]:
+    """Passage ids of one document (``doc#0``, ``doc#1`` ... until one is missing)."""
+    ids = []
+    for i in range(limit):
+        try:
+            store.get_passages([f"{doc_id}#{i}"])
+        except KeyError:
+            break
+        ids.append(f"{doc_id}#{i}")
+    return ids
+
+
+def question_id(passage_id: str, n: int) -> str:
+    """``<doc>-p<passage index>-q<n>``: no ``#``, so ids never parse as a corpus passage."""
+    doc, _, index = passage_id.rpartition("#")
+    return f"{doc or passage_id}-p{index or 0}-q{n}"
+
+
+def prompt_versions(names: list[str]) -> dict[str, str]:
+    from sciera.llm.prompting import load_prompt
+
+    return {n: load_prompt(n).version for n in names}
+
+
+class QuestionSource:
+    def __init__(
+        self,
+        store: PassageStore,
+        config: BuildConfig,
+        embedder: Callable[[], Embedder],
+        progress: Callable[[str, int, int], None],
+    ) -> None:
+        self.store, self.config, self._embedder, self.progress = store, config, embedder, progress
+
+    # -- step 1 ----------------------------------------------------------------------------
+    def select(self, path: Path) -> dict[str, Any]:
+        if path.exists():
+            return json.loads(path.read_text("utf-8"))
+        t0 = time.perf_counter()
+        data = self._select_beir() if self.config.queries else self._select_clusters()
+        data["seconds"] = round(time.perf_counter() - t0, 3)
+        _write_json(path, data)
+        return data
+
+    def _select_clusters(self) -> dict[str, Any]:
+        cfg = self.config
+        rng = np.random.default_rng(cfg.seed)
+        passages = list(self.store.iter_passages())
+        doc_ids = list(dict.fromkeys(p.doc_id for p in passages))
+        if cfg.pool is not None and len(doc_ids) > cfg.pool:
+            chosen = set(rng.choice(len(doc_ids), size=cfg.pool, replace=False).tolist())
+            doc_ids = [d for i, d in enumerate(doc_ids) if i in chosen]
+        wanted = set(doc_ids)
+        pool = [p for p in passages if p.doc_id in wanted]
+        if not pool:
+            raise ScieraError("the corpus has no passages to build questions from")
+        embedder = self._embedder()
+        self.progress("embed", 0, len(pool))
+        vectors = embedder.embed_passages(
+            [p.contents for p in pool], progress=lambda d, t: self.progress("embed", d, t)
+        )
+        per_doc = document_vectors([p.doc_id for p in pool], vectors)
+        picked, counts = select_documents(
+            doc_ids,
+            np.stack([per_doc[d] for d in doc_ids]),
+            n_docs=cfg.n_docs,
+            cluster_size=cfg.cluster_size,
+            min_size=cfg.min_cluster,
+            seed=cfg.seed,
+        )
+        first = {}
+        for p in pool:
+            first.setdefault(p.doc_id, p.passage_id)
+        items = [
+            {
+                "doc_id": s.doc_id,
+                "passage_id": first[s.doc_id],
+                "cluster": s.cluster,
+                "cluster_size": s.cluster_size,
+            }
+            for s in picked
+        ]
+        return {"source": "clusters", "embedder": embedder.name, "counts": counts, "items": items}
+
+    def _select_beir(self) -> dict[str, Any]:
+        from sciera.corpus.readers import load_beir_queries, load_qrels
+
+        cfg = self.config
+        folder = Path(cfg.queries or "")
+        queries = load_beir_queries(folder)
+        qrels = load_qrels(folder / "qrels" / f"{cfg.qrels_split}.tsv")
+        ids = sorted(qrels)
+        order = np.random.default_rng(cfg.seed).permutation(len(ids)).tolist()
+        limit = cfg.max_questions or cfg.n_docs
+        items, skipped = [], 0
+        for i in order:
+            if len(items) >= limit:
+                break
+            qid = ids[i]
+            gold_docs = sorted(d for d, grade in qrels[qid].items() if grade > 0)
+            gold = [pid for d in gold_docs for pid in doc_passages(self.store, d)]
+            if qid not in queries or not gold or len(gold) > cfg.total // 2:
+                skipped += 1
+                continue
+            items.append(
+                {
+                    "query_id": qid,
+                    "question": queries[qid],
+                    "gold_docs": gold_docs,
+                    "gold_passage_ids": gold,
+                }
+            )
+        counts = {"queries": len(ids), "selected": len(items), "skipped": skipped}
+        return {"source": f"beir:{folder}:{cfg.qrels_split}", "counts": counts, "items": items}
+
+    # -- steps 2-3 -------------------------------------------------------------------------
+    def questions(self, selection: dict[str, Any], out: Path, llm: LLM | None) -> list[dict]:
+        cfg = self.config
+        if selection["source"].startswith("beir:"):
+            return [
+                {
+                    "qid": f"query/{it['query_id']}",
+                    "question": it["question"],
+                    "answer": "",
+                    "gold_passage_ids": it["gold_passage_ids"],
+                    "provenance": {
+                        "source": selection["source"],
+                        "query_id": it["query_id"],
+                        "source_doc": it["gold_docs"],
+                        "mode": cfg.mode,
+                        "model": "none",
+                        "prompts": {},
+                        "seed": cfg.seed,
+                        "timings": {},
+                    },
+                }
+                for it in selection["items"]
+            ]
+        if llm is None:
+            raise ScieraError("generating questions needs an LLM")
+        return self._generate(selection["items"], out, llm)
+
+    def _generate(self, items: list[dict], out: Path, llm: LLM) -> list[dict]:
+        from sciera.llm.accounting import stage
+
+        cfg = self.config
+        extract_log = JsonlLog(out / "extract.jsonl")
+        qa_log = JsonlLog(out / "qa.jsonl")
+        notes_by = {r["passage_id"]: r for r in extract_log.records}
+        qa_by = {r["passage_id"]: r for r in qa_log.records}
+        names = ([EXTRACT_PROMPT] if cfg.qa_mode == "ours" else []) + [QA_PROMPTS[cfg.qa_mode]]
+        base_prov = {
+            "mode": cfg.mode,
+            "model": llm.model_id,
+            "prompts": prompt_versions(names),
+            "seed": cfg.seed,
+        }
+        seen = {question_key(p["question"]) for r in qa_log.records for p in r["accepted"]}
+        questions: list[dict] = []
+        limit = cfg.max_questions
+        for n, it in enumerate(items):
+            self.progress("questions", n, len(items))
+            if limit is not None and len(questions) >= limit:
+                break
+            pid = it["passage_id"]
+            passage = self.store.get_passages([pid])[0]
+            if pid not in qa_by:
+                notes = None
+                if cfg.qa_mode == "ours":
+                    if pid not in notes_by:
+                        t0 = time.perf_counter()
+                        with stage("ssli.extract"):
+                            res = extract_notes(llm, passage)
+                        rec = {
+                            "passage_id": pid,
+                            "error": res.error,
+                            "notes": None
+                            if res.notes is None
+                            else {
+                                "method": res.notes.method,
+                                "result": res.notes.result,
+                                "significance": res.notes.significance,
+                            },
+                            "seconds": round(time.perf_counter() - t0, 3),
+                        }
+                        extract_log.append(rec)
+                        notes_by[pid] = rec
+                    if notes_by[pid]["notes"] is None:
+                        continue
+                    notes = StructuredNotes(**notes_by[pid]["notes"])
+                t0 = time.perf_counter()
+                with stage("ssli.qa"):
+                    res = generate_pairs(llm, passage, notes, mode=cfg.qa_mode)
+                accepted, rejected = screen_pairs(
+                    res.pairs, passage.contents, seen, min_support=cfg.min_support
+                )
+                rec = {
+                    "passage_id": pid,
+                    "error": res.error,
+                    "generated": len(res.pairs),
+                    "accepted": [
+                        {"question": p.question, "answer": p.answer, "kind": p.kind}
+                        for p in accepted
+                    ],
+                    "rejected": [
+                        {
+                            "question": p.question,
+                            "answer": p.answer,
+                            "kind": p.kind,
+                            "reason": r.reason,
+                            "detail": r.detail,
+                        }
+                        for p, r in rejected
+                    ],
+                    "seconds": round(time.perf_counter() - t0, 3),
+                }
+                qa_log.append(rec)
+                qa_by[pid] = rec
+            rec = qa_by[pid]
+            extract_s = notes_by.get(pid, {}).get("seconds", 0.0)
+            for i, pair in enumerate(rec["accepted"], start=1):
+                if limit is not None and len(questions) >= limit:
+                    break
+                questions.append(
+                    {
+                        "qid": question_id(pid, i),
+                        "question": pair["question"],
+                        "answer": pair["answer"],
+                        "gold_passage_ids": [pid],
+                        "provenance": {
+                            **base_prov,
+                            "source_doc": it["doc_id"],
+                            "source_passage": pid,
+                            "cluster": it["cluster"],
+                            "question_type": pair["kind"],
+                            "timings": {"extract_s": extract_s, "qa_s": rec["seconds"]},
+                        },
+                    }
+                )
+        self.progress("questions", len(items), len(items))
+        return questions

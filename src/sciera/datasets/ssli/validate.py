@@ -1,0 +1,220 @@
+"""Rejection rules for generated questions and distractors.
+
+Each rule is a small function returning ``None`` (accepted) or a :class:`Rejection`
+whose ``reason`` is a short stable string (counted in ``stats.json``) and whose
+``detail`` says what triggered it.
+
+Text comparison works on *content words*: SQuAD-normalized tokens
+(:func:`sciera.eval.metrics.generation.normalize_text`: lowercase, ASCII punctuation
+and articles removed) minus a small English stopword list, each reduced to its
+Snowball stem (PyStemmer), so "increased" in an answer matches "increases" in the
+passage.
+
+Rules and their defaults (all thresholds are keyword arguments):
+
+- ``self_reference``: the question points at its source ("this passage", "the study",
+  "the authors", "our results" ...) instead of being self-contained (Figure 10).
+- ``answer_unsupported``: fewer than ``min_share`` (0.6) of the answer's content words
+  occur in the source passage. An answer without content words is rejected too.
+- ``duplicate_question``: the normalized question text was already accepted.
+- ``contains_answer``: the distractor contains the gold answer's *key span* (see
+  :func:`key_span`) as a contiguous run of normalized tokens.
+- ``off_topic``: the distractor is far from the question: the share of the question's
+  content words it contains is below ``min_overlap`` (0.2) and, when an embedding cosine
+  is given, the cosine is below ``min_cosine`` (0.3) too (close on either is enough).
+- ``near_duplicate_gold``: content-word Jaccard with the gold passage >= ``max_jaccard``
+  (0.6), or embedding cosine >= ``max_cosine`` (0.95) when given.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from sciera.eval.metrics.generation import normalize_text
+
+_STOPWORD_TEXT = """
+    a an the and or but if of to in on at by for with from as into onto than then that this
+    these those is are was were be been being am do does did done has have had having it its
+    which who whom whose what when where why how not no nor so such can could may might must
+    shall should will would also about after before between both each more most other some
+    any all only own same very there their they them we our us you your he she his her i me
+    my one two per via within without over under up down out off again further once here
+    during while whether either neither"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+_SOURCE_NOUNS = (
+    r"passages?|stud(?:y|ies)|paper|article|abstract|text|excerpt|document|authors?|"
+    r"researchers|investigators"
+)
+_GENERIC_NOUNS = r"work|report|research|experiments?|trial|analysis|findings|results|data"
+_SELF_REFERENCE = re.compile(
+    rf"\b(?:this|these|that|present|current|our|the)\s+(?:{_SOURCE_NOUNS})\b"
+    rf"|\b(?:this|these|present|current|our)\s+(?:{_GENERIC_NOUNS})\b"
+    r"|\b(?:mentioned|described|discussed|presented)\s+(?:above|here|herein)\b"
+    r"|\bthe\s+given\s+\w+",
+    re.I,
+)
+
+REASONS = (
+    "self_reference",
+    "answer_unsupported",
+    "duplicate_question",
+    "contains_answer",
+    "off_topic",
+    "near_duplicate_gold",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    reason: str  # one of REASONS (or a step-specific reason such as "parse_failure")
+    detail: str = ""
+
+
+@lru_cache(maxsize=1)
+def _stemmer():  # type: ignore[no-untyped-def]
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+def tokens(text: str) -> list[str]:
+    """SQuAD-normalized tokens (articles and punctuation gone)."""
+    return normalize_text(text).split()
+
+
+def content_words(text: str) -> list[str]:
+    """Stems of the normalized tokens that are not stopwords, in order."""
+    words = [t for t in tokens(text) if t not in STOPWORDS]
+    return list(_stemmer().stemWords(words)) if words else []
+
+
+def answer_support(answer: str, passage: str) -> float:
+    """Share of the answer's content words (stems) that occur in ``passage``; 0 if none."""
+    words = content_words(answer)
+    if not words:
+        return 0.0
+    present = set(content_words(passage))
+    return sum(1 for w in words if w in present) / len(words)
+
+
+def jaccard(a: str, b: str) -> float:
+    sa, sb = set(content_words(a)), set(content_words(b))
+    if not sa and not sb:
+        return 1.0
+    return len(sa & sb) / len(sa | sb)
+
+
+def question_overlap(question: str, text: str) -> float:
+    """Share of the question's distinct content words present in ``text``."""
+    q = set(content_words(question))
+    if not q:
+        return 0.0
+    return len(q & set(content_words(text))) / len(q)
+
+
+def _runs(seq: Sequence[str], sub: Sequence[str]) -> bool:
+    n = len(sub)
+    return n > 0 and any(list(seq[i : i + n]) == list(sub) for i in range(len(seq) - n + 1))
+
+
+def key_span(answer: str, passage: str) -> tuple[str, ...]:
+    """The gold answer's key span: the longest run of consecutive normalized answer tokens
+    that also occurs contiguously in the source passage and holds at least one content
+    word. A one-token span counts only if it contains a digit (a number such as "720");
+    a single common word would make every on-topic distractor "contain the answer".
+    Without such a run, the whole normalized answer when it has at most 4 tokens, else ().
+    """
+    ans, src = tokens(answer), tokens(passage)
+    best: tuple[str, ...] = ()
+    for i in range(len(ans)):
+        for j in range(len(ans), i, -1):
+            if j - i <= len(best):
+                break
+            span = ans[i:j]
+            if not any(t not in STOPWORDS for t in span):
+                continue
+            if len(span) == 1 and not any(c.isdigit() for c in span[0]):
+                continue
+            if _runs(src, span):
+                best = tuple(span)
+                break
+    if not best and 0 < len(ans) <= 4 and any(t not in STOPWORDS for t in ans):
+        best = tuple(ans)
+    return best
+
+
+# -- question rules ----------------------------------------------------------------------
+
+
+def check_self_contained(question: str) -> Rejection | None:
+    match = _SELF_REFERENCE.search(question)
+    if match:
+        return Rejection("self_reference", f"refers to its source: {match.group(0)!r}")
+    return None
+
+
+def check_answer_supported(
+    answer: str, passage: str, *, min_share: float = 0.6
+) -> Rejection | None:
+    share = answer_support(answer, passage)
+    if share < min_share:
+        return Rejection(
+            "answer_unsupported", f"{share:.2f} of answer content words in source < {min_share}"
+        )
+    return None
+
+
+def question_key(question: str) -> str:
+    """What duplicates are compared on: the SQuAD-normalized question text."""
+    return normalize_text(question)
+
+
+def check_duplicate(question: str, seen: set[str]) -> Rejection | None:
+    """Rejects a question whose normalized text is in ``seen`` (the caller adds accepted ones)."""
+    if question_key(question) in seen:
+        return Rejection("duplicate_question", question_key(question))
+    return None
+
+
+# -- distractor rules --------------------------------------------------------------------
+
+
+def check_no_answer_span(distractor: str, span: Sequence[str]) -> Rejection | None:
+    if span and _runs(tokens(distractor), span):
+        return Rejection("contains_answer", f"contains key span {' '.join(span)!r}")
+    return None
+
+
+def check_on_topic(
+    distractor: str,
+    question: str,
+    *,
+    cosine: float | None = None,
+    min_overlap: float = 0.2,
+    min_cosine: float = 0.3,
+) -> Rejection | None:
+    overlap = question_overlap(question, distractor)
+    if overlap >= min_overlap or (cosine is not None and cosine >= min_cosine):
+        return None
+    shown = "n/a" if cosine is None else f"{cosine:.2f}"
+    return Rejection("off_topic", f"question overlap {overlap:.2f} < {min_overlap}, cosine {shown}")
+
+
+def check_not_near_duplicate(
+    distractor: str,
+    gold: str,
+    *,
+    cosine: float | None = None,
+    max_jaccard: float = 0.6,
+    max_cosine: float = 0.95,
+) -> Rejection | None:
+    jac = jaccard(distractor, gold)
+    if jac >= max_jaccard:
+        return Rejection("near_duplicate_gold", f"jaccard with gold {jac:.2f} >= {max_jaccard}")
+    if cosine is not None and cosine >= max_cosine:
+        return Rejection("near_duplicate_gold", f"cosine with gold {cosine:.2f} >= {max_cosine}")
+    return None

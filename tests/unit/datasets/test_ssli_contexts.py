@@ -1,0 +1,99 @@
+"""Base candidates keep the gold, injection keeps 30, distractor generation with retries."""
+
+from __future__ import annotations
+
+from fakes import ScriptedLLM
+from sciera.datasets.ssli.contexts import (
+    base_candidates,
+    generate_distractors,
+    inject,
+)
+from sciera.types import Candidate, Passage, Ranking
+
+
+def _p(i: int) -> Passage:
+    return Passage(f"d{i}#0", f"d{i}", 0, f"T{i}", f"text {i}")
+
+
+def test_gold_missed_by_retriever_replaces_last_candidate() -> None:
+    ranking = Ranking.from_scores("q", [(_p(i), 10.0 - i) for i in range(5)], "bm25")
+    gold = _p(99)
+    cands = base_candidates(ranking, [gold], total=4)
+    assert [c.passage_id for c in cands] == ["d0#0", "d1#0", "d2#0", "d99#0"]
+    assert cands[3].text == "T99\ntext 99"
+    kept = base_candidates(ranking, [_p(1)], total=3)
+    assert [c.passage_id for c in kept] == ["d0#0", "d1#0", "d2#0"]
+
+
+def test_inject_drops_lowest_non_gold_and_appends() -> None:
+    base = [Candidate(f"d{i}#0", "") for i in range(5)]
+    extra = [Candidate("ssli:q:1", "x", True, "background")]
+    out = inject(base, extra, {"d4#0"}, total=5)
+    assert [c.passage_id for c in out] == ["d0#0", "d1#0", "d2#0", "d4#0", "ssli:q:1"]
+
+
+QUESTION = "Does metformin lower hepatic glucose production in type 2 diabetes?"
+ANSWER = "Metformin lowered hepatic glucose production by 30 percent."
+GOLD = "Metformin lowered hepatic glucose production by 30 percent in type 2 diabetes patients."
+
+
+def test_distractor_rejected_then_regenerated_with_feedback() -> None:
+    llm = (
+        ScriptedLLM()
+        .on(
+            "design distractor passages",
+            {
+                "guidance": [
+                    {
+                        "DocID": 1,
+                        "TargetType": "misleading",
+                        "MainIdea": "m",
+                        "AnswerAvoidance": "a",
+                    },
+                    {
+                        "DocID": 2,
+                        "TargetType": "background",
+                        "MainIdea": "m",
+                        "AnswerAvoidance": "a",
+                    },
+                ]
+            },
+        )
+        .on(
+            "previous attempt was rejected",
+            {
+                "passage": (
+                    "Metformin effects on hepatic glucose output in type 1 diabetes remain unclear."
+                )
+            },
+        )
+        .on(
+            "write one distractor",
+            {
+                "passage": (
+                    "In type 2 diabetes, metformin lowered hepatic glucose production by 30 percent"
+                )
+            },
+        )
+    )
+    ctx = [_p(1)]
+    out = generate_distractors(
+        llm, QUESTION, ANSWER, GOLD, ("hepatic", "glucose", "production"), ctx, 2, retries=1
+    )
+    assert [g.target_type for g in out.guidance] == ["misleading", "background"]
+    assert [r.reason for _, _, r in out.rejected] == ["contains_answer", "contains_answer"]
+    assert len(out.accepted) == 2 and "type 1" in out.accepted[0][0]
+    feedback = [c for c in llm.calls if "previous attempt" in c.prompt]
+    assert len(feedback) == 2 and "contains_answer" in feedback[0].prompt
+    # the passage text is delimited as untrusted data
+    assert '<context id="1">' in llm.calls[0].prompt
+
+
+def test_unparseable_guidance_gives_no_distractors() -> None:
+    bad = {
+        "guidance": [{"DocID": 1, "TargetType": "bogus", "MainIdea": "m", "AnswerAvoidance": "a"}]
+    }
+    llm = ScriptedLLM().on("design distractor passages", bad)
+    out = generate_distractors(llm, QUESTION, ANSWER, GOLD, (), [_p(1)], 3)
+    assert out.guidance == [] and out.accepted == [] and "bogus" in out.error
+    assert len(llm.calls) == 1

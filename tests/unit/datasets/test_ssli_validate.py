@@ -1,0 +1,123 @@
+"""Each SSLI rejection rule rejects a crafted bad case and accepts a good one."""
+
+from __future__ import annotations
+
+import pytest
+
+from sciera.datasets.ssli.qa import QAPair, screen_pairs
+from sciera.datasets.ssli.validate import (
+    answer_support,
+    check_answer_supported,
+    check_duplicate,
+    check_no_answer_span,
+    check_not_near_duplicate,
+    check_on_topic,
+    check_self_contained,
+    key_span,
+    question_key,
+)
+
+PASSAGE = (
+    "The mammal collection in the Yale Peabody Museum's Division of Vertebrate Zoology is "
+    "used principally for teaching. The 5,086 mammal skins (over 720 species) date from the "
+    "19th century."
+)
+QUESTION = "How many mammal species are represented in the Yale Peabody Museum collection?"
+ANSWER = "The collection represents over 720 mammal species."
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What did this study find about vitamin D?",
+        "According to the passage, what lowers LDL?",
+        "What method did the authors use to measure insulin?",
+        "What do these results imply for statin therapy?",
+    ],
+)
+def test_self_reference_rejected(question: str) -> None:
+    rejection = check_self_contained(question)
+    assert rejection is not None and rejection.reason == "self_reference"
+
+
+def test_self_contained_question_accepted() -> None:
+    assert check_self_contained(QUESTION) is None
+    # "the results of X" names its subject: not a reference to the source
+    assert check_self_contained("What are the results of metformin on HbA1c?") is None
+
+
+def test_answer_support_share_is_hand_computed() -> None:
+    # content words of the answer ("the" and "over" are stopwords): collect, repres, 720,
+    # mammal, speci (5 stems); "repres" is not in the passage -> 4/5
+    assert answer_support(ANSWER, PASSAGE) == pytest.approx(4 / 5)
+    assert check_answer_supported(ANSWER, PASSAGE) is None
+
+
+def test_unsupported_answer_rejected() -> None:
+    rejection = check_answer_supported("Bats dominate the Denver holdings of rodents.", PASSAGE)
+    assert rejection is not None and rejection.reason == "answer_unsupported"
+    # an answer without content words cannot be supported
+    assert check_answer_supported("It is the one.", PASSAGE) is not None
+
+
+def test_duplicate_rejected_after_normalization() -> None:
+    seen = {question_key(QUESTION)}
+    dup = "how many mammal species are represented in the Yale Peabody Museum collection"
+    rejection = check_duplicate(dup, seen)
+    assert rejection is not None and rejection.reason == "duplicate_question"
+    assert check_duplicate("How old are the mammal skins at Yale?", seen) is None
+
+
+def test_key_span_is_longest_supported_run() -> None:
+    assert key_span(ANSWER, PASSAGE) == ("over", "720")
+    # a lone common word is no key span; a short answer is its own span
+    assert key_span("Teaching is the use.", "used for teaching") == ("teaching", "is", "use")
+    assert key_span("glucose", "insulin lowers glucose") == ("glucose",)
+
+
+def test_distractor_containing_answer_span_rejected() -> None:
+    span = key_span(ANSWER, PASSAGE)
+    bad = "Staff records list over 720 species of mammals in the Yale collection."
+    rejection = check_no_answer_span(bad, span)
+    assert rejection is not None and rejection.reason == "contains_answer"
+    # the paper's Figure 8 distractor mentions 720 but not the answer's span
+    good = "Yale's mammal collection species count is often conflated with 720 total species."
+    assert check_no_answer_span(good, span) is None
+
+
+def test_off_topic_distractor_rejected() -> None:
+    bad = "Herbarium COLO holds bryophyte specimens collected in Colorado."
+    rejection = check_on_topic(bad, QUESTION)
+    assert rejection is not None and rejection.reason == "off_topic"
+    # a close embedding rescues a lexically distant passage; a far one does not
+    assert check_on_topic(bad, QUESTION, cosine=0.5) is None
+    assert check_on_topic(bad, QUESTION, cosine=0.1) is not None
+    good = "The Yale Peabody Museum's mammal species counts remain under review by curators."
+    assert check_on_topic(good, QUESTION) is None
+
+
+def test_near_duplicate_of_gold_rejected() -> None:
+    copy = PASSAGE.replace("principally", "mainly")
+    rejection = check_not_near_duplicate(copy, PASSAGE)
+    assert rejection is not None and rejection.reason == "near_duplicate_gold"
+    different = "Mammal species counts at the Yale Peabody Museum lack precise enumeration."
+    assert check_not_near_duplicate(different, PASSAGE) is None
+    assert check_not_near_duplicate(different, PASSAGE, cosine=0.97) is not None
+
+
+def test_screen_pairs_applies_rules_in_order() -> None:
+    pairs = [
+        QAPair(QUESTION, ANSWER, "result"),
+        QAPair("What did the study measure?", "mammal skins", "method"),
+        QAPair(QUESTION + " ", ANSWER, "result"),
+        QAPair("Which birds nest in the museum?", "Pigeons and crows nest there.", "result"),
+    ]
+    seen: set[str] = set()
+    accepted, rejected = screen_pairs(pairs, PASSAGE, seen)
+    assert accepted == [pairs[0]]
+    assert [r.reason for _, r in rejected] == [
+        "self_reference",
+        "duplicate_question",
+        "answer_unsupported",
+    ]
+    assert seen == {question_key(QUESTION)}
