@@ -111,3 +111,68 @@ def retrieval(
     width = max(len(m) for m in result.metrics)
     for name, value in result.metrics.items():
         typer.echo(f"{name:<{width}}  {value:.4f}")
+
+
+@eval_app.command("run")
+def run(
+    experiment: Annotated[Path, typer.Argument(help="Experiment YAML file.")],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Results directory (default: results/<experiment name>)."),
+    ] = None,
+    repeats: Annotated[
+        int | None,
+        typer.Option("--repeats", min=1, help="Override repeats (default: 3 with an LLM, else 1)."),
+    ] = None,
+    report: Annotated[
+        bool, typer.Option("--report/--no-report", help="Write the report when done.")
+    ] = True,
+) -> None:
+    """Run (or resume) an experiment: every pipeline x repeat x question, saved under --out."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from sciera.eval.experiment import load_experiment
+    from sciera.eval.runner import run_experiment
+
+    exp = load_experiment(experiment)
+    out_dir = out or Path("results") / exp.name
+    console = Console(stderr=True)
+    columns = (BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(
+        "[progress.description]{task.description}",
+        *columns,
+        console=console,
+        disable=not console.is_terminal,
+    ) as bar:
+        tasks: dict[str, int] = {}
+
+        def update(label: str, done: int, total: int) -> None:
+            if label not in tasks:
+                tasks[label] = bar.add_task(label, total=total)
+            bar.update(tasks[label], completed=done, total=total)
+
+        summary = run_experiment(exp, out_dir, repeats=repeats, progress=update)
+    ran = sum(summary.ran.values())
+    skipped = sum(summary.skipped.values())
+    typer.echo(f"{exp.name}: ran {ran} question runs, resumed past {skipped}; results in {out_dir}")
+    if report:
+        from sciera.eval.report import write_report
+
+        paths = write_report(out_dir)
+        typer.echo(paths["md"].read_text(encoding="utf-8"))
+        typer.echo(f"report: {paths['md'].parent}", err=True)
+
+
+@eval_app.command("report")
+def report_cmd(
+    results: Annotated[Path, typer.Argument(help="Results directory of `sciera eval run`.")],
+    plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write PNG plots.")] = True,
+) -> None:
+    """Write RESULTS/report/table.{md,csv,json} (mean ± std, best in bold) and PNG plots."""
+    from sciera.eval.report import write_report
+
+    paths = write_report(results, plots=plots)
+    typer.echo(paths["md"].read_text(encoding="utf-8"))
+    for name, path in paths.items():
+        typer.echo(f"{name}: {path}", err=True)

@@ -11,7 +11,6 @@ from sciera.datasets.loaders import (
     EvalDataset,
     from_instances,
     load_dataset,
-    read_qa_instances,
     seeded_subset,
 )
 
@@ -20,6 +19,5 @@ __all__ = [
     "EvalDataset",
     "from_instances",
     "load_dataset",
-    "read_qa_instances",
     "seeded_subset",
 ]

@@ -17,15 +17,14 @@ subset: ``limit`` questions sampled with ``random.Random(seed)`` from the sorted
 from __future__ import annotations
 
 import importlib
-import json
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-from sciera.errors import InputError, ScieraError
-from sciera.types import Candidate, Passage, QAInstance
+from sciera.errors import ScieraError
+from sciera.types import Passage, QAInstance
 
 Unit = Literal["document", "passage"]
 
@@ -87,69 +86,12 @@ def from_instances(name: str, instances: list[QAInstance]) -> EvalDataset:
     return EvalDataset(name, "passage", queries, qrels, answers, cands, distractors, settings)
 
 
-def _candidate(path: Path, line: int, i: int, raw: object) -> Candidate:
-    if not isinstance(raw, Mapping):
-        raise InputError(str(path), line, f"candidates[{i}]", "expected an object")
-    pid, text = raw.get("passage_id"), raw.get("text")
-    if not isinstance(pid, str) or not pid or not isinstance(text, str):
-        raise InputError(str(path), line, f"candidates[{i}]", "needs passage_id and text strings")
-    return Candidate(
-        pid, text, bool(raw.get("is_distractor", False)), str(raw.get("distractor_type") or "")
-    )
-
-
-def read_qa_instances(path: str | Path) -> list[QAInstance]:
-    """QAInstances from SSLI JSONL: one ``{id, question, answer, gold_passage_ids, setting,
-    candidates: [{passage_id, text, is_distractor, distractor_type}], provenance}`` a line."""
-    path = Path(path)
-    if not path.is_file():
-        raise ScieraError(f"{path}: no such file")
-    out: list[QAInstance] = []
-    seen: set[str] = set()
-    with open(path, encoding="utf-8") as fh:
-        for line, text in enumerate(fh, start=1):
-            if not text.strip():
-                continue
-            try:
-                rec = json.loads(text)
-            except ValueError as exc:
-                raise InputError(str(path), line, "record", f"invalid JSON: {exc}") from None
-            if not isinstance(rec, dict):
-                raise InputError(str(path), line, "record", "expected a JSON object")
-            for key in ("id", "question", "setting"):
-                if not isinstance(rec.get(key), str) or not rec[key].strip():
-                    raise InputError(str(path), line, key, "missing or not a string")
-            if rec["id"] in seen:
-                raise InputError(str(path), line, "id", f"duplicate id {rec['id']!r}")
-            seen.add(rec["id"])
-            gold, cands = rec.get("gold_passage_ids"), rec.get("candidates")
-            if not isinstance(gold, list) or not gold:
-                raise InputError(str(path), line, "gold_passage_ids", "expected a non-empty list")
-            if not isinstance(cands, list) or not cands:
-                raise InputError(str(path), line, "candidates", "expected a non-empty list")
-            candidates = tuple(_candidate(path, line, i, c) for i, c in enumerate(cands))
-            ids = {c.passage_id for c in candidates}
-            if missing := [g for g in gold if g not in ids]:
-                raise InputError(str(path), line, "gold_passage_ids", f"not candidates: {missing}")
-            out.append(
-                QAInstance(
-                    id=rec["id"],
-                    question=rec["question"],
-                    answer=str(rec.get("answer") or ""),
-                    gold_passage_ids=tuple(gold),
-                    setting=rec["setting"],
-                    candidates=candidates,
-                    provenance=rec.get("provenance") or {},
-                )
-            )
-    return out
-
-
 def load_ssli(path: Path, *, split: str | None = None) -> EvalDataset:
-    """An SSLI JSONL file; ``split`` keeps one setting (``base`` / ``ssli``), None keeps both."""
-    instances = read_qa_instances(path)
-    if split is not None:
-        instances = [i for i in instances if i.setting == split]
+    """An SSLI ``instances.jsonl`` (or its build folder, read by :mod:`sciera.datasets.ssli.io`);
+    ``split`` keeps one setting (``base`` / ``ssli``), None keeps both."""
+    from sciera.datasets.ssli.io import load_ssli as read_ssli
+
+    instances = read_ssli(path, setting=split)
     return from_instances(Path(path).stem, instances)
 
 

@@ -1,0 +1,164 @@
+"""Scores of a results directory: per repeat, then mean ± std over repeats.
+
+For each pipeline, setting and *complete* repeat (every question logged), the
+final rankings are scored with :func:`sciera.eval.metrics.evaluate` (query
+metrics), answers with ``evaluate_answers`` and evidence with
+``evaluate_evidence``; judges give their mean over judged answers plus a
+``<judge>_failures`` count; costs are means per question: ``s/q <stage>`` and
+``tok/q`` (LLM prompt + completion tokens of the pipeline, judges excluded).
+
+Across repeats a cell is the mean and the sample standard deviation (n - 1 in
+the denominator; 0 for a single repeat).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sciera.eval.metrics import evaluate, evaluate_answers, evaluate_evidence, parse_metric
+from sciera.eval.runstore import Results, final_run
+
+COST_PREFIX = "s/q "
+TOKENS = "tok/q"
+STAGE_ORDER = ("first_stage", "rerank", "evidence", "generate")
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    mean: float
+    std: float
+    values: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    pipeline: str
+    setting: str
+    queries: int
+    repeats: int
+    cells: Mapping[str, Cell] = field(default_factory=dict)
+
+
+def mean_std(values: Sequence[float]) -> Cell:
+    """Mean and sample standard deviation (0.0 for one value)."""
+    if not values:
+        raise ValueError("no values")
+    n = len(values)
+    mean = sum(values) / n
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
+    return Cell(mean, std, tuple(values))
+
+
+def settings_of(results: Results) -> list[str]:
+    found = sorted(set(results.dataset.get("settings", {}).values()))
+    return found or ["all"]
+
+
+def qids_of(results: Results, setting: str) -> list[str]:
+    by_q = results.dataset.get("settings", {})
+    return [q for q in results.dataset["queries"] if setting == "all" or by_q.get(q) == setting]
+
+
+def complete_repeats(results: Results, pipeline: str) -> list[int]:
+    wanted = set(results.dataset["queries"])
+    return [r for r, recs in sorted(results.records[pipeline].items()) if wanted <= set(recs)]
+
+
+def repeat_scores(
+    results: Results, records: Mapping[str, Mapping[str, Any]], qids: Sequence[str]
+) -> dict[str, float]:
+    """Every column for one repeat over ``qids`` (columns that cannot be scored are left out)."""
+    ds = results.dataset
+    recs = {q: records[q] for q in qids}
+    qrels = {q: ds["qrels"][q] for q in qids if q in ds["qrels"]}
+    specs = [parse_metric(m) for m in results.metrics]
+    out: dict[str, float] = {}
+    run = final_run(recs)
+    distractors = {q: ds.get("distractors", {}).get(q, []) for q in qids}
+    n_cands = {q: int(r.get("rerank_input", len(r["first"]))) for q, r in recs.items()}
+    for s in specs:
+        if s.definition.kind == "query" and qrels:
+            try:
+                out[s.label] = evaluate(
+                    run, qrels, [s.label], distractors=distractors, n_candidates=n_cands
+                )[s.label]
+            except ValueError:  # e.g. cdr without any (gold, distractor) pair
+                continue
+    answer_specs = [s.label for s in specs if s.definition.kind == "answer"]
+    answered = {q: r["answer"]["text"] for q, r in recs.items() if r.get("answer")}
+    refs = {q: ds["answers"][q] for q in qids if ds.get("answers", {}).get(q)}
+    if answer_specs and answered and refs:
+        out.update(evaluate_answers(answered, refs, answer_specs))
+    evidence_specs = [s.label for s in specs if s.definition.kind == "evidence"]
+    with_ev = {q: r for q, r in recs.items() if "evidence_text" in r}
+    if evidence_specs and with_ev:
+        out.update(
+            evaluate_evidence(
+                {q: r["evidence_sources"] for q, r in with_ev.items()},
+                {q: r["evidence_text"] for q, r in with_ev.items()},
+                evidence_specs,
+            )
+        )
+    out.update(_judge_columns(recs))
+    out.update(_cost_columns(recs))
+    return out
+
+
+def _judge_columns(recs: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
+    from sciera.eval.judges import JudgeScore, summarize_scores
+
+    by_judge: dict[str, list[JudgeScore]] = {}
+    for r in recs.values():
+        for name, score in r.get("judges", {}).items():
+            by_judge.setdefault(name, []).append(JudgeScore.from_dict(score))
+    out: dict[str, float] = {}
+    for name, scores in by_judge.items():
+        summary = summarize_scores(scores)
+        if summary["judged"]:
+            out[name] = summary["mean"]
+        out[f"{name}_failures"] = summary["failures"]
+    return out
+
+
+def _cost_columns(recs: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
+    n = len(recs)
+    seconds: dict[str, float] = {}
+    tokens, any_llm = 0.0, False
+    for r in recs.values():
+        for stage, row in r.get("cost", {}).items():
+            seconds[stage] = seconds.get(stage, 0.0) + row.get("seconds", 0.0)
+            if "prompt_tokens" in row:
+                any_llm = True
+                tokens += row["prompt_tokens"] + row.get("completion_tokens", 0)
+    ordered = sorted(seconds, key=lambda s: (*STAGE_ORDER, s).index(s))
+    out = {f"{COST_PREFIX}{s}": seconds[s] / n for s in ordered}
+    if any_llm:
+        out[TOKENS] = tokens / n
+    return out
+
+
+def aggregate(results: Results) -> list[Row]:
+    """One row per (pipeline, setting) over the pipeline's complete repeats."""
+    rows: list[Row] = []
+    for setting in settings_of(results):
+        qids = qids_of(results, setting)
+        for pipeline in results.pipelines:
+            repeats = complete_repeats(results, pipeline)
+            per_repeat = [
+                repeat_scores(results, results.records[pipeline][r], qids) for r in repeats
+            ]
+            columns = list(dict.fromkeys(c for scores in per_repeat for c in scores))
+            cells = {
+                c: mean_std([s[c] for s in per_repeat if c in s])
+                for c in columns
+                if all(c in s for s in per_repeat)
+            }
+            rows.append(Row(pipeline, setting, len(qids), len(repeats), cells))
+    return rows
+
+
+def is_cost(column: str) -> bool:
+    return column.startswith(COST_PREFIX) or column == TOKENS or column.endswith("_failures")

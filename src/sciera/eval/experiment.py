@@ -1,0 +1,234 @@
+"""The experiment file: a validated YAML schema (pydantic, unknown keys rejected).
+
+    name: scifact_first_stage
+    dataset: {type: beir, path: ../shared/data/scifact, split: test, limit: 50, seed: 13}
+    corpus: corpora/scifact            # ingested + indexed; not needed with `candidates`
+    settings: {embed: {backend: minilm}}   # overrides of the settings tree
+    metrics: [ndcg@10, recall@100, hit@5, f1]
+    judges: [{name: lfs}]              # LLM judges of generated answers
+    repeats: 3                         # default: 3 for pipelines with an LLM, else 1
+    seeds: [0, 1, 2]                   # one per repeat (default 0, 1, 2, ...)
+    pipelines:
+      - {name: bm25, retriever: bm25, depth: 100}
+      - name: hybrid+deepera
+        retriever: hybrid
+        reranker: deepera
+        rerank_depth: 30
+        reranker_params: {tau: 0.8, use_summary: false}
+
+Relative paths are read relative to the YAML file. Any error -> one line
+``file: field.path: problem`` (:func:`load_experiment`).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from sciera.errors import ScieraError
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DatasetSpec(_Strict):
+    type: str = Field(description="Dataset loader: beir, ssli or pubmedqa.")
+    path: Path
+    split: str | None = Field(None, description="BEIR qrels split; SSLI setting filter.")
+    limit: int | None = Field(None, ge=1, description="Seeded subset of this many questions.")
+    seed: int = 0
+
+    @field_validator("type")
+    @classmethod
+    def _known_type(cls, value: str) -> str:
+        from sciera.datasets.loaders import DATASET_LOADERS
+
+        if value not in DATASET_LOADERS:
+            raise ValueError(
+                f"unknown dataset type {value!r} (choose from {', '.join(sorted(DATASET_LOADERS))})"
+            )
+        return value
+
+
+class JudgeSpec(_Strict):
+    name: str = "lfs"
+    samples: int | None = Field(
+        None, ge=1, description="Sample n grades and average; default: expected value."
+    )
+    llm: dict[str, Any] = Field(default_factory=dict, description="llm settings for the judge.")
+
+    @field_validator("name")
+    @classmethod
+    def _known_judge(cls, value: str) -> str:
+        from sciera.eval.judges import JUDGES
+
+        if value not in JUDGES:
+            raise ValueError(f"unknown judge {value!r} (choose from {', '.join(sorted(JUDGES))})")
+        return value
+
+
+class PipelineSpec(_Strict):
+    name: str
+    retriever: str = Field("bm25", description="bm25, dense, hybrid or candidates.")
+    depth: int = Field(100, ge=1, description="First-stage depth (documents or passages).")
+    reranker: str | None = None
+    rerank_depth: int | None = Field(None, ge=1, description="Candidates given to the reranker.")
+    reranker_params: dict[str, Any] = Field(default_factory=dict)
+    evidence: str | None = None
+    evidence_params: dict[str, Any] = Field(default_factory=dict)
+    generator: str | None = None
+    generator_params: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _file_safe(cls, value: str) -> str:
+        if not _NAME.match(value):
+            raise ValueError(f"{value!r} must be one word of letters, digits and _ . + -")
+        return value
+
+    @field_validator("retriever")
+    @classmethod
+    def _known_retriever(cls, value: str) -> str:
+        from sciera.retrieve.open import RETRIEVERS
+
+        names = [*sorted(RETRIEVERS), "candidates"]
+        if value not in names:
+            raise ValueError(f"unknown retriever {value!r} (choose from {', '.join(names)})")
+        return value
+
+    @field_validator("reranker")
+    @classmethod
+    def _known_reranker(cls, value: str | None) -> str | None:
+        from sciera.rerank.registry import RERANKERS
+
+        if value is not None and value not in RERANKERS:
+            raise ValueError(
+                f"unknown reranker {value!r} (choose from {', '.join(sorted(RERANKERS))})"
+            )
+        return value
+
+    @field_validator("evidence", "generator")
+    @classmethod
+    def _registered(cls, value: str | None, info: Any) -> str | None:
+        from sciera.eval.stages import STAGES
+
+        if value is not None:
+            try:
+                STAGES[info.field_name].check(value)
+            except LookupError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
+    @property
+    def uses_llm(self) -> bool:
+        from sciera.eval.stages import LLM_RERANKERS
+
+        return self.reranker in LLM_RERANKERS or bool(self.evidence or self.generator)
+
+
+class Experiment(_Strict):
+    name: str
+    dataset: DatasetSpec
+    corpus: Path | None = Field(None, description="Ingested + indexed corpus directory.")
+    preset: str | None = None
+    settings: dict[str, Any] = Field(default_factory=dict)
+    metrics: list[str] = Field(min_length=1)
+    judges: list[JudgeSpec] = Field(default_factory=list)
+    repeats: int | None = Field(None, ge=1, description="Default: 3 with an LLM, else 1.")
+    seeds: list[int] | None = None
+    pipelines: list[PipelineSpec] = Field(min_length=1)
+
+    @field_validator("metrics")
+    @classmethod
+    def _known_metrics(cls, value: list[str]) -> list[str]:
+        from sciera.eval.metrics import parse_metric
+
+        out = []
+        for i, spec in enumerate(value):
+            try:
+                out.append(parse_metric(spec).label)
+            except ValueError as exc:
+                raise ValueError(f"[{i}]: {exc}") from None
+        return out
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Experiment:
+        names = [p.name for p in self.pipelines]
+        dups = sorted({n for n in names if names.count(n) > 1})
+        if dups:
+            raise ValueError(f"pipeline names must be unique, repeated: {dups}")
+        if self.seeds is not None and len(self.seeds) < self.max_repeats:
+            raise ValueError(f"seeds: {len(self.seeds)} seeds for {self.max_repeats} repeats")
+        return self
+
+    @property
+    def max_repeats(self) -> int:
+        return max(self.repeats_of(p) for p in self.pipelines)
+
+    def repeats_of(self, pipeline: PipelineSpec) -> int:
+        if self.repeats is not None:
+            return self.repeats
+        return 3 if pipeline.uses_llm or self.judges else 1
+
+    def seed_of(self, repeat: int) -> int:
+        return self.seeds[repeat] if self.seeds is not None else repeat
+
+
+def _where(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _check_paths(exp: Experiment, source: str) -> None:
+    if not exp.dataset.path.exists():
+        raise ScieraError(f"{source}: dataset.path: no such file or folder: {exp.dataset.path}")
+    needs_corpus = [i for i, p in enumerate(exp.pipelines) if p.retriever != "candidates"]
+    if needs_corpus and exp.corpus is None:
+        i = needs_corpus[0]
+        raise ScieraError(
+            f"{source}: corpus: required by pipelines[{i}].retriever "
+            f"{exp.pipelines[i].retriever!r} (or use retriever: candidates)"
+        )
+    if needs_corpus and exp.corpus is not None and not exp.corpus.is_dir():
+        raise ScieraError(f"{source}: corpus: no such folder: {exp.corpus}")
+
+
+def parse_experiment(data: Any, source: str, base_dir: Path | None = None) -> Experiment:
+    """Validate a loaded mapping; relative paths are resolved against ``base_dir``."""
+    if not isinstance(data, dict):
+        raise ScieraError(f"{source}: expected a mapping at the top level")
+    try:
+        exp = Experiment.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        where = _where(tuple(err["loc"]))
+        extra = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise ScieraError(f"{source}: {where or 'experiment'}: {msg}{extra}") from None
+    if base_dir is not None:
+        ds = exp.dataset.model_copy(update={"path": base_dir / exp.dataset.path})
+        corpus = base_dir / exp.corpus if exp.corpus is not None else None
+        exp = exp.model_copy(update={"dataset": ds, "corpus": corpus})
+    _check_paths(exp, source)
+    return exp
+
+
+def load_experiment(path: str | Path) -> Experiment:
+    """Read and validate an experiment YAML file (errors name the file and the field)."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ScieraError(f"{path}: cannot read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise ScieraError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
+    return parse_experiment(data, str(path), path.resolve().parent)

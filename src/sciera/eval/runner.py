@@ -1,0 +1,306 @@
+"""Run an experiment: every pipeline x repeat x question, saved so it can resume.
+
+    from sciera.eval.experiment import load_experiment
+    from sciera.eval.runner import run_experiment
+    run_experiment(load_experiment("benchmarks/experiments/scifact_first_stage.yaml"), "results/sf")
+
+Layout of the results directory::
+
+    manifest.json            experiment spec, fingerprint, seeds, models, finished repeats
+    dataset.json             queries, judgments, answers, distractors, settings (for reports)
+    runs/<pipeline>/r<i>/
+        results.jsonl        one fsync'd line per finished question (the resume log)
+        run.trec             final ranking (after reranking), TREC run format
+        first_stage.trec     first-stage ranking
+        answers.jsonl        generated answers (pipelines with a generator)
+        traces.jsonl         reranker traces (DeepEra: every candidate's score and fate)
+
+A question is done when its line is in ``results.jsonl``; a restarted run skips
+done questions (never writing a line twice) and continues with the next one.
+Each repeat r runs with seed ``seeds[r]``; its LLM is cached per seed (see
+:mod:`sciera.eval.runllm`), so re-running reuses every cached call.
+
+Rankings are stored at the dataset's unit: documents (Max-P over passages,
+BEIR) or passages (SSLI, PubMedQA), and scored with trec_eval semantics.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sciera.datasets.loaders import EvalDataset, load_dataset
+from sciera.errors import ScieraError
+from sciera.eval.experiment import Experiment, PipelineSpec
+from sciera.eval.resultlog import QueryLog
+from sciera.eval.runllm import MeteredLLM, SeedTagged
+from sciera.eval.runstore import mark_repeat_done, prepare_results_dir, write_repeat_outputs
+from sciera.settings import Settings
+from sciera.types import Answer, Evidence, Ranking, ScoredPassage
+
+logger = logging.getLogger(__name__)
+
+LLMFactory = Callable[[Settings, int], Any]
+"""(settings, seed) -> an LLM; the default builds the configured backend, seed-tagged, cached."""
+Progress = Callable[[str, int, int], None]
+"""(label "pipeline r<i>", questions done, total) after each question."""
+
+
+def default_llm(settings: Settings, seed: int) -> Any:
+    from sciera.llm.cache import CachedLLM
+    from sciera.llm.registry import CACHE_FILE, make_backend
+
+    seeded = settings.model_copy(update={"llm": settings.llm.model_copy(update={"seed": seed})})
+    inner = SeedTagged(make_backend(seeded), seed)
+    if not settings.llm.cache:
+        return inner
+    return CachedLLM(inner, settings.home / CACHE_FILE)
+
+
+@dataclass
+class RunSummary:
+    out_dir: Path
+    ran: dict[str, int] = field(default_factory=dict)  # "pipeline/r0" -> questions run now
+    skipped: dict[str, int] = field(default_factory=dict)  # ... already done before
+
+
+@dataclass
+class _Stages:
+    spec: PipelineSpec
+    retriever: Any
+    llm: MeteredLLM | None = None
+    reranker: Any = None
+    extractor: Any = None
+    generator: Any = None
+    judges: list[tuple[str, Any, MeteredLLM]] = field(default_factory=list)
+
+
+class _Retrievers:
+    """First-stage retrievers opened once and shared by every pipeline that names them."""
+
+    def __init__(self, corpus: Path | None, settings: Settings) -> None:
+        self.corpus, self.settings = corpus, settings
+        self._open: dict[str, Any] = {}
+        self._embedder: Any = None
+
+    def get(self, name: str) -> Any:
+        if name == "candidates":
+            return None
+        if name not in self._open:
+            from sciera.retrieve import open_retriever
+
+            if self.corpus is None:
+                raise ScieraError(f"retriever {name!r} needs a corpus directory")
+            if name in ("dense", "hybrid") and self._embedder is None:
+                from sciera.embed.registry import create_embedder
+
+                self._embedder = create_embedder(self.settings.embed)
+            emb = self._embedder if name in ("dense", "hybrid") else None
+            self._open[name] = open_retriever(self.corpus, name, self.settings, embedder=emb)
+        return self._open[name]
+
+
+def experiment_settings(exp: Experiment) -> Settings:
+    from sciera.settings import load_settings
+
+    try:
+        return load_settings(exp.preset, **exp.settings)
+    except Exception as exc:  # pydantic ValidationError or a bad preset
+        first = str(exc).splitlines()
+        raise ScieraError(f"settings: {' '.join(first[:3])}") from None
+
+
+def run_experiment(
+    exp: Experiment,
+    out_dir: str | Path,
+    *,
+    repeats: int | None = None,
+    settings: Settings | None = None,
+    llm_factory: LLMFactory | None = None,
+    progress: Progress | None = None,
+) -> RunSummary:
+    """Run (or resume) ``exp`` into ``out_dir``; ``repeats`` overrides the experiment's."""
+    settings = settings or experiment_settings(exp)
+    ds = exp.dataset
+    data = load_dataset(ds.type, ds.path, split=ds.split, limit=ds.limit, seed=ds.seed)
+    if not data.queries:
+        raise ScieraError(f"{ds.path}: the dataset has no judged question")
+    for i, p in enumerate(exp.pipelines):
+        if p.retriever == "candidates" and not data.has_candidates:
+            raise ScieraError(
+                f"pipelines[{i}].retriever: 'candidates' needs a dataset with candidate pools "
+                f"(ssli, pubmedqa), not {ds.type!r}"
+            )
+    plan = {p.name: repeats or exp.repeats_of(p) for p in exp.pipelines}
+    seeds_needed = max(plan.values())
+    if exp.seeds is not None and len(exp.seeds) < seeds_needed:
+        raise ScieraError(f"seeds: {len(exp.seeds)} seeds for {seeds_needed} repeats")
+    out = Path(out_dir)
+    prepare_results_dir(out, exp, data, plan)
+    summary = RunSummary(out)
+    retrievers = _Retrievers(exp.corpus, settings)
+    factory = llm_factory or default_llm
+    for p in exp.pipelines:
+        for r in range(plan[p.name]):
+            seed = exp.seed_of(r)
+            key = f"{p.name}/r{r}"
+            folder = out / "runs" / p.name / f"r{r}"
+            with QueryLog.open(folder / "results.jsonl") as log:
+                todo = [q for q in data.queries if q not in log]
+                summary.skipped[key] = len(data.queries) - len(todo)
+                summary.ran[key] = 0
+                if todo:
+                    stages = _build(p, exp, settings, retrievers, factory, seed)
+                    for qid in todo:
+                        log.append(_run_query(stages, data, qid, settings))
+                        summary.ran[key] += 1
+                        if progress is not None:
+                            progress(f"{p.name} r{r}", len(log.records), len(data.queries))
+                write_repeat_outputs(folder, p.name, r, log.records, data)
+            mark_repeat_done(out, p.name, r, seed, stages_model(p, factory, settings, seed))
+    return summary
+
+
+def stages_model(p: PipelineSpec, factory: LLMFactory, settings: Settings, seed: int) -> str:
+    """The LLM model id recorded in the manifest ("" for pipelines without an LLM)."""
+    if not p.uses_llm:
+        return ""
+    return f"{settings.llm.backend}:{settings.llm.model}#seed={seed}"
+
+
+def _build(
+    p: PipelineSpec,
+    exp: Experiment,
+    settings: Settings,
+    retrievers: _Retrievers,
+    factory: LLMFactory,
+    seed: int,
+) -> _Stages:
+    from sciera.eval.stages import LLM_RERANKERS, STAGES
+
+    stages = _Stages(p, retrievers.get(p.retriever))
+    if p.uses_llm:
+        stages.llm = MeteredLLM(factory(settings, seed))
+    llm_kw = {"llm": stages.llm} if stages.llm is not None else {}
+    if p.reranker is not None:
+        from sciera.rerank.registry import make_reranker
+
+        kw = {**p.reranker_params, **(llm_kw if p.reranker in LLM_RERANKERS else {})}
+        stages.reranker = make_reranker(p.reranker, settings, **kw)
+    if p.evidence is not None:
+        stages.extractor = STAGES["evidence"].make(
+            p.evidence, settings, **{**p.evidence_params, **llm_kw}
+        )
+    if p.generator is not None:
+        stages.generator = STAGES["generator"].make(
+            p.generator, settings, **{**p.generator_params, **llm_kw}
+        )
+        for j in exp.judges:
+            from sciera.eval.judges import JUDGES
+
+            judge_settings = settings
+            if j.llm:
+                merged = {**settings.llm.model_dump(), **j.llm}
+                judge_settings = settings.model_copy(
+                    update={"llm": type(settings.llm).model_validate(merged)}
+                )
+            judge_llm = MeteredLLM(factory(judge_settings, seed))
+            stages.judges.append((j.name, JUDGES[j.name](judge_llm, samples=j.samples), judge_llm))
+    return stages
+
+
+@contextmanager
+def _cost(cost: dict[str, dict[str, float]], name: str, llm: MeteredLLM | None) -> Iterator[None]:
+    from sciera.llm.accounting import stage
+
+    before = llm.totals() if llm is not None else {}
+    start = time.perf_counter()
+    with stage(name):
+        yield
+    row: dict[str, float] = {"seconds": time.perf_counter() - start}
+    if llm is not None:
+        after = llm.totals()
+        row.update({k: after[k] - before[k] for k in after})
+    cost[name] = row
+
+
+def unit_scores(ranking: Ranking, unit: str, depth: int | None) -> list[list[Any]]:
+    """``[[id, score], ...]`` at the dataset's unit (documents via Max-P), best first."""
+    if unit == "document":
+        from sciera.retrieve.maxp import maxp
+
+        return [[it.passage.doc_id, it.score] for it in maxp(ranking, depth)]
+    items = ranking.items if depth is None else ranking.items[:depth]
+    return [[it.passage_id, it.score] for it in items]
+
+
+def _first_stage(st: _Stages, data: EvalDataset, qid: str) -> Ranking:
+    p, query = st.spec, data.queries[qid]
+    if st.retriever is None:
+        pool = data.candidates.get(qid, ())
+        n = len(pool)
+        items = tuple(ScoredPassage(ps, float(n - i), i + 1) for i, ps in enumerate(pool))
+        return Ranking(query, items[: p.depth], "candidates")
+    k = 10 * p.depth if data.unit == "document" else p.depth
+    return st.retriever.search(query, k)
+
+
+def _run_query(st: _Stages, data: EvalDataset, qid: str, settings: Settings) -> dict[str, Any]:
+    p, query = st.spec, data.queries[qid]
+    cost: dict[str, dict[str, float]] = {}
+    rec: dict[str, Any] = {"qid": qid, "setting": data.setting(qid)}
+    with _cost(cost, "first_stage", None):
+        ranking = _first_stage(st, data, qid)
+    rec["first"] = unit_scores(ranking, data.unit, p.depth)
+    final = ranking
+    if st.reranker is not None:
+        inp = ranking.top(p.rerank_depth or settings.rerank.depth)
+        with _cost(cost, "rerank", st.llm):
+            if hasattr(st.reranker, "rerank_with_trace"):
+                final, trace = st.reranker.rerank_with_trace(query, inp)
+                rec["trace"] = trace.to_dict()
+            else:
+                final = st.reranker.rerank(query, inp)
+        rec["rerank_input"] = len(unit_scores(inp, data.unit, None))
+        rec["reranked"] = unit_scores(final, data.unit, None)
+    evidence = [Evidence(it.passage, it.score) for it in final.top(settings.rerank.top_k)]
+    if st.extractor is not None:
+        with _cost(cost, "evidence", st.llm):
+            out = st.extractor.extract(query, final)
+        evidence = list(getattr(out, "evidence", out))
+        rec["evidence"] = [
+            {"passage_id": e.passage.passage_id, "score": e.score, "summary": e.summary}
+            for e in evidence
+        ]
+        rec["evidence_text"] = "\n".join(e.text for e in evidence)
+        rec["evidence_sources"] = [it.passage.contents for it in final]
+        if getattr(out, "trace", None):
+            rec["evidence_trace"] = dict(out.trace)
+    if st.generator is not None:
+        with _cost(cost, "generate", st.llm):
+            answer: Answer = st.generator.answer(query, evidence)
+        rec["answer"] = _answer_dict(answer)
+        refs = data.answers.get(qid, ())
+        judged: dict[str, Any] = {}
+        for name, judge, _ in st.judges:
+            if refs:
+                judged[name] = judge.judge(query, refs[0], answer.text).to_dict()
+        if judged:
+            rec["judges"] = judged
+    rec["cost"] = cost
+    return rec
+
+
+def _answer_dict(a: Answer) -> dict[str, Any]:
+    return {
+        "text": a.text,
+        "question_type": a.question_type,
+        "insufficient": a.insufficient,
+        "citations": [[c.marker, c.passage_id] for c in a.citations],
+        "evidence_ids": [e.passage.passage_id for e in a.evidence],
+    }

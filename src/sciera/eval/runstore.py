@@ -1,0 +1,160 @@
+"""The results directory of an experiment: manifest, dataset snapshot, per-repeat outputs.
+
+Everything a report needs is in the directory (judgments included), so
+``sciera eval report`` never reloads the dataset.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sciera.datasets.loaders import EvalDataset
+from sciera.errors import ScieraError
+from sciera.eval.experiment import Experiment
+from sciera.eval.resultlog import read_log
+
+FORMAT = 1
+
+
+def dump_json(path: Path, data: Any) -> None:
+    """Write JSON atomically (temp file + rename)."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
+    tmp.replace(path)
+
+
+def fingerprint(exp: Experiment) -> str:
+    """What must match for a results dir to be resumed: everything but the repeat count."""
+    spec = exp.model_dump(mode="json", exclude={"repeats"})
+    canonical = json.dumps(spec, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def prepare_results_dir(
+    out: Path, exp: Experiment, data: EvalDataset, plan: Mapping[str, int]
+) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    manifest_path = out / "manifest.json"
+    fp = fingerprint(exp)
+    if manifest_path.exists():
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        if manifest.get("fingerprint") != fp:
+            raise ScieraError(
+                f"{out}: holds results of a different experiment "
+                f"({manifest.get('experiment', {}).get('name')!r}); choose another --out"
+            )
+    else:
+        manifest = {"format": FORMAT, "fingerprint": fp, "created": time.time(), "repeats": {}}
+    manifest["experiment"] = exp.model_dump(mode="json")
+    manifest["plan"] = dict(plan)
+    manifest["dataset"] = {"name": data.name, "unit": data.unit, "questions": len(data.queries)}
+    manifest["updated"] = time.time()
+    dump_json(manifest_path, manifest)
+    snapshot = {
+        "name": data.name,
+        "unit": data.unit,
+        "queries": dict(data.queries),
+        "qrels": {q: dict(v) for q, v in data.qrels.items()},
+        "answers": {q: list(v) for q, v in data.answers.items()},
+        "distractors": {q: sorted(v) for q, v in data.distractors.items()},
+        "settings": dict(data.settings),
+    }
+    dump_json(out / "dataset.json", snapshot)
+
+
+def mark_repeat_done(out: Path, pipeline: str, repeat: int, seed: int, model: str) -> None:
+    path = out / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    manifest.setdefault("repeats", {}).setdefault(pipeline, {})[str(repeat)] = {
+        "seed": seed,
+        "llm": model,
+        "finished": time.time(),
+    }
+    manifest["updated"] = time.time()
+    dump_json(path, manifest)
+
+
+def _run_dict(pairs: list[list[Any]]) -> dict[str, float]:
+    return {str(i): float(s) for i, s in pairs}
+
+
+def final_run(records: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+    """``{qid: {id: score}}`` of the final ranking (reranked if there is a reranker)."""
+    return {q: _run_dict(r.get("reranked", r["first"])) for q, r in records.items()}
+
+
+def first_run(records: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+    return {q: _run_dict(r["first"]) for q, r in records.items()}
+
+
+def write_repeat_outputs(
+    folder: Path,
+    pipeline: str,
+    repeat: int,
+    records: Mapping[str, Mapping[str, Any]],
+    data: EvalDataset,
+) -> None:
+    """(Re)write run.trec, first_stage.trec, answers.jsonl and traces.jsonl from the log."""
+    from sciera.eval.retrieval import write_trec_run
+
+    ordered = {q: records[q] for q in data.queries if q in records}
+    tag = f"{pipeline}-r{repeat}"
+    write_trec_run(folder / "run.trec", final_run(ordered), tag)
+    write_trec_run(folder / "first_stage.trec", first_run(ordered), f"{tag}-first")
+    for name, key in (("answers.jsonl", "answer"), ("traces.jsonl", "trace")):
+        rows = [{"qid": q, key: r[key]} for q, r in ordered.items() if r.get(key) is not None]
+        if key == "answer":
+            for row in rows:
+                row["judges"] = ordered[row["qid"]].get("judges", {})
+        path = folder / name
+        if rows:
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(
+                "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), "utf-8"
+            )
+            tmp.replace(path)
+
+
+@dataclass(frozen=True, slots=True)
+class Results:
+    """A results directory read back: manifest, dataset snapshot, per-repeat records."""
+
+    root: Path
+    manifest: dict[str, Any]
+    dataset: dict[str, Any]
+    records: dict[str, dict[int, dict[str, dict[str, Any]]]]  # pipeline -> repeat -> qid -> rec
+
+    @property
+    def pipelines(self) -> list[str]:
+        return [p["name"] for p in self.manifest["experiment"]["pipelines"]]
+
+    @property
+    def metrics(self) -> list[str]:
+        return list(self.manifest["experiment"]["metrics"])
+
+    def pipeline_spec(self, name: str) -> dict[str, Any]:
+        return next(p for p in self.manifest["experiment"]["pipelines"] if p["name"] == name)
+
+
+def load_results(root: str | Path) -> Results:
+    root = Path(root)
+    if not (root / "manifest.json").is_file():
+        raise ScieraError(f"{root}: not a results directory (no manifest.json)")
+    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+    dataset = json.loads((root / "dataset.json").read_text(encoding="utf-8"))
+    records: dict[str, dict[int, dict[str, dict[str, Any]]]] = {}
+    for p in manifest["experiment"]["pipelines"]:
+        folder = root / "runs" / p["name"]
+        reps: dict[int, dict[str, dict[str, Any]]] = {}
+        for r in range(int(manifest.get("plan", {}).get(p["name"], 0))):
+            log = read_log(folder / f"r{r}" / "results.jsonl")
+            if log:
+                reps[r] = log
+        records[p["name"]] = reps
+    return Results(root, manifest, dataset, records)
