@@ -39,6 +39,9 @@ class BuildConfig:
     qrels_split: str = "test"
 
     def __post_init__(self) -> None:
+        if isinstance(self.rules, dict):  # from to_dict() / build.json
+            object.__setattr__(self, "rules", DistractorRules(**self.rules))
+        object.__setattr__(self, "settings", tuple(self.settings))
         if self.mode not in MODES:
             raise ScieraError(f"unknown mode {self.mode!r}; choose one of {list(MODES)}")
         bad = [s for s in self.settings if s not in SETTINGS]

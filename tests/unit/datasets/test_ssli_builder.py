@@ -1,0 +1,212 @@
+"""The builder end to end on a tiny corpus with a scripted LLM: output, stats, resume.
+
+The LLM stand-in answers by prompt content (each document names its own compound), so a
+crashed-and-resumed build must produce the same instances as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fakes import ScriptedLLM
+from sciera.corpus import ingest
+from sciera.datasets.ssli.builder import SSLIBuilder
+from sciera.datasets.ssli.config import BuildConfig
+from sciera.datasets.ssli.io import load_ssli
+from sciera.errors import ScieraError
+from sciera.retrieve import build_indexes, open_retriever
+from sciera.settings import load_settings
+
+N_DOCS = 10
+
+
+class HashEmbedder:
+    """Bag of words hashed into 4096 dims (a deterministic stand-in, not under test)."""
+
+    name = "hash"
+    dim = 4096
+
+    def _embed(self, texts) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.lower()):
+                out[i, zlib.crc32(word.encode()) % self.dim] += 1.0
+        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+
+    def embed_queries(self, texts):
+        return self._embed(texts)
+
+    def embed_passages(self, texts, progress=None):
+        return self._embed(texts)
+
+
+def _doc(i: int) -> dict:
+    topic = "glucose uptake in muscle cells" if i % 2 else "bone mineral density in women"
+    return {
+        "_id": f"d{i}",
+        "title": f"Compound{i} and {topic}",
+        "text": f"We treated samples with compound{i}. Compound{i} increased {topic} by {10 + i} "
+        f"percent in a randomized trial. These findings suggest compound{i} targets {topic}.",
+    }
+
+
+def _llm(crash_after: int | None = None) -> ScriptedLLM:
+    llm = ScriptedLLM()
+    if crash_after is not None:
+        llm.on(lambda _: len(llm.calls) > crash_after, raises=RuntimeError("killed"))
+    llm.on(
+        "You are a Reader Agent",
+        {"method": "trial", "result": "increase", "significance": "target"},
+    )
+    for i in range(N_DOCS):
+        topic = _doc(i)["text"].split("increased ")[1].split(" by")[0]
+        pairs = [
+            {
+                "question": f"By how much did compound{i} change {topic}?",
+                "answer": f"Compound{i} increased {topic} by {10 + i} percent.",
+                "type": "result",
+            },
+            {"question": "What did this study test?", "answer": "compound", "type": "method"},
+        ]
+        llm.on(lambda p, i=i: "Question Generator" in p and f"compound{i}." in p, {"pairs": pairs})
+    guidance = [
+        {"DocID": 1, "TargetType": "misleading", "MainIdea": "m", "AnswerAvoidance": "a"},
+        {"DocID": 2, "TargetType": "background", "MainIdea": "b", "AnswerAvoidance": "a"},
+    ]
+    llm.on("design distractor passages", {"guidance": guidance})
+    llm.on(
+        lambda p: "write one distractor" in p and "TargetType: misleading" in p,
+        {
+            "passage": "Compound dosing alters glucose uptake in muscle cells "
+            "and bone mineral density in women."
+        },
+    )
+    llm.on(
+        "write one distractor",
+        {"passage": "Herbarium specimens from Colorado were digitized last year."},
+    )
+    return llm
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    src = tmp_path_factory.mktemp("src")
+    with (src / "corpus.jsonl").open("w") as f:
+        for i in range(N_DOCS):
+            f.write(json.dumps(_doc(i)) + "\n")
+    corpus = tmp_path_factory.mktemp("corpus")
+    ingest(src, corpus, format="beir")
+    build_indexes(corpus, load_settings(), which=("bm25",))
+    return corpus
+
+
+CONFIG = BuildConfig(
+    n_docs=4,
+    pool=None,
+    cluster_size=5,
+    min_cluster=2,
+    total=5,
+    n_distractors=2,
+    retriever="bm25",
+    seed=3,
+)
+
+
+def _build(corpus: Path, out: Path, llm: ScriptedLLM, config: BuildConfig = CONFIG) -> dict:
+    settings = load_settings()
+    retriever = open_retriever(corpus, "bm25", settings)
+    builder = SSLIBuilder(
+        corpus,
+        out,
+        config,
+        settings=settings,
+        llm=llm,
+        retriever=retriever,
+        embedder=HashEmbedder(),
+    )
+    return builder.run()
+
+
+def _without_timings(path: Path) -> list[dict]:
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for row in rows:
+        row["provenance"].pop("timings")
+    return rows
+
+
+def test_build_output_and_stats(corpus: Path, tmp_path: Path) -> None:
+    stats = _build(corpus, tmp_path, _llm())
+    instances = load_ssli(tmp_path)
+    assert stats["questions"] == 4 and stats["instances"] == {"base": 4, "ssli": 4}
+    assert stats["qa"]["rejected"] == {"self_reference": 4}
+    # misleading distractor accepted; the herbarium one is off topic, twice (one retry)
+    assert stats["contexts"]["distractors_rejected"] == {"off_topic": 8}
+    assert stats["contexts"]["distractors_accepted"] == {"misleading": 4}
+    for inst in instances:
+        assert len(inst.candidates) == 5
+        ids = [c.passage_id for c in inst.candidates]
+        assert set(inst.gold_passage_ids) <= set(ids) and len(set(ids)) == 5
+        assert inst.provenance["model"] == "scripted:test"
+        assert inst.provenance["prompts"] == {"ssli_extract": "1", "ssli_qa": "1"}
+        if inst.setting == "ssli":
+            qid = inst.id.rsplit("/", 1)[0]
+            assert ids[-1] == f"ssli:{qid}:1" and inst.candidates[-1].is_distractor
+        else:
+            assert not any(c.is_distractor for c in inst.candidates)
+    assert len({i.id for i in instances}) == 8
+
+
+def test_resume_after_crash_matches_clean_build(corpus: Path, tmp_path: Path) -> None:
+    clean_llm = _llm()
+    _build(corpus, tmp_path / "clean", clean_llm)
+    crashing = _llm(crash_after=9)
+    with pytest.raises(RuntimeError, match="killed"):
+        _build(corpus, tmp_path / "resumed", crashing)
+    resumed_llm = _llm()
+    _build(corpus, tmp_path / "resumed", resumed_llm)
+    # calls 1-8 (4 extractions, 4 QA) were logged; call 9 (a question's guidance) was in
+    # flight with its distractors when call 10 crashed, so only that question is redone
+    assert len(resumed_llm.calls) == len(clean_llm.calls) - 8
+    clean = _without_timings(tmp_path / "clean" / "instances.jsonl")
+    resumed = _without_timings(tmp_path / "resumed" / "instances.jsonl")
+    assert resumed == clean
+    # a third run changes nothing and calls nothing
+    again = _llm()
+    _build(corpus, tmp_path / "resumed", again)
+    assert again.calls == []
+    assert _without_timings(tmp_path / "resumed" / "instances.jsonl") == clean
+
+
+def test_other_options_refused_on_resume(corpus: Path, tmp_path: Path) -> None:
+    _build(corpus, tmp_path, _llm(), BuildConfig(**{**CONFIG.to_dict(), "settings": ("base",)}))
+    with pytest.raises(ScieraError, match="other options"):
+        _build(corpus, tmp_path, _llm())
+
+
+def test_lmqg_mode_skips_extraction(corpus: Path, tmp_path: Path) -> None:
+    llm = _llm()
+    llm.on(
+        "answer-aware question generation",
+        {
+            "pairs": [
+                {
+                    "question": "What did compound1 increase in muscle cells?",
+                    "answer": "glucose uptake",
+                    "type": "factoid",
+                }
+            ]
+        },
+    )
+    config = BuildConfig(**{**CONFIG.to_dict(), "mode": "lmqg", "settings": ("base",)})
+    stats = _build(corpus, tmp_path, llm, config)
+    assert not any("You are a Reader Agent" in c.prompt for c in llm.calls)
+    # the same pair for every doc: supported by the first glucose doc, a duplicate for the
+    # second, unsupported by the two bone-density docs
+    assert stats["instances"] == {"base": 1}
+    assert stats["qa"]["rejected"] == {"duplicate_question": 1, "answer_unsupported": 2}
