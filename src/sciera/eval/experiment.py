@@ -213,6 +213,9 @@ def parse_experiment(data: Any, source: str, base_dir: Path | None = None) -> Ex
         msg = str(err["msg"]).removeprefix("Value error, ")
         where = _where(tuple(err["loc"]))
         extra = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        if msg.startswith("[") and "]: " in msg:  # an item of a list field: metrics[1]
+            index, _, msg = msg.partition(": ")
+            where += index
         raise ScieraError(f"{source}: {where or 'experiment'}: {msg}{extra}") from None
     if base_dir is not None:
         ds = exp.dataset.model_copy(update={"path": base_dir / exp.dataset.path})

@@ -15,6 +15,9 @@ Layout of the results directory::
         answers.jsonl        generated answers (pipelines with a generator)
         traces.jsonl         reranker traces (DeepEra: every candidate's score and fate)
 
+First-stage searches run in batches of ``BATCH`` questions (seconds per question =
+batch time / batch size); everything after runs question by question.
+
 A question is done when its line is in ``results.jsonl``; a restarted run skips
 done questions (never writing a line twice) and continues with the next one.
 Each repeat r runs with seed ``seeds[r]``; its LLM is cached per seed (see
@@ -47,6 +50,7 @@ logger = logging.getLogger(__name__)
 
 LLMFactory = Callable[[Settings, int], Any]
 """(settings, seed) -> an LLM; the default builds the configured backend, seed-tagged, cached."""
+BATCH = 16  # questions per batched first-stage search
 Progress = Callable[[str, int, int], None]
 """(label "pipeline r<i>", questions done, total) after each question."""
 
@@ -156,11 +160,15 @@ def run_experiment(
                 summary.ran[key] = 0
                 if todo:
                     stages = _build(p, exp, settings, retrievers, factory, seed)
-                    for qid in todo:
-                        log.append(_run_query(stages, data, qid, settings))
-                        summary.ran[key] += 1
-                        if progress is not None:
-                            progress(f"{p.name} r{r}", len(log.records), len(data.queries))
+                    for start in range(0, len(todo), BATCH):
+                        batch = todo[start : start + BATCH]
+                        first, seconds = _first_stage(stages, data, batch)
+                        for qid, ranking in zip(batch, first, strict=True):
+                            rec = _run_query(stages, data, qid, ranking, seconds, settings)
+                            log.append(rec)
+                            summary.ran[key] += 1
+                            if progress is not None:
+                                progress(f"{p.name} r{r}", len(log.records), len(data.queries))
                 write_repeat_outputs(folder, p.name, r, log.records, data)
             mark_repeat_done(out, p.name, r, seed, stages_model(p, factory, settings, seed))
     return summary
@@ -239,23 +247,34 @@ def unit_scores(ranking: Ranking, unit: str, depth: int | None) -> list[list[Any
     return [[it.passage_id, it.score] for it in items]
 
 
-def _first_stage(st: _Stages, data: EvalDataset, qid: str) -> Ranking:
-    p, query = st.spec, data.queries[qid]
+def _first_stage(st: _Stages, data: EvalDataset, qids: list[str]) -> tuple[list[Ranking], float]:
+    """First-stage rankings of ``qids`` (one batched search) and the seconds per question."""
+    p = st.spec
+    start = time.perf_counter()
     if st.retriever is None:
-        pool = data.candidates.get(qid, ())
-        n = len(pool)
-        items = tuple(ScoredPassage(ps, float(n - i), i + 1) for i, ps in enumerate(pool))
-        return Ranking(query, items[: p.depth], "candidates")
-    k = 10 * p.depth if data.unit == "document" else p.depth
-    return st.retriever.search(query, k)
+        out = []
+        for qid in qids:
+            pool = data.candidates.get(qid, ())
+            n = len(pool)
+            items = tuple(ScoredPassage(ps, float(n - i), i + 1) for i, ps in enumerate(pool))
+            out.append(Ranking(data.queries[qid], items[: p.depth], "candidates"))
+    else:
+        k = 10 * p.depth if data.unit == "document" else p.depth
+        out = st.retriever.search_many([data.queries[q] for q in qids], k)
+    return out, (time.perf_counter() - start) / max(len(qids), 1)
 
 
-def _run_query(st: _Stages, data: EvalDataset, qid: str, settings: Settings) -> dict[str, Any]:
+def _run_query(
+    st: _Stages,
+    data: EvalDataset,
+    qid: str,
+    ranking: Ranking,
+    first_seconds: float,
+    settings: Settings,
+) -> dict[str, Any]:
     p, query = st.spec, data.queries[qid]
-    cost: dict[str, dict[str, float]] = {}
+    cost: dict[str, dict[str, float]] = {"first_stage": {"seconds": first_seconds}}
     rec: dict[str, Any] = {"qid": qid, "setting": data.setting(qid)}
-    with _cost(cost, "first_stage", None):
-        ranking = _first_stage(st, data, qid)
     rec["first"] = unit_scores(ranking, data.unit, p.depth)
     final = ranking
     if st.reranker is not None:

@@ -1,0 +1,179 @@
+"""The experiment runner on a small SSLI-format dataset with a scripted LLM reranker.
+
+Rankings come from the dataset's fixed candidate pools (``retriever: candidates``), so
+no corpus or model is needed; the LLM pointwise reranker reads P("yes") from the
+scripted distributions, which differ per seed to make repeats differ.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fakes import ScriptedLLM
+from sciera.eval.experiment import parse_experiment
+from sciera.eval.report import write_report
+from sciera.eval.runner import run_experiment
+
+# q1, q2: base; q3: ssli. Pool order: distractor first, so the first stage ranks gold 2nd.
+INSTANCES = [
+    ("q1", "base", "GOLD-ONE alpha", ["DIS-ONE beta"]),
+    ("q2", "base", "GOLD-TWO gamma", ["DIS-TWO delta", "DIS-TWO-B eps"]),
+    ("q3", "ssli", "GOLD-THREE zeta", ["DIS-THREE eta"]),
+]
+
+
+def write_ssli(path: Path) -> Path:
+    with open(path, "w", encoding="utf-8") as fh:
+        for qid, setting, gold, dis in INSTANCES:
+            cands = [
+                {
+                    "passage_id": f"{qid}-d{i}",
+                    "text": t,
+                    "is_distractor": True,
+                    "distractor_type": "misleading",
+                }
+                for i, t in enumerate(dis)
+            ]
+            cands.append(
+                {
+                    "passage_id": f"{qid}-g",
+                    "text": gold,
+                    "is_distractor": False,
+                    "distractor_type": "",
+                }
+            )
+            rec = {
+                "id": qid,
+                "question": f"question {qid}?",
+                "answer": f"answer {qid}",
+                "gold_passage_ids": [f"{qid}-g"],
+                "setting": setting,
+                "candidates": cands,
+                "provenance": {},
+            }
+            fh.write(json.dumps(rec) + "\n")
+    return path
+
+
+def scripted(settings, seed: int) -> ScriptedLLM:
+    """Seed 7 prefers every gold passage; seed 8 prefers q2's first distractor."""
+    llm = ScriptedLLM(model_id=f"scripted#seed={seed}")
+    if seed == 8:
+        llm.on("DIS-TWO delta", probs={"yes": 0.95, "no": 0.05})
+    llm.on("GOLD-", probs={"yes": 0.9, "no": 0.1})
+    llm.on("DIS-", probs={"yes": 0.2, "no": 0.8})
+    return llm
+
+
+def experiment(tmp_path: Path, repeats: int = 2):
+    data = write_ssli(tmp_path / "ssli.jsonl")
+    spec = {
+        "name": "unit",
+        "dataset": {"type": "ssli", "path": str(data)},
+        "metrics": ["hit@1", "mrr@10", "cdr", "nrs@1"],
+        "repeats": repeats,
+        "seeds": [7, 8],
+        "pipelines": [
+            {"name": "pool", "retriever": "candidates", "depth": 30},
+            {"name": "pointwise", "retriever": "candidates", "reranker": "llm_pointwise"},
+        ],
+    }
+    return parse_experiment(spec, "unit.yaml")
+
+
+def table(out: Path) -> dict:
+    rows = json.loads((out / "report" / "table.json").read_text())["rows"]
+    return {
+        (r["pipeline"], r["setting"]): {
+            c: v for c, v in r["cells"].items() if not c.startswith(("s/q", "tok/q"))
+        }
+        for r in rows
+    }
+
+
+def test_table_is_hand_checked_mean_and_std(tmp_path: Path) -> None:
+    out = tmp_path / "res"
+    run_experiment(experiment(tmp_path), out, llm_factory=scripted)
+    paths = write_report(out, plots=False)
+    t = table(out)
+    # pool: gold always 2nd or 3rd -> hit@1 = 0 in both repeats, mrr(base) = (1/2 + 1/3)/2
+    assert t[("pool", "base")]["hit@1"]["values"] == [0.0, 0.0]
+    assert t[("pool", "base")]["mrr@10"]["mean"] == pytest.approx((1 / 2 + 1 / 3) / 2)
+    # pointwise base: seed 7 -> both golds first (1.0); seed 8 -> q2 gold 2nd (0.5)
+    cell = t[("pointwise", "base")]["hit@1"]
+    assert cell["values"] == [1.0, 0.5]
+    assert cell["mean"] == pytest.approx(0.75)
+    assert cell["std"] == pytest.approx(0.3535533906)  # sqrt(2 * 0.25**2 / 1)
+    # CDR pooled over (gold, distractor) pairs: base has 3 pairs; seed 8 loses 1
+    assert t[("pointwise", "base")]["cdr"]["values"] == pytest.approx([1.0, 2 / 3])
+    assert t[("pointwise", "ssli")]["hit@1"]["values"] == [1.0, 1.0]
+    md = paths["md"].read_text()
+    assert "| pointwise | base | 2 | 2 | **0.7500 ± 0.3536** |" in md
+    assert "| pool | base | 2 | 2 | 0.0000 ± 0.0000 |" in md
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["plan"] == {"pool": 2, "pointwise": 2}
+    assert manifest["repeats"]["pointwise"]["1"]["seed"] == 8
+
+
+def test_default_repeats_three_with_llm_one_without(tmp_path: Path) -> None:
+    exp = experiment(tmp_path).model_copy(update={"repeats": None, "seeds": None})
+    assert [exp.repeats_of(p) for p in exp.pipelines] == [1, 3]
+
+
+class Interrupt(Exception):
+    pass
+
+
+def test_resume_after_interruption_gives_the_same_table(tmp_path: Path) -> None:
+    exp = experiment(tmp_path)
+    full = tmp_path / "full"
+    run_experiment(exp, full, llm_factory=scripted)
+    write_report(full, plots=False)
+
+    out = tmp_path / "interrupted"
+    seen = []
+
+    def stop_mid_run(label: str, done: int, total: int) -> None:
+        seen.append(label)
+        if len(seen) == 7:  # pool r0, pool r1 done (3 + 3); one question into pointwise r0
+            raise Interrupt
+
+    with pytest.raises(Interrupt):
+        run_experiment(exp, out, llm_factory=scripted, progress=stop_mid_run)
+    log = out / "runs" / "pointwise" / "r0" / "results.jsonl"
+    assert len(log.read_text().splitlines()) == 1
+    with open(log, "a", encoding="utf-8") as fh:  # a write cut short by a kill
+        fh.write('{"qid": "q2", "setting": "ba')
+    calls = []
+
+    def counting(settings, seed):
+        llm = scripted(settings, seed)
+        calls.append(llm)
+        return llm
+
+    summary = run_experiment(exp, out, llm_factory=counting)
+    assert summary.skipped == {"pool/r0": 3, "pool/r1": 3, "pointwise/r0": 1, "pointwise/r1": 0}
+    assert summary.ran["pointwise/r0"] == 2
+    # only unfinished questions reach the LLM: r0 q2 (3 candidates) + q3 (2); r1 all (7)
+    assert sum(len(c.calls) for c in calls) == 5 + 7
+    for folder in (out / "runs").glob("*/r*"):
+        lines = (folder / "results.jsonl").read_text().splitlines()
+        qids = [json.loads(line)["qid"] for line in lines]
+        assert sorted(qids) == ["q1", "q2", "q3"]
+    write_report(out, plots=False)
+    assert table(out) == table(full)
+    trec = (out / "runs" / "pointwise" / "r0" / "run.trec").read_text().splitlines()
+    assert len(trec) == 2 + 3 + 2 and trec[0].split()[:3] == ["q1", "Q0", "q1-g"]
+
+
+def test_other_experiment_in_results_dir_is_refused(tmp_path: Path) -> None:
+    from sciera.errors import ScieraError
+
+    exp = experiment(tmp_path)
+    run_experiment(exp, tmp_path / "res", llm_factory=scripted)
+    other = exp.model_copy(update={"metrics": ["hit@5"]})
+    with pytest.raises(ScieraError, match="different experiment"):
+        run_experiment(other, tmp_path / "res", llm_factory=scripted)
