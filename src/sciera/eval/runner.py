@@ -211,13 +211,15 @@ def _build(
         for j in exp.judges:
             from sciera.eval.judges import JUDGES
 
-            judge_settings = settings
-            if j.llm:
+            if j.llm:  # a judge model of its own
                 merged = {**settings.llm.model_dump(), **j.llm}
                 judge_settings = settings.model_copy(
                     update={"llm": type(settings.llm).model_validate(merged)}
                 )
-            judge_llm = MeteredLLM(factory(judge_settings, seed))
+                judge_llm = MeteredLLM(factory(judge_settings, seed))
+            else:  # the pipeline's (already loaded) model, metered apart
+                assert stages.llm is not None
+                judge_llm = MeteredLLM(stages.llm.inner)
             stages.judges.append((j.name, JUDGES[j.name](judge_llm, samples=j.samples), judge_llm))
     return stages
 

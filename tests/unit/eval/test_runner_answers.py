@@ -1,0 +1,115 @@
+"""Pipelines with evidence and generator stages, resolved through the stage registries,
+and the LFS judge on their answers (registries stood in by a module of test doubles)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+from pathlib import Path
+
+import pytest
+from test_runner import write_ssli
+
+from fakes import ScriptedLLM
+from sciera.eval.experiment import parse_experiment
+from sciera.eval.report import write_report
+from sciera.eval.runner import run_experiment
+from sciera.eval.stages import STAGES, StageRegistry
+from sciera.llm.base import Message
+from sciera.types import Answer, Evidence
+
+
+class TopOne:
+    """Evidence: the best passage, summarized as its first word."""
+
+    name = "top_one"
+
+    def __init__(self, llm) -> None:
+        self.llm = llm
+
+    def extract(self, question, ranking):
+        top = ranking.items[0]
+        return [Evidence(top.passage, top.score, summary=top.passage.text.split()[0])]
+
+
+class Echo:
+    """Generator: asks the LLM, which the script makes answer per question."""
+
+    name = "echo"
+
+    def __init__(self, llm) -> None:
+        self.llm = llm
+
+    def answer(self, question, evidence):
+        text = self.llm.complete([Message("user", f"Answer {question}")]).text
+        return Answer(question, text, "factoid", evidence=tuple(evidence))
+
+
+@pytest.fixture
+def stage_registries(monkeypatch):
+    mod = types.ModuleType("answer_stage_doubles")
+    mod.EXTRACTORS = {"top_one": TopOne}
+    mod.GENERATORS = {"echo": Echo}
+    mod.make_extractor = lambda name, settings, llm=None: TopOne(llm)
+    mod.make_generator = lambda name, settings, llm=None: Echo(llm)
+    monkeypatch.setitem(sys.modules, "answer_stage_doubles", mod)
+    for kind, names, factory in (
+        ("evidence", "EXTRACTORS", "make_extractor"),
+        ("generator", "GENERATORS", "make_generator"),
+    ):
+        reg = StageRegistry(kind, "answer_stage_doubles", names, factory)
+        monkeypatch.setitem(STAGES, kind, reg)
+
+
+def scripted(settings, seed: int) -> ScriptedLLM:
+    llm = ScriptedLLM(model_id=f"scripted#seed={seed}")
+    llm.on("Answer question q1?", "answer q1")  # exact: f1 1
+    llm.on("Answer question q2?", "answer")  # f1 = 2/3 vs "answer q2"
+    llm.on("Answer question q3?", "nothing")  # f1 0
+    llm.on("<candidate>\nnothing", raises=TimeoutError("judge down"))
+    llm.on("<candidate>\nanswer q1", probs={"5": 1.0})
+    llm.on("Grade (0-5)", probs={"2": 0.5, "4": 0.5})
+    return llm
+
+
+def test_answers_metrics_judge_and_failures(tmp_path: Path, stage_registries) -> None:
+    data = write_ssli(tmp_path / "ssli.jsonl")
+    exp = parse_experiment(
+        {
+            "name": "answers",
+            "dataset": {"type": "ssli", "path": str(data)},
+            "metrics": ["hit@1", "em", "f1", "cr"],
+            "judges": [{"name": "lfs"}],
+            "pipelines": [
+                {
+                    "name": "qa",
+                    "retriever": "candidates",
+                    "evidence": "top_one",
+                    "generator": "echo",
+                }
+            ],
+        },
+        "answers.yaml",
+    )
+    assert exp.repeats_of(exp.pipelines[0]) == 3
+    out = tmp_path / "res"
+    run_experiment(exp, out, repeats=1, llm_factory=scripted)
+    write_report(out, plots=False)
+    rows = {
+        r["setting"]: r["cells"]
+        for r in json.loads((out / "report/table.json").read_text())["rows"]
+    }
+    base, ssli = rows["base"], rows["ssli"]
+    assert base["em"]["mean"] == pytest.approx(0.5)
+    assert base["f1"]["mean"] == pytest.approx((1 + 2 / 3) / 2)
+    assert base["lfs"]["mean"] == pytest.approx((5 + 3) / 2) and base["lfs_failures"]["mean"] == 0
+    assert "lfs" not in ssli and ssli["lfs_failures"]["mean"] == 1.0  # counted, not dropped
+    # CR: whitespace tokens of the pool / tokens of the one-word summary (q1: 2 + 2 words)
+    assert base["cr"]["mean"] == pytest.approx((4 / 1 + 6 / 1) / 2)
+    assert base["tok/q"]["mean"] > 0
+    answers = (out / "runs/qa/r0/answers.jsonl").read_text().splitlines()
+    first = json.loads(answers[0])
+    assert first["answer"]["text"] == "answer q1"
+    assert first["judges"]["lfs"]["prompt_version"] == "judge_lfs@1"
+    assert first["judges"]["lfs"]["model_id"] == "scripted#seed=0"
