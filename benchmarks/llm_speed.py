@@ -102,13 +102,13 @@ def bench_model(name: str, home: Path, claim: str, passages: list[str]) -> dict[
     evaluated_reuse = llm.evaluated_tokens - before
     hit_s, hit_grades = score_all(cached, claim, passages)  # all hits
     assert hit_grades == reuse_grades and cached.hits == len(passages)
-    del cached, llm
+    llm.close()
 
     plain = load(prefix_reuse=False)
     before = plain.evaluated_tokens
     plain_s, plain_grades = score_all(plain, claim, passages)
     evaluated_plain = plain.evaluated_tokens - before
-    del plain
+    plain.close()
 
     one = LlamaCppLLM(resolved.path, model_id=resolved.model_id, threads=1)
     speed1 = one.measure_speed(SPEED_PROMPT, gen_tokens=8)
@@ -117,7 +117,7 @@ def bench_model(name: str, home: Path, claim: str, passages: list[str]) -> dict[
         "prompt_tok_s": round(speed1.prompt_tps, 1),
         "gen_tok_s": round(speed1.gen_tps, 2),
     }
-    del one
+    one.close()
 
     n = len(passages)
     row["score_passages"] = {

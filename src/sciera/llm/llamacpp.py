@@ -147,16 +147,19 @@ class LlamaCppLLM:
         self._lock = threading.RLock()
         self._evaluated = 0
         self._llama_cpp = llama_cpp
-        self._llama = llama_cpp.Llama(
-            model_path=os.fspath(model_path),
-            n_ctx=n_ctx,
-            n_batch=min(n_batch, n_ctx),
-            n_threads=threads,
-            n_threads_batch=threads,
-            seed=seed,
-            logits_all=False,
-            verbose=False,
-        )
+        try:
+            self._llama = llama_cpp.Llama(
+                model_path=os.fspath(model_path),
+                n_ctx=n_ctx,
+                n_batch=min(n_batch, n_ctx),
+                n_threads=threads,
+                n_threads_batch=threads,
+                seed=seed,
+                logits_all=False,
+                verbose=False,
+            )
+        except ValueError as exc:  # llama-cpp-python's "Failed to load model from file"
+            raise ScieraError(f"{model_path}: llama.cpp could not load the model: {exc}") from exc
         template = self._llama.metadata.get("tokenizer.chat_template")
         if not template:
             raise ScieraError(f"{model_path}: the GGUF file has no chat template in its metadata")
@@ -185,6 +188,17 @@ class LlamaCppLLM:
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` on its own (for truncating passages to a budget)."""
         return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    def close(self) -> None:
+        """Free the model and its context now (instead of at garbage collection)."""
+        with self._lock:
+            self._llama.close()
+
+    def __enter__(self) -> LlamaCppLLM:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # -- protocol -----------------------------------------------------------------------
     def complete(
@@ -232,8 +246,8 @@ class LlamaCppLLM:
             raise ValueError("choices must not be empty")
         if len(set(choices)) != len(choices):
             raise ValueError(f"duplicate choices: {list(choices)}")
-        start = time.perf_counter()
         with self._lock:
+            start = time.perf_counter()  # inside the lock: waiting for other threads is not cost
             prompt, tokens = self._render(messages)
             seqs = {c: self._choice_tokens(prompt, tokens, c) for c in choices}
             if len(set(seqs.values())) != len(seqs):
@@ -342,8 +356,8 @@ class LlamaCppLLM:
         stop: Sequence[str] | None,
         response_format: Mapping[str, Any] | None = None,
     ) -> Completion:
-        start = time.perf_counter()
         with self._lock:
+            start = time.perf_counter()
             _, tokens = self._render(messages)
             self._check_fits(len(tokens), 1)
             if self._prefix_reuse:

@@ -177,3 +177,12 @@ def test_non_gguf_file_unknown_name_and_url_are_refused(tmp_path: Path) -> None:
         ensure_model("qwen-unknown", tmp_path, registry={})
     with pytest.raises(ScieraError, match="does not download weights"):
         ensure_model("https://example.org/model.gguf", tmp_path, registry={})
+
+
+def test_pyproject_extras_install_exactly_the_registered_parts() -> None:
+    import tomllib
+
+    pyproject = Path(__file__).resolve().parents[3] / "pyproject.toml"
+    extras = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"]
+    for spec in registered_models().values():
+        assert extras[spec.extra] == spec.requirements, spec.name
