@@ -1,0 +1,133 @@
+"""Evidence extractors through the ScriptedLLM: evidence per passage, sufficiency, CR."""
+
+from __future__ import annotations
+
+import pytest
+
+from fakes import ScriptedLLM
+from sciera.errors import ScieraError
+from sciera.evidence.base import EvidenceExtractor
+from sciera.evidence.deepera import DeepEraExtractor
+from sciera.evidence.full import FullExtractor
+from sciera.evidence.rational import RationalExtractor
+from sciera.evidence.registry import make_extractor
+from sciera.evidence.vanilla import VanillaExtractor
+from sciera.rerank.deepera.agent import DeepEraReranker
+from sciera.settings import load_settings
+from sciera.types import Passage, Ranking, ScoredPassage
+
+Q = "Is albendazole used to treat lymphatic filariasis?"
+P1 = Passage("d1#0", "d1", 0, "Filariasis", "Albendazole treats lymphatic filariasis in trials.")
+P2 = Passage("d2#0", "d2", 0, "Curcumin", "Curcumin reduces inflammation in chondrocytes.")
+# contents: "Filariasis\nAlbendazole treats lymphatic filariasis in trials." = 7 words
+#           "Curcumin\nCurcumin reduces inflammation in chondrocytes." = 6 words
+
+
+def ranking(stage: str = "bm25", provenance: list[dict] | None = None) -> Ranking:
+    prov = provenance or [{}, {}]
+    items = (ScoredPassage(P1, 2.0, 1, prov[0]), ScoredPassage(P2, 1.0, 2, prov[1]))
+    return Ranking(Q, items, stage)
+
+
+def test_full_keeps_passages_with_cr_one():
+    res = FullExtractor().extract(Q, ranking())
+    assert isinstance(FullExtractor(), EvidenceExtractor)
+    assert [e.passage for e in res.evidence] == [P1, P2]
+    assert [e.summary for e in res.evidence] == ["", ""]
+    assert res.sufficient is None and res.compression_ratio == 1.0
+
+
+def test_rational_reasons_judges_and_attributes():
+    reply = (
+        "<reason>Passage 1 is about albendazole; passage 2 is unrelated.</reason>\n"
+        "<sufficient>yes</sufficient>\n"
+        "<extract>Albendazole treats lymphatic filariasis [1]. Zebra quokka.</extract> extra"
+    )
+    llm = ScriptedLLM().on("knowledge reasoner", reply)
+    res = RationalExtractor(llm).extract(Q, ranking())
+    call = llm.calls[0]
+    assert call.params["stop"] == ["</extract>"]
+    assert '<passage id="1">' in call.prompt and '<passage id="2">' in call.prompt
+    assert res.sufficient is True
+    assert [e.passage.passage_id for e in res.evidence] == ["d1#0"]
+    assert res.evidence[0].summary == "Albendazole treats lymphatic filariasis."
+    assert res.evidence[0].score == 2.0
+    assert res.trace["unsupported_sentences"] == ["Zebra quokka."]
+    # 13 passage words / 7 extract words ("Albendazole ... [1]. Zebra quokka.")
+    assert res.compression_ratio == pytest.approx(13 / 7)
+    assert "albendazole" in res.trace["reason"]
+
+
+def test_rational_insufficient_verdict():
+    reply = (
+        "<reason>Nothing here.</reason><sufficient>no</sufficient>"
+        "<extract>Curcumin reduces inflammation."
+    )
+    res = RationalExtractor(ScriptedLLM(default=reply)).extract(Q, ranking())
+    assert res.sufficient is False
+    assert [e.passage.passage_id for e in res.evidence] == ["d2#0"]  # by word overlap
+
+
+def test_malformed_reply_gives_no_evidence_not_a_crash():
+    res = RationalExtractor(ScriptedLLM(default="I cannot help with that.")).extract(Q, ranking())
+    assert res.evidence == () and res.sufficient is None
+    assert "no <extract> block" in res.trace["parse_error"]
+    assert res.compression_ratio == 13.0  # empty evidence counts as one token
+
+
+def test_vanilla_does_not_judge_sufficiency():
+    llm = ScriptedLLM(default="<extract>Curcumin reduces inflammation [2]. Albendazole [1].")
+    res = VanillaExtractor(llm).extract(Q, ranking())
+    assert "knowledge extractor" in llm.calls[0].prompt and "<reason>" not in llm.calls[0].prompt
+    assert res.sufficient is None
+    assert [e.passage.passage_id for e in res.evidence] == ["d1#0", "d2#0"]
+    assert res.compression_ratio == pytest.approx(13 / 6)
+
+
+def test_deepera_reads_summaries_of_a_deepera_ranking():
+    prov = [{"deepera": {"summary": "Albendazole treats filariasis."}}, {"deepera": {}}]
+    res = DeepEraExtractor().extract(Q, ranking("deepera", prov))
+    assert [e.summary for e in res.evidence] == ["Albendazole treats filariasis.", ""]
+    assert res.trace["unsummarized"] == ["d2#0"]
+    assert res.sufficient is None
+    # evidence text: summary (3 words) + full passage 2 (6 words) = 9 words
+    assert res.compression_ratio == pytest.approx(13 / 9)
+
+
+def test_deepera_empty_ranking_is_insufficient():
+    res = DeepEraExtractor().extract(Q, Ranking(Q, (), "deepera"))
+    assert res.evidence == () and res.sufficient is False
+
+
+def test_deepera_needs_a_reranker_for_other_rankings():
+    with pytest.raises(ScieraError, match="deepera reranker"):
+        DeepEraExtractor().extract(Q, ranking())
+
+
+def test_deepera_runs_its_reranker_on_a_fixed_pool():
+    llm = (
+        ScriptedLLM()
+        .on(
+            "Research question",
+            {"topic": "t", "entity_type": "e", "intent": "factual", "expected_answer_type": "a"},
+        )
+        .on("Write the summary", "Albendazole treats filariasis.")
+        .on("Curcumin reduces", probs={"1": 1.0})
+        .on("Albendazole treats", probs={"9": 1.0})
+    )
+    extractor = DeepEraExtractor(DeepEraReranker(llm, tau=0.8))
+    res = extractor.extract(Q, ranking())
+    assert [e.passage.passage_id for e in res.evidence] == ["d1#0"]
+    assert res.evidence[0].summary == "Albendazole treats filariasis."
+    assert res.evidence[0].score == pytest.approx(0.9)
+    assert res.trace["deepera"]["kept_ids"] == ("d1#0",)
+
+
+def test_registry_builds_every_extractor():
+    s = load_settings()
+    llm = ScriptedLLM(default="<extract>x")
+    for name in ("rational", "vanilla", "full"):
+        assert make_extractor(name, s, llm=llm).name == name
+    assert make_extractor("deepera", s, reranker=None).name == "deepera"
+    with pytest.raises(ValueError, match="unknown evidence extractor"):
+        make_extractor("nope", s)
