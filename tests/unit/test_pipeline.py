@@ -1,0 +1,94 @@
+"""The composed pipeline on a tiny BM25-indexed corpus with the ScriptedLLM."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import sciera
+from fakes import ScriptedLLM
+from sciera.corpus.ingest import ingest
+from sciera.generate.base import exact_answer
+from sciera.pipeline import Pipeline, answer_dict
+from sciera.retrieve.build import build_indexes
+from sciera.settings import load_settings
+
+DOCS = [
+    ("a1", "Albendazole and filariasis", "Albendazole treats lymphatic filariasis in trials."),
+    ("c1", "Curcumin", "Curcumin reduces inflammation in chondrocytes treated with IL-1beta."),
+    ("m1", "Malaria", "Malaria vectors transmit parasites; filariasis vectors differ."),
+]
+INTENT = {"topic": "t", "entity_type": "drug", "intent": "factual", "expected_answer_type": "a"}
+Q = "Is albendazole used to treat lymphatic filariasis?"
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("pipe")
+    data = root / "docs.jsonl"
+    data.write_text(
+        "".join(json.dumps({"_id": i, "title": t, "text": x}) + "\n" for i, t, x in DOCS)
+    )
+    ingest(data, root / "corpus", format="beir")
+    build_indexes(root / "corpus", load_settings(), which=["bm25"])
+    return root / "corpus"
+
+
+def scripted(relevant: int = 9) -> ScriptedLLM:
+    return (
+        ScriptedLLM()  # first matching rule wins: answer prompts also quote the evidence
+        .on("Answer with exactly one word", probs={"yes": 0.9, "no": 0.1})
+        .on("explain the answer", {"explanation": "Trials show it works [1], see [3]."})
+        .on("Research question", INTENT)
+        .on("Write the summary", "Albendazole treats lymphatic filariasis.")
+        .on("Albendazole treats", probs={str(relevant): 1.0})
+        .on("Curcumin reduces", probs={"2": 1.0})
+        .on("Malaria vectors", probs={"1": 1.0})
+    )
+
+
+def overrides(tmp_path: Path, evidence: str = "deepera") -> dict:
+    return {
+        "home": tmp_path,
+        "retrieve": {"retriever": "bm25"},
+        "rerank": {"depth": 3, "top_k": 2, "tau": 0.8},
+        "answer": {"evidence": evidence},
+    }
+
+
+def test_deepera_pipeline_answers_with_cited_passages(corpus, tmp_path):
+    llm = scripted()
+    pipe = Pipeline.from_settings(corpus, load_settings(**overrides(tmp_path)), llm=llm)
+    a = pipe.run(Q)
+    assert exact_answer(a) == ("yes",) and a.question_type == "yesno"
+    assert a.text == "Yes. Trials show it works [1], see."
+    assert [c.passage_id for c in a.citations] == ["a1#0"]
+    assert a.citations[0].title == "Albendazole and filariasis"
+    assert a.trace["dangling_citations"] == 1
+    assert [e.summary for e in a.evidence] == ["Albendazole treats lymphatic filariasis."]
+    info = a.trace["pipeline"]
+    rows = {r["passage_id"]: r for r in info["candidates"]}
+    assert set(rows) == {"a1#0", "c1#0", "m1#0"}
+    assert rows["a1#0"]["kept"] and rows["a1#0"]["score"] == pytest.approx(0.9)
+    assert not rows["c1#0"]["kept"] and "tau" in rows["c1#0"]["why"]
+    # CR: the kept passage (3 title + 6 text words) / the 4-word summary
+    assert info["compression_ratio"] == pytest.approx(9 / 4)
+    assert tuple(info["deepera"]["kept_ids"]) == ("a1#0",)
+    json.dumps(answer_dict(a))
+
+
+def test_nothing_survives_the_filter_refuses(corpus, tmp_path):
+    a = sciera.ask(Q, corpus, llm=scripted(relevant=3), **overrides(tmp_path))
+    assert a.insufficient and a.evidence == () and a.citations == ()
+    assert a.trace["refused"] == "no evidence survived the filter"
+    assert all(not r["kept"] for r in a.trace["pipeline"]["candidates"])
+
+
+def test_full_evidence_skips_summaries(corpus, tmp_path):
+    llm = scripted()
+    a = sciera.ask(Q, corpus, llm=llm, **overrides(tmp_path, "full"))
+    assert not any("Write the summary" in c.prompt for c in llm.calls)
+    assert [e.passage.passage_id for e in a.evidence] == ["a1#0"] and a.evidence[0].summary == ""
+    assert a.trace["pipeline"]["compression_ratio"] == 1.0
