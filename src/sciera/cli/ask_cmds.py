@@ -63,7 +63,9 @@ def _print(data: dict[str, Any], explain: bool) -> None:
             typer.echo(
                 f"  {r['score']:.3f}  {mark}  {r['passage_id']}  {_snippet(r['title'], 60)}{why}"
             )
-    if info:
+    if info and not data["evidence"]:
+        typer.echo(f"no evidence; sufficient: {info['sufficient']}")
+    elif info:
         secs = ", ".join(f"{k} {v:.1f}s" for k, v in info.get("seconds", {}).items())
         typer.echo(
             f"CR {info['compression_ratio']:.2f} (vs all candidates "

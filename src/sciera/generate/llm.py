@@ -213,7 +213,8 @@ class LLMGenerator:
             trace["explanation_error"] = jtrace["degraded"]
             return head, (decision,), {**trace, "cite_all": True}
         explanation = " ".join(str(value["explanation"]).split())
-        return f"{head} {explanation}", (decision,), trace
+        # the decision read all the evidence: without markers, it cites all of it
+        return f"{head} {explanation}", (decision,), {**trace, "cite_all": True}
 
     def _entity_answer(self, kind: str, question: str, evidence, limit: int):
         value, trace = self._json(kind, question, evidence, _ENTITIES, 256)

@@ -1,0 +1,80 @@
+"""`sciera ask` end to end on a real SciFact slice with the real embedded 1.5B model.
+
+The corpus is the first 300 SciFact abstracts (ingested and BM25-indexed in a tmp dir);
+the claim's gold abstract (33370) is the BM25 top hit. tau 0 / top-k 1 make sure one
+passage reaches generation, so every stage runs for real. The LLM response cache lives in
+a fresh SCIERA_HOME (weights linked in), so the first run computes everything and the
+second (text output) run reads the same replies from the cache.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sciera.corpus.ingest import ingest
+from sciera.retrieve.build import build_indexes
+from sciera.settings import load_settings
+
+pytestmark = [pytest.mark.e2e, pytest.mark.integration]
+
+CLAIM = "TNFAIP3 is a tumor suppressor in glioblastoma."  # SciFact test claim 1137
+GOLD = "33370"
+N_DOCS = 300
+
+
+def _exe() -> str:
+    return shutil.which("sciera") or str(Path(sys.executable).parent / "sciera")
+
+
+@pytest.fixture(scope="module")
+def scifact_slice(scifact_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("ask")
+    lines = (scifact_dir / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:N_DOCS]
+    data = root / "corpus.jsonl"
+    data.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    ingest(data, root / "corpus", format="beir")
+    build_indexes(root / "corpus", load_settings(), which=["bm25"])
+    return root / "corpus"
+
+
+@pytest.fixture(scope="module")
+def env(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    home = tmp_path_factory.mktemp("home")
+    (home / "models").symlink_to(gguf_path.parent, target_is_directory=True)
+    return {**os.environ, "SCIERA_HOME": str(home), "HF_HUB_OFFLINE": "1"}
+
+
+def test_sciera_ask_scifact(scifact_slice: Path, env: dict[str, str]) -> None:
+    args = [_exe(), "ask", CLAIM, "--corpus", str(scifact_slice), "--first-stage", "bm25"]
+    args += ["--depth", "3", "--tau", "0", "--top-k", "1"]
+    run = subprocess.run(
+        [*args, "--json", "--explain"], capture_output=True, text=True, timeout=900, env=env
+    )
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    assert out["question_type"] == "yesno" and out["exact"][0] in {"yes", "no"}
+    assert not out["insufficient"] and "degraded" not in out["trace"]
+    info = out["trace"]["pipeline"]
+    candidates = {r["passage_id"] for r in info["candidates"]}
+    assert len(candidates) == 3 and f"{GOLD}#0" in candidates
+    kept = [r["passage_id"] for r in info["candidates"] if r["kept"]]
+    assert len(kept) == 1
+    assert [e["passage_id"] for e in out["evidence"]] == kept
+    assert out["evidence"][0]["summary"]  # DeepEra's query-conditioned summary
+    assert out["citations"] and {c["passage_id"] for c in out["citations"]} <= set(kept)
+    assert info["compression_ratio"] > 1.0
+    assert info["deepera"]["intent"] is not None
+    assert abs(sum(out["trace"]["probs"].values()) - 1.0) < 1e-6
+
+    text = subprocess.run(args, capture_output=True, text=True, timeout=600, env=env)
+    assert text.returncode == 0, text.stderr
+    assert f"A: {out['text']}" in text.stdout
+    assert "kept" in text.stdout and "filtered" in text.stdout
+    assert f"[1] {kept[0]}" in text.stdout
