@@ -1,0 +1,287 @@
+"""PubMedQA answering benchmark: full / vanilla / rational / deepera evidence side by side.
+
+Run from the repository root with the venv active (no network needed)::
+
+    HF_HUB_OFFLINE=1 python benchmarks/pubmedqa_answer.py --n 100
+    # quick check:  --n 5     other options: --settings reasoning retrieval
+    #   --extractors full vanilla rational deepera  --depth 5 --top-k 3 --tau 0.8
+    #   --first-stage bm25  --ideal (also an ideal answer, token F1 vs LONG_ANSWER)
+
+Data: ../shared/data/pubmedqa/pqal_dev.json (500 PQA-L questions, not the official test
+split). Subset: ``--n`` questions drawn with ``random.Random(--seed)`` from the sorted
+PubMed ids (``sciera.datasets.loaders.seeded_subset``; default 100 with seed 0); the ids
+are written into the results.
+
+Settings
+(a) ``reasoning`` (PubMedQA's reasoning-required setting): the question's own contexts
+    are the passages; each extractor turns them into evidence.
+(b) ``retrieval``: the contexts of all 500 dev questions are ingested as a corpus (one
+    document per PubMed id, contexts joined) and indexed; the question is answered from
+    the first stage's top ``--depth`` passages. full / vanilla / rational read the top
+    ``--top-k`` of them; deepera reranks all ``--depth`` (threshold ``--tau``), keeps at
+    most ``--top-k`` and summarizes. Evidence recall = share of questions whose own
+    abstract is among the evidence passages (first-stage recall is reported beside it).
+
+Answers: yes/no/maybe decided by choice probabilities over the three options (no
+explanation call). A refusal (no evidence survived; with ``--refuse insufficient`` also
+the extractor's "insufficient" verdict) or an unreadable reply counts as wrong.
+Metrics: accuracy and macro-F1 over yes/no/maybe, refusal and degraded rates, mean CR,
+mean seconds per question. Every answer is appended to a per-question JSONL file and a
+rerun skips what is there for the same configuration (resumable). The LLM response cache
+(SCIERA_HOME/llm-cache.sqlite) is on, so DeepEra's grades are computed once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import statistics
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / ".." / "shared" / "data" / "pubmedqa" / "pqal_dev.json"
+LABELS = ("yes", "no", "maybe")
+EXTRACTORS = ("full", "vanilla", "rational", "deepera")
+
+
+def macro_f1(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str] = LABELS) -> float:
+    """Mean over ``labels`` of per-class F1 (a prediction outside ``labels`` is just wrong)."""
+    scores = []
+    for c in labels:
+        tp = sum(g == c and p == c for g, p in zip(gold, pred, strict=True))
+        fp = sum(g != c and p == c for g, p in zip(gold, pred, strict=True))
+        fn = sum(g == c and p != c for g, p in zip(gold, pred, strict=True))
+        scores.append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
+    return sum(scores) / len(scores)
+
+
+def config_key(args: argparse.Namespace, model_id: str) -> str:
+    fields = {
+        k: getattr(args, k)
+        for k in ("depth", "top_k", "tau", "first_stage", "refuse", "passage_words", "ideal")
+    }
+    fields["model"] = model_id
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def load_done(path: Path, key: str) -> dict[tuple[str, str, str], dict[str, Any]]:
+    done: dict[tuple[str, str, str], dict[str, Any]] = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                r = json.loads(line)
+            except ValueError:  # a line cut by a kill: redo that question
+                continue
+            if r.get("config") == key:
+                done[(r["setting"], r["extractor"], r["pmid"])] = r
+    return done
+
+
+def open_corpus(data: Mapping[str, Any], work: Path, settings: Any, first_stage: str) -> Any:
+    """A retriever over one document per PubMed id (contexts joined), built once."""
+    from sciera.corpus.ingest import ingest
+    from sciera.errors import ScieraError
+    from sciera.retrieve.build import build_indexes
+    from sciera.retrieve.open import open_retriever
+
+    corpus = work / "corpus"
+    try:
+        return open_retriever(corpus, first_stage, settings)
+    except ScieraError:  # missing or stale: (re)build below
+        pass
+    work.mkdir(parents=True, exist_ok=True)
+    docs = work / "pubmedqa_dev.jsonl"
+    with docs.open("w", encoding="utf-8") as out:
+        for pmid, item in sorted(data.items()):
+            text = " ".join(str(c) for c in item["CONTEXTS"])
+            out.write(json.dumps({"_id": pmid, "title": "", "text": text}) + "\n")
+    ingest(docs, corpus, format="beir")
+    which = ["bm25"] if first_stage == "bm25" else ["bm25", "dense"]
+    build_indexes(corpus, settings, which=which)
+    return open_retriever(corpus, first_stage, settings)
+
+
+class Runner:
+    def __init__(self, args: argparse.Namespace) -> None:
+        from sciera.generate.llm import LLMGenerator
+        from sciera.llm.registry import make_llm
+        from sciera.settings import load_settings
+
+        self.args = args
+        self.settings = load_settings(
+            args.preset,
+            retrieve={"retriever": args.first_stage},
+            rerank={"depth": args.depth, "top_k": args.top_k, "tau": args.tau},
+            answer={"passage_words": args.passage_words},
+        )
+        self.llm = make_llm(self.settings)
+        self.generator = LLMGenerator.from_settings(
+            self.settings,
+            llm=self.llm,
+            allow_maybe=True,
+            explain_yesno=False,
+            refuse_on_insufficient=args.refuse == "insufficient",
+        )
+        self.extractors = {name: self._extractor(name) for name in args.extractors}
+
+    def _extractor(self, name: str) -> Any:
+        from sciera.evidence.registry import make_extractor
+        from sciera.rerank.deepera.agent import DeepEraReranker
+
+        if name == "deepera":
+            reranker = DeepEraReranker.from_settings(self.settings, llm=self.llm)
+            return make_extractor("deepera", self.settings, reranker=reranker)
+        return make_extractor(name, self.settings, llm=self.llm)
+
+    def answer(self, setting: str, name: str, pmid: str, item: Mapping[str, Any], retriever):
+        from sciera.generate.base import exact_answer
+        from sciera.types import Passage, Ranking, ScoredPassage
+
+        question = item["QUESTION"]
+        t0 = time.perf_counter()
+        if setting == "reasoning":
+            passages = [
+                Passage(f"{pmid}#{i}", pmid, i, "", c) for i, c in enumerate(item["CONTEXTS"])
+            ]
+            items = tuple(ScoredPassage(p, 1.0, i + 1) for i, p in enumerate(passages))
+            candidates = Ranking(question, items, "given")
+            ranking = candidates
+        else:
+            candidates = retriever.search(question, self.args.depth)
+            ranking = candidates if name == "deepera" else candidates.top(self.args.top_k)
+        ev = self.extractors[name].extract(question, ranking)
+        answer = self.generator.answer(question, ev.evidence, "yesno", sufficient=ev.sufficient)
+        exact = exact_answer(answer)
+        pred = exact[0] if exact else ("refused" if answer.insufficient else "degraded")
+        record: dict[str, Any] = {
+            "setting": setting,
+            "extractor": name,
+            "pmid": pmid,
+            "gold": item["final_decision"],
+            "pred": pred,
+            "probs": dict(answer.trace.get("probs", {})),
+            "sufficient": ev.sufficient,
+            "cr": ev.compression_ratio,
+            "evidence_ids": [e.passage.passage_id for e in ev.evidence],
+            "own_in_evidence": any(e.passage.doc_id == pmid for e in ev.evidence),
+            "own_in_candidates": any(it.passage.doc_id == pmid for it in candidates),
+            "evidence_parse_error": ev.trace.get("parse_error", ""),
+        }
+        if self.args.ideal and ev.evidence:
+            from sciera.eval.metrics.generation import token_f1
+
+            ideal = self.generator.answer(question, ev.evidence, "ideal")
+            record["ideal"] = ideal.text
+            record["ideal_f1"] = token_f1(ideal.text, item.get("LONG_ANSWER") or "")
+        record["seconds"] = time.perf_counter() - t0
+        return record
+
+
+def summarize(records: Sequence[dict[str, Any]], setting: str) -> dict[str, Any]:
+    gold = [r["gold"] for r in records]
+    pred = [r["pred"] for r in records]
+    out: dict[str, Any] = {
+        "n": len(records),
+        "accuracy": sum(g == p for g, p in zip(gold, pred, strict=True)) / len(records),
+        "macro_f1": macro_f1(gold, pred),
+        "refusal_rate": sum(p == "refused" for p in pred) / len(records),
+        "degraded_rate": sum(p == "degraded" for p in pred) / len(records),
+        "mean_cr": statistics.fmean(r["cr"] for r in records),
+        "judged_insufficient": sum(r["sufficient"] is False for r in records) / len(records),
+        "mean_seconds": statistics.fmean(r["seconds"] for r in records),
+        "predicted": {c: pred.count(c) for c in sorted(set(pred))},
+    }
+    if setting == "retrieval":
+        out["evidence_recall"] = statistics.fmean(r["own_in_evidence"] for r in records)
+        out["first_stage_recall"] = statistics.fmean(r["own_in_candidates"] for r in records)
+    ideal = [r["ideal_f1"] for r in records if "ideal_f1" in r]
+    if ideal:
+        out["ideal_token_f1"] = statistics.fmean(ideal)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--n", type=int, default=100, help="Questions in the seeded subset.")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--settings", nargs="+", default=["reasoning", "retrieval"])
+    ap.add_argument("--extractors", nargs="+", default=list(EXTRACTORS), choices=EXTRACTORS)
+    ap.add_argument("--first-stage", default="bm25", choices=["bm25", "dense", "hybrid"])
+    ap.add_argument("--depth", type=int, default=5)
+    ap.add_argument("--top-k", type=int, default=3)
+    ap.add_argument("--tau", type=float, default=0.8)
+    ap.add_argument("--passage-words", type=int, default=200)
+    ap.add_argument("--refuse", choices=["empty", "insufficient"], default="empty")
+    ap.add_argument("--ideal", action="store_true", help="Also score ideal answers (token F1).")
+    ap.add_argument("--preset", default=None)
+    ap.add_argument("--work", type=Path, default=Path("/tmp/sciera-bench/pubmedqa"))
+    ap.add_argument("--jsonl", type=Path, default=ROOT / "benchmarks/results/pubmedqa_answer.jsonl")
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/pubmedqa_answer.json")
+    args = ap.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+    from sciera.datasets.loaders import seeded_subset
+
+    data = json.loads(args.data.read_text(encoding="utf-8"))
+    pmids = seeded_subset(sorted(data), args.n, args.seed)
+    runner = Runner(args)
+    key = config_key(args, runner.llm.model_id)
+    done = load_done(args.jsonl, key)
+    retriever = None
+    if "retrieval" in args.settings:
+        retriever = open_corpus(data, args.work, runner.settings, args.first_stage)
+
+    args.jsonl.parent.mkdir(parents=True, exist_ok=True)
+    started, load_start = time.perf_counter(), os.getloadavg()[0]
+    results: dict[str, dict[str, Any]] = {}
+    with args.jsonl.open("a", encoding="utf-8") as log:
+        for setting in args.settings:
+            for name in args.extractors:
+                records = []
+                for i, pmid in enumerate(pmids):
+                    rec = done.get((setting, name, pmid))
+                    if rec is None:
+                        rec = runner.answer(setting, name, pmid, data[pmid], retriever)
+                        rec["config"] = key
+                        log.write(json.dumps(rec) + "\n")
+                        log.flush()
+                    records.append(rec)
+                    print(
+                        f"[{setting}/{name}] {i + 1}/{len(pmids)} {pmid}: gold {rec['gold']} "
+                        f"pred {rec['pred']} cr {rec['cr']:.1f} {rec['seconds']:.1f}s",
+                        file=sys.stderr,
+                    )
+                results.setdefault(setting, {})[name] = summarize(records, setting)
+
+    out = {
+        "benchmark": "pubmedqa_answer",
+        "data": "pqal_dev.json (PQA-L, 500 labelled questions outside the official test split)",
+        "subset": {"n": len(pmids), "seed": args.seed, "pmids": pmids},
+        "config": {**{k: str(v) for k, v in vars(args).items()}, "key": key},
+        "model": runner.llm.model_id,
+        "load_average": {"start": load_start, "end": os.getloadavg()[0]},
+        "seconds": time.perf_counter() - started,
+        "results": results,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    for setting, per in results.items():
+        print(f"\n{setting}: extractor  acc  macroF1  refused  CR  recall")
+        for name, m in per.items():
+            recall = f"{m['evidence_recall']:.2f}" if "evidence_recall" in m else "-"
+            print(
+                f"  {name:9s} {m['accuracy']:.3f}  {m['macro_f1']:.3f}  "
+                f"{m['refusal_rate']:.2f}  {m['mean_cr']:.2f}  {recall}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

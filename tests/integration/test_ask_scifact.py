@@ -1,0 +1,55 @@
+"""`sciera.ask` through the Python API with the real 1.5B model on a real SciFact slice,
+with EviOmni rational evidence (DeepEra reranks without filtering: tau 0, top-k 2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import sciera
+from sciera.corpus.ingest import ingest
+from sciera.generate.base import exact_answer
+from sciera.retrieve.build import build_indexes
+from sciera.settings import load_settings
+from sciera.types import Answer
+
+pytestmark = pytest.mark.integration
+
+CLAIM = "TNFAIP3 is a tumor suppressor in glioblastoma."  # SciFact test claim 1137
+GOLD = "33370"
+
+
+@pytest.fixture(scope="module")
+def corpus(scifact_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("ask_api")
+    lines = (scifact_dir / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:300]
+    (root / "c.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    ingest(root / "c.jsonl", root / "corpus", format="beir")
+    build_indexes(root / "corpus", load_settings(), which=["bm25"])
+    return root / "corpus"
+
+
+def test_ask_with_rational_evidence(corpus: Path, llm_1p5b, tmp_path: Path) -> None:
+    a = sciera.ask(
+        CLAIM,
+        corpus,
+        llm=llm_1p5b,
+        home=tmp_path,
+        retrieve={"retriever": "bm25"},
+        rerank={"depth": 2, "top_k": 2, "tau": 0.0},
+        answer={"evidence": "rational", "passage_words": 120, "refuse_on_insufficient": False},
+    )
+    assert isinstance(a, Answer) and a.question_type == "yesno"
+    info = a.trace["pipeline"]
+    assert info["evidence_extractor"] == "rational"
+    assert "parse_error" not in info["evidence_trace"], info["evidence_trace"]["raw"]
+    assert info["evidence_trace"]["reason"]  # the rationale was written
+    assert a.evidence, info["evidence_trace"]["extract"]
+    candidates = {r["passage_id"] for r in info["candidates"]}
+    assert f"{GOLD}#0" in candidates
+    assert {e.passage.passage_id for e in a.evidence} <= candidates
+    assert {c.passage_id for c in a.citations} <= {e.passage.passage_id for e in a.evidence}
+    assert info["compression_ratio"] > 1.0
+    assert exact_answer(a)[0] in {"yes", "no"}
+    assert info["sufficient"] in {True, False, None}
