@@ -52,4 +52,3 @@ def test_ask_with_rational_evidence(corpus: Path, llm_1p5b, tmp_path: Path) -> N
     assert {c.passage_id for c in a.citations} <= {e.passage.passage_id for e in a.evidence}
     assert info["compression_ratio"] > 1.0
     assert exact_answer(a)[0] in {"yes", "no"}
-    assert info["sufficient"] in {True, False, None}
