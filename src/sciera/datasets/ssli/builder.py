@@ -188,8 +188,8 @@ class SSLIBuilder:
     ) -> tuple[list[Candidate], dict[str, Any]]:
         cfg = self.config
         if cfg.mode == "hard-negative":
-            keep = ctx.inject(base, [Candidate("", "")] * cfg.n_distractors, gold_ids, cfg.total)
-            exclude = {c.passage_id for c in keep}
+            # not any Base candidate: injection keeps a prefix of Base, never a duplicate
+            exclude = {c.passage_id for c in base}
             mined = ctx.mine_hard_negatives(self.retriever, gold, exclude, cfg.n_distractors)
             return mined, {"distractor_source": "hard_negative", "distractors_accepted": len(mined)}
         gold_text = "\n".join(g.contents for g in gold)
