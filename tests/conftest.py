@@ -50,3 +50,20 @@ def llm_1p5b(gguf_path: Path):
 
     resolved = resolve_model(DEFAULT_GGUF, Settings().home)
     return LlamaCppLLM(gguf_path, model_id=f"llamacpp:{resolved.model_id}", threads=2)
+
+
+# --- full SciFact corpus, ingested and indexed once per session (e2e experiments) ----------
+SCIFACT_INDEX_SETTINGS = {"embed": {"backend": "minilm"}}
+
+
+@pytest.fixture(scope="session")
+def scifact_full_corpus(scifact_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """All 5,183 SciFact abstracts ingested, with BM25 + MiniLM dense indexes (~2-4 min)."""
+    from sciera.corpus import ingest
+    from sciera.retrieve import build_indexes
+    from sciera.settings import load_settings
+
+    corpus = tmp_path_factory.mktemp("scifact-full")
+    ingest(scifact_dir, corpus, format="beir")
+    build_indexes(corpus, load_settings(**SCIFACT_INDEX_SETTINGS))
+    return corpus

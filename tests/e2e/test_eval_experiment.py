@@ -1,0 +1,96 @@
+"""`sciera eval run` + `sciera eval report` on real SciFact: BM25 vs hybrid, no LLM.
+
+The experiment is benchmarks/experiments/scifact_first_stage.yaml (50 seeded test
+claims over the full corpus) pointed at a session-scoped ingested + indexed corpus.
+The table's numbers must equal sciera.eval.evaluate on the TREC run files it wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from sciera.corpus import load_qrels
+from sciera.eval.metrics import evaluate
+from sciera.eval.retrieval import read_trec_run
+
+pytestmark = [pytest.mark.e2e, pytest.mark.integration]
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "benchmarks" / "experiments" / "scifact_first_stage.yaml"
+
+
+def sciera(*args: str) -> subprocess.CompletedProcess[str]:
+    exe = shutil.which("sciera") or str(Path(sys.executable).parent / "sciera")
+    return subprocess.run([exe, *args], capture_output=True, text=True, timeout=900)
+
+
+@pytest.fixture(scope="module")
+def experiment_results(
+    scifact_full_corpus: Path, scifact_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    spec = yaml.safe_load(EXAMPLE.read_text())
+    spec["dataset"]["path"] = str(scifact_dir)
+    spec["corpus"] = str(scifact_full_corpus)
+    folder = tmp_path_factory.mktemp("experiment")
+    (folder / "exp.yaml").write_text(yaml.safe_dump(spec))
+    out = folder / "results"
+    proc = sciera("eval", "run", str(folder / "exp.yaml"), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    print(proc.stdout)
+    return out
+
+
+def test_table_equals_evaluate_on_the_written_runs(experiment_results: Path, scifact_dir) -> None:
+    table = json.loads((experiment_results / "report" / "table.json").read_text())
+    dataset = json.loads((experiment_results / "dataset.json").read_text())
+    qids = list(dataset["queries"])
+    assert len(qids) == 50
+    qrels_all = load_qrels(scifact_dir / "qrels" / "test.tsv")
+    qrels = {q: qrels_all[q] for q in qids}
+    metrics = ["ndcg@10", "recall@100", "map@10", "mrr@10", "hit@5"]
+    rows = {r["pipeline"]: r for r in table["rows"]}
+    assert set(rows) == {"bm25", "hybrid"}
+    for name, row in rows.items():
+        run = read_trec_run(experiment_results / "runs" / name / "r0" / "run.trec")
+        assert set(run) == set(qids) and all(len(d) == 100 for d in run.values())
+        expected = evaluate(run, qrels, metrics)
+        for m in metrics:
+            assert row["cells"][m]["mean"] == pytest.approx(expected[m], abs=1e-12), (name, m)
+            assert row["cells"][m]["std"] == 0.0
+        assert row["repeats"] == 1
+        # far above a broken retriever; published full-set BM25 nDCG@10 is 0.68
+        assert expected["ndcg@10"] > 0.55 and expected["recall@100"] > 0.85
+        assert row["cells"]["s/q first_stage"]["mean"] > 0
+
+
+def test_report_files_and_plots(experiment_results: Path) -> None:
+    report = experiment_results / "report"
+    md = (report / "table.md").read_text()
+    assert "| bm25 | all | 50 | 1 |" in md and "**" in md
+    header = (report / "table.csv").read_text().splitlines()[0]
+    assert header.startswith("pipeline,setting,queries,repeats,ndcg@10 mean,ndcg@10 std")
+    for name in ("rank_distribution", "metric_vs_k", "ablation"):
+        png = report / f"{name}.png"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+
+
+def test_rerun_resumes_without_new_work(experiment_results: Path) -> None:
+    before = (experiment_results / "runs" / "bm25" / "r0" / "results.jsonl").read_bytes()
+    proc = sciera(
+        "eval",
+        "run",
+        str(experiment_results.parent / "exp.yaml"),
+        "--out",
+        str(experiment_results),
+        "--no-report",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "ran 0 question runs, resumed past 100" in proc.stdout
+    after = (experiment_results / "runs" / "bm25" / "r0" / "results.jsonl").read_bytes()
+    assert after == before
