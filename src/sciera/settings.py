@@ -39,6 +39,9 @@ class EmbedSettings(_Section):
         None, description="Model name or path for the sentence-transformers backend."
     )
     batch_size: int = Field(64, ge=1)
+    cache: bool = Field(
+        True, description="Reuse passage vectors across index builds (SCIERA_HOME/embeddings.sqlite)."
+    )
 
 
 class VectorSettings(_Section):
