@@ -40,7 +40,8 @@ class EmbedSettings(_Section):
     )
     batch_size: int = Field(64, ge=1)
     cache: bool = Field(
-        True, description="Reuse passage vectors across index builds (SCIERA_HOME/embeddings.sqlite)."
+        True,
+        description="Reuse passage vectors across index builds (SCIERA_HOME/embeddings.sqlite).",
     )
 
 

@@ -153,7 +153,7 @@ def test_build_output_and_stats(corpus: Path, tmp_path: Path) -> None:
         ids = [c.passage_id for c in inst.candidates]
         assert set(inst.gold_passage_ids) <= set(ids) and len(set(ids)) == 5
         assert inst.provenance["model"] == "scripted:test"
-        assert inst.provenance["prompts"] == {"ssli_extract": "1", "ssli_qa": "1"}
+        assert inst.provenance["prompts"] == {"ssli_extract": "2", "ssli_qa": "2"}
         if inst.setting == "ssli":
             qid = inst.id.rsplit("/", 1)[0]
             assert ids[-1] == f"ssli:{qid}:1" and inst.candidates[-1].is_distractor
