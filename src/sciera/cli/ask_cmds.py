@@ -107,6 +107,13 @@ def ask(
         bool | None,
         typer.Option("--refuse/--no-refuse", help="Refuse when the evidence is insufficient."),
     ] = None,
+    explain_yesno: Annotated[
+        bool | None,
+        typer.Option(
+            "--explain-yesno/--no-explain-yesno",
+            help="Add a cited explanation to yes/no answers (one more LLM call).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     explain: Annotated[bool, typer.Option(help="Print the full DeepEra trace.")] = False,
 ) -> None:
@@ -125,6 +132,7 @@ def ask(
                 "extractive": extractive,
                 "refuse_on_empty": refuse,
                 "refuse_on_insufficient": refuse,
+                "explain_yesno": explain_yesno,
             },
         },
     )

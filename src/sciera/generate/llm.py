@@ -206,7 +206,7 @@ class LLMGenerator:
         head = decision.capitalize() + "."
         if not self.explain_yesno:
             return head, (decision,), {**trace, "cite_all": True}
-        value, jtrace = self._json("explain", question, evidence, _EXPLAIN, 160, decision=decision)
+        value, jtrace = self._json("explain", question, evidence, _EXPLAIN, 100, decision=decision)
         trace["prompts"] += jtrace["prompts"]
         trace["completion_tokens"] = jtrace["completion_tokens"]
         if value is None:  # the decision stands; the explanation is missing
