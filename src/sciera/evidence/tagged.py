@@ -2,7 +2,8 @@
 
 One call renders the prompt with the question and the delimited passages, generates until
 ``</extract>``, and reads ``<reason>``, ``<sufficient>`` and ``<extract>`` from the reply.
-A reply without an ``<extract>`` block is a parse failure: no evidence, never a guess.
+A reply with tags but no ``<extract>`` block is a parse failure: no evidence, never a
+guess. A reply without any tag is read as an untagged extract (``trace["untagged"]``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from sciera.eval.metrics.generation import compression_ratio
 from sciera.evidence.attribute import attribute
 from sciera.evidence.base import EvidenceResult
 from sciera.llm.base import ParseFailure
-from sciera.llm.parsing import extract_tag, parse_choice
+from sciera.llm.parsing import extract_tag, parse_choice, strip_reasoning
 from sciera.rerank.base import truncate_words
 from sciera.types import Ranking
 
@@ -71,6 +72,11 @@ def tagged_extract(
     trace["reason"] = "" if isinstance(reason, ParseFailure) else reason
     sufficient = _sufficient(reply.text) if judge_sufficiency else None
     extract = extract_tag(reply.text, "extract")
+    if isinstance(extract, ParseFailure) and "<" not in strip_reasoning(reply.text):
+        # a tag-free reply is the extract written without its tags (small models do
+        # this); attribution below still drops every sentence no passage supports
+        extract = strip_reasoning(reply.text)
+        trace["untagged"] = True
     if isinstance(extract, ParseFailure):
         logger.warning("%s evidence: %s", name, extract.error)
         trace["parse_error"] = extract.error

@@ -69,10 +69,21 @@ def test_rational_insufficient_verdict():
 
 
 def test_malformed_reply_gives_no_evidence_not_a_crash():
-    res = RationalExtractor(ScriptedLLM(default="I cannot help with that.")).extract(Q, ranking())
-    assert res.evidence == () and res.sufficient is None
+    reply = "<reason>Albendazole treats filariasis.</reason> <sufficient>yes"
+    res = RationalExtractor(ScriptedLLM(default=reply)).extract(Q, ranking())
+    assert res.evidence == () and res.sufficient is True
     assert "no <extract> block" in res.trace["parse_error"]
     assert res.compression_ratio == 13.0  # empty evidence counts as one token
+
+
+def test_untagged_reply_is_an_extract_whose_unsupported_sentences_drop():
+    reply = "Albendazole treats lymphatic filariasis. I cannot help with that."
+    res = VanillaExtractor(ScriptedLLM(default=reply)).extract(Q, ranking())
+    assert res.trace["untagged"] and "parse_error" not in res.trace
+    assert [e.passage.passage_id for e in res.evidence] == ["d1#0"]
+    assert res.trace["unsupported_sentences"] == ["I cannot help with that."]
+    res = VanillaExtractor(ScriptedLLM(default="Nothing relevant.")).extract(Q, ranking())
+    assert res.evidence == ()
 
 
 def test_vanilla_does_not_judge_sufficiency():
