@@ -22,6 +22,7 @@ from sciera.types import Ranking
 
 if TYPE_CHECKING:
     from sciera.llm.base import LLM
+    from sciera.settings import Settings
 
 logger = logging.getLogger(__name__)
 STOP = "</extract>"
@@ -87,3 +88,41 @@ def tagged_extract(
     trace["unsupported_sentences"] = list(found.unsupported)
     cr = compression_ratio(contents, extract)
     return EvidenceResult(found.evidence, sufficient, cr, trace)
+
+
+class TaggedExtractor:
+    """An LLM extractor driven by one tagged prompt; subclasses name the prompt and
+    whether the reply judges sufficiency (``<sufficient>``)."""
+
+    name: str = ""
+    prompt: str = ""
+    judge_sufficiency: bool = False
+    default_max_tokens: int = 256
+
+    def __init__(
+        self, llm: LLM, *, passage_words: int = 200, max_tokens: int | None = None
+    ) -> None:
+        self.llm, self.passage_words = llm, passage_words
+        self.max_tokens = max_tokens or self.default_max_tokens
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **kwargs: Any) -> TaggedExtractor:
+        llm = kwargs.pop("llm", None)
+        if llm is None:
+            from sciera.llm.registry import make_llm
+
+            llm = make_llm(settings)
+        kwargs.setdefault("passage_words", settings.answer.passage_words)
+        return cls(llm, **kwargs)
+
+    def extract(self, question: str, ranking: Ranking) -> EvidenceResult:
+        return tagged_extract(
+            self.llm,
+            self.prompt,
+            question,
+            ranking,
+            name=self.name,
+            judge_sufficiency=self.judge_sufficiency,
+            passage_words=self.passage_words,
+            max_tokens=self.max_tokens,
+        )

@@ -3,43 +3,11 @@ judge sufficiency (``sufficient`` is None)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from sciera.evidence.base import EvidenceResult
-from sciera.evidence.tagged import tagged_extract
-from sciera.types import Ranking
-
-if TYPE_CHECKING:
-    from sciera.llm.base import LLM
-    from sciera.settings import Settings
-
-PROMPT = "evidence_vanilla"
+from sciera.evidence.tagged import TaggedExtractor
 
 
-class VanillaExtractor:
+class VanillaExtractor(TaggedExtractor):
     name = "vanilla"
-
-    def __init__(self, llm: LLM, *, passage_words: int = 200, max_tokens: int = 256) -> None:
-        self.llm, self.passage_words, self.max_tokens = llm, passage_words, max_tokens
-
-    @classmethod
-    def from_settings(cls, settings: Settings, **kwargs: Any) -> VanillaExtractor:
-        llm = kwargs.pop("llm", None)
-        if llm is None:
-            from sciera.llm.registry import make_llm
-
-            llm = make_llm(settings)
-        kwargs.setdefault("passage_words", settings.answer.passage_words)
-        return cls(llm, **kwargs)
-
-    def extract(self, question: str, ranking: Ranking) -> EvidenceResult:
-        return tagged_extract(
-            self.llm,
-            PROMPT,
-            question,
-            ranking,
-            name=self.name,
-            judge_sufficiency=False,
-            passage_words=self.passage_words,
-            max_tokens=self.max_tokens,
-        )
+    prompt = "evidence_vanilla"
+    judge_sufficiency = False
+    default_max_tokens = 256
