@@ -15,6 +15,28 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
+# In CI every extra is installed, so a skipped test means something is missing: fail it.
+STRICT = os.environ.get("CI", "").lower() == "true" or os.environ.get("SCIERA_STRICT_TESTS") == "1"
+
+
+def _strict(report: pytest.TestReport | pytest.CollectReport) -> None:
+    if STRICT and report.skipped and not hasattr(report, "wasxfail"):
+        report.outcome = "failed"
+        report.longrepr = f"skipped in CI, where nothing may be missing: {report.longrepr}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    _strict(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    outcome = yield
+    _strict(outcome.get_result())
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     if not (SHARED_DATA / "scifact" / "corpus.jsonl").exists():
