@@ -71,6 +71,7 @@ def grade_messages(claim: str, passage: str) -> list[Message]:
 
 
 def score_all(llm: Any, claim: str, passages: list[str]) -> tuple[float, list[float]]:
+    print(f"  scoring {len(passages)} passages with {type(llm).__name__}", file=sys.stderr)
     start = time.perf_counter()
     grades = [llm.choice_logprobs(grade_messages(claim, p), GRADES).expected() for p in passages]
     return time.perf_counter() - start, grades
@@ -161,8 +162,8 @@ def main() -> None:
         print(f"benchmarking {name} ...", file=sys.stderr)
         results["models"].append(bench_model(name, home, claim, passages))
         print(json.dumps(results["models"][-1], indent=1), file=sys.stderr)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=1) + "\n")
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(results, indent=1) + "\n")  # after each model
     print(f"wrote {args.out}", file=sys.stderr)
 
 

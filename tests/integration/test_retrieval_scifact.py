@@ -50,7 +50,8 @@ def scifact_slice(scifact_dir: Path, tmp_path_factory: pytest.TempPathFactory):
                 dst.write(line)
     corpus = tmp_path_factory.mktemp("corpus")
     ingest(folder, corpus, format="beir")
-    settings = load_settings(**SETTINGS)
+    # a private SCIERA_HOME: the first build really embeds (no cached vectors)
+    settings = load_settings(home=tmp_path_factory.mktemp("home"), **SETTINGS)
     build_indexes(corpus, settings)
     queries = load_beir_queries(scifact_dir)
     return corpus, settings, {q: queries[q] for q in qrels}, qrels
@@ -95,7 +96,7 @@ def test_ingest_more_makes_index_stale(scifact_dir: Path, tmp_path: Path) -> Non
         (folder / "corpus.jsonl").write_text("\n".join(chunk) + "\n", encoding="utf-8")
     corpus = tmp_path / "corpus"
     ingest(first, corpus, format="beir")
-    settings = load_settings()
+    settings = load_settings(home=tmp_path / "home")
     build_indexes(corpus, settings, which=["bm25"])
     assert len(open_retriever(corpus, "bm25", settings).search("cancer", 5)) > 0
     ingest(second, corpus, format="beir")

@@ -21,11 +21,11 @@ pytestmark = pytest.mark.integration
 def embedded(scifact_dir: Path):
     ids, texts = [], []
     with open(scifact_dir / "corpus.jsonl", encoding="utf-8") as fh:
-        for line, _ in zip(fh, range(120), strict=False):
+        for line, _ in zip(fh, range(80), strict=False):
             rec = json.loads(line)
             ids.append(rec["_id"])
             texts.append(f"{rec['title']}\n{rec['text']}")
-    queries = list(load_beir_queries(scifact_dir).values())[:25]
+    queries = list(load_beir_queries(scifact_dir).values())[:20]
     embedder = create_embedder(EmbedSettings(backend="minilm"))
     return ids, embedder.embed_passages(texts), embedder.embed_queries(queries)
 
@@ -42,8 +42,8 @@ def test_faiss_and_qdrant_agree(embedded, tmp_path: Path) -> None:
     disk = QdrantIndex(384, path=tmp_path / "qdrant", collection="scifact")
     try:
         for index in (memory, disk):
-            index.add(ids[:60], passages[:60])
-            index.add(ids[60:], passages[60:])
+            index.add(ids[:50], passages[:50])
+            index.add(ids[50:], passages[50:])
             hits = index.search(queries, 10)
             assert [[p for p, _ in h] for h in hits] == want
             for h, row in zip(hits, brute, strict=True):

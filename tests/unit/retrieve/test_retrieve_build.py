@@ -16,6 +16,12 @@ from sciera.retrieve.manifest import read_manifest
 from sciera.settings import load_settings
 
 
+@pytest.fixture(autouse=True)
+def _private_home(tmp_path, monkeypatch):
+    """The passage-vector cache lives under SCIERA_HOME: keep it inside the test."""
+    monkeypatch.setenv("SCIERA_HOME", str(tmp_path / "home"))
+
+
 def test_build_writes_indexes_and_manifest(small_corpus, hash_embedder):
     progress: list[tuple[str, int, int]] = []
     manifest = build_indexes(
