@@ -50,17 +50,6 @@ LABELS = ("yes", "no", "maybe")
 EXTRACTORS = ("full", "vanilla", "rational", "deepera")
 
 
-def macro_f1(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str] = LABELS) -> float:
-    """Mean over ``labels`` of per-class F1 (a prediction outside ``labels`` is just wrong)."""
-    scores = []
-    for c in labels:
-        tp = sum(g == c and p == c for g, p in zip(gold, pred, strict=True))
-        fp = sum(g != c and p == c for g, p in zip(gold, pred, strict=True))
-        fn = sum(g == c and p != c for g, p in zip(gold, pred, strict=True))
-        scores.append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
-    return sum(scores) / len(scores)
-
-
 def config_key(args: argparse.Namespace, model_id: str) -> str:
     fields = {
         k: getattr(args, k)
@@ -184,12 +173,14 @@ class Runner:
 
 
 def summarize(records: Sequence[dict[str, Any]], setting: str) -> dict[str, Any]:
+    from sciera.eval.metrics.bioasq import macro_f1
+
     gold = [r["gold"] for r in records]
     pred = [r["pred"] for r in records]
     out: dict[str, Any] = {
         "n": len(records),
         "accuracy": sum(g == p for g, p in zip(gold, pred, strict=True)) / len(records),
-        "macro_f1": macro_f1(gold, pred),
+        "macro_f1": macro_f1(gold, pred, LABELS),  # "refused"/"degraded" count as wrong
         "refusal_rate": sum(p == "refused" for p in pred) / len(records),
         "degraded_rate": sum(p == "degraded" for p in pred) / len(records),
         "mean_cr": statistics.fmean(r["cr"] for r in records),

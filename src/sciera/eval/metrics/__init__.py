@@ -5,10 +5,22 @@
 
 Modules: :mod:`.ranking` (trec_eval-exact nDCG/MAP/MRR/Recall/Precision, HitRate,
 RP), :mod:`.robustness` (NRS, CDR), :mod:`.generation` (EM, token P/R/F1,
-ROUGE-L, ROUGE-SU4, CR), :mod:`.registry` (spec parsing) and :mod:`.evaluate`
-(whole runs).
+ROUGE-L, ROUGE-SU4, CR), :mod:`.bioasq` (BioASQ exact answers: yes/no accuracy and
+corpus-level macro-F1, factoid strict/lenient/MRR, list P/R/F1), :mod:`.registry`
+(spec parsing) and :mod:`.evaluate` (whole runs).
 """
 
+from sciera.eval.metrics.bioasq import (
+    factoid_lenient,
+    factoid_mrr,
+    factoid_strict,
+    list_f1,
+    list_precision,
+    list_recall,
+    list_scores,
+    macro_f1,
+    yesno_accuracy,
+)
 from sciera.eval.metrics.evaluate import (
     evaluate,
     evaluate_answers,
@@ -54,7 +66,15 @@ __all__ = [
     "evaluate_evidence",
     "evaluate_per_query",
     "exact_match",
+    "factoid_lenient",
+    "factoid_mrr",
+    "factoid_strict",
     "hit_rate",
+    "list_f1",
+    "list_precision",
+    "list_recall",
+    "list_scores",
+    "macro_f1",
     "ndcg",
     "noise_robustness",
     "normalize_text",
@@ -71,4 +91,5 @@ __all__ = [
     "token_recall",
     "token_scores",
     "trec_order",
+    "yesno_accuracy",
 ]

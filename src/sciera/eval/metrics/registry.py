@@ -9,7 +9,8 @@ candidates while ``"rp"`` takes N from the caller.
 Each definition has a *kind* that says which evaluator accepts it:
 ``query`` metrics score one ranked list against judgments
 (:func:`sciera.eval.metrics.evaluate`), ``answer`` metrics score a predicted
-answer against reference answers (``evaluate_answers``), and ``evidence``
+answer against reference answers (``evaluate_answers``; the BioASQ
+exact-answer specs take the shapes described in :mod:`.bioasq`), and ``evidence``
 metrics score extracted evidence against its source passages
 (``evaluate_evidence``).
 """
@@ -20,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from sciera.eval.metrics import generation, ranking, robustness
+from sciera.eval.metrics import bioasq, generation, ranking, robustness
 
 Kind = Literal["query", "answer", "evidence"]
 
@@ -123,6 +124,13 @@ _DEFS: list[MetricDef] = [
     MetricDef("recall", "answer", generation.token_recall, "token recall (SQuAD)"),
     MetricDef("rouge_l", "answer", generation.rouge_l, "ROUGE-L F-measure"),
     MetricDef("rouge_su4", "answer", generation.rouge_su4, "ROUGE-SU4 F-measure"),
+    MetricDef("yesno_accuracy", "answer", bioasq.yesno_accuracy, "BioASQ yes/no accuracy"),
+    MetricDef("factoid_strict", "answer", bioasq.factoid_strict, "BioASQ factoid strict accuracy"),
+    MetricDef("factoid_lenient", "answer", bioasq.factoid_lenient, "BioASQ factoid lenient acc."),
+    MetricDef("factoid_mrr", "answer", bioasq.factoid_mrr, "BioASQ factoid MRR (top 5)"),
+    MetricDef("list_precision", "answer", bioasq.list_precision, "BioASQ list precision"),
+    MetricDef("list_recall", "answer", bioasq.list_recall, "BioASQ list recall"),
+    MetricDef("list_f1", "answer", bioasq.list_f1, "BioASQ list F-measure"),
     MetricDef("cr", "evidence", generation.compression_ratio, "compression ratio (EviOmni)"),
 ]
 
