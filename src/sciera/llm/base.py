@@ -115,3 +115,19 @@ class LLM(Protocol):
     def choice_logprobs(
         self, messages: Sequence[Message], choices: Sequence[str]
     ) -> ChoiceProbs: ...
+
+
+def context_limits(llm: object) -> tuple[int, Any] | None:
+    """(context window in tokens, token counter) of the backend behind any wrappers.
+
+    Wrappers (the response cache, meters) keep the backend in ``inner``. ``None`` when the
+    backend does not expose both (HTTP servers: their limits are the server's business).
+    """
+    seen: set[int] = set()
+    while llm is not None and id(llm) not in seen:
+        seen.add(id(llm))
+        n_ctx, count = getattr(llm, "n_ctx", None), getattr(llm, "count_tokens", None)
+        if isinstance(n_ctx, int) and callable(count):
+            return n_ctx, count
+        llm = getattr(llm, "inner", None)
+    return None

@@ -8,6 +8,10 @@ dropped and missing ones appended in their current order; a reply with no usable
 leaves the window unchanged.
 
 Scores are positional: the passage at final rank r of n gets (n - r + 1) / n.
+
+A window must fit the model's context: when the backend tells its window and counts
+tokens (llama.cpp), passages are cut to fewer than ``max_words`` words until the prompt
+plus the reply fits, and the words used are recorded per call.
 """
 
 from __future__ import annotations
@@ -16,14 +20,17 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
+from sciera.llm.base import context_limits
 from sciera.rerank.base import rescored, truncate_words
 from sciera.types import Passage, Ranking
 
 if TYPE_CHECKING:
-    from sciera.llm.base import LLM
+    from sciera.llm.base import LLM, Message
     from sciera.settings import Settings
 
 PROMPT = "llm_listwise"
+_CHAT_OVERHEAD = 8  # chat-template tokens around each message (Qwen: 5), with slack
+_MIN_WORDS = 20
 _ID = re.compile(r"\[\s*(\d+)\s*\]|\b(\d+)\b")
 
 
@@ -92,17 +99,48 @@ class LLMListwiseReranker:
             llm = make_llm(settings)
         return cls(llm, **kwargs)
 
-    def _permute(self, query: str, passages: list[Passage]) -> tuple[list[int], dict[str, Any]]:
+    def _messages(self, query: str, passages: list[Passage], words: int) -> list[Message]:
         from sciera.llm.prompting import delimit_passages, load_prompt
 
+        blocks = delimit_passages([truncate_words(p.contents, words) for p in passages])
+        return load_prompt(PROMPT).render(query=query, num=len(passages), passages=blocks)
+
+    def _fitted(
+        self, query: str, passages: list[Passage], reply_tokens: int
+    ) -> tuple[list[Message], int]:
+        """The prompt with passages cut so that prompt + reply fit the context window."""
+        words = self.max_words
+        messages = self._messages(query, passages, words)
+        limits = context_limits(self.llm)
+        if limits is None:
+            return messages, words
+        n_ctx, count = limits
+
+        def size(msgs: list[Message]) -> int:
+            return sum(count(m.content) + _CHAT_OVERHEAD for m in msgs)
+
+        room = n_ctx - reply_tokens
+        used = size(messages)
+        if used <= room:
+            return messages, words
+        fixed = size(self._messages(query, passages, 0))  # everything but the passage words
+        while used > room and words > _MIN_WORDS:
+            per_word = max(used - fixed, 1) / words
+            words = max(_MIN_WORDS, min(words - 1, int((room - fixed) / per_word)))
+            messages = self._messages(query, passages, words)
+            used = size(messages)
+        return messages, words
+
+    def _permute(self, query: str, passages: list[Passage]) -> tuple[list[int], dict[str, Any]]:
         m = len(passages)
-        blocks = delimit_passages([truncate_words(p.contents, self.max_words) for p in passages])
-        messages = load_prompt(PROMPT).render(query=query, num=m, passages=blocks)
+        reply_tokens = self.max_tokens or 6 * m + 8
+        messages, words = self._fitted(query, passages, reply_tokens)
         t0 = time.perf_counter()
-        reply = self.llm.complete(messages, max_tokens=self.max_tokens or 6 * m + 8)
+        reply = self.llm.complete(messages, max_tokens=reply_tokens)
         order, repaired = parse_permutation(reply.text, m)
         info = {
             "size": m,
+            "passage_words": words,
             "reply": reply.text,
             "repaired": repaired,
             "prompt_tokens": reply.prompt_tokens,

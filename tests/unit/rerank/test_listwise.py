@@ -52,3 +52,60 @@ def test_sliding_window_moves_a_strong_passage_from_the_bottom_to_the_top():
     assert out.items[0].passage_id == "d2#0"
     assert [(c["start"], c["end"]) for c in lw.last_calls] == [(2, 5), (0, 3)]
     assert [it.score for it in out.items] == [1.0, 0.8, 0.6, 0.4, 0.2]
+
+
+class SmallContextLLM(ReplyLLM):
+    """A backend with a small context window whose tokens are whitespace-separated words."""
+
+    def __init__(self, n_ctx: int) -> None:
+        super().__init__("[1] > [2]")
+        self.n_ctx = n_ctx
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    def complete(self, messages, *, max_tokens=256, **kw):
+        used = sum(self.count_tokens(m.content) + 8 for m in messages)
+        assert used + max_tokens <= self.n_ctx, f"prompt of {used} tokens does not fit"
+        return super().complete(messages, max_tokens=max_tokens, **kw)
+
+
+class Wrapper:
+    """Stands for the response cache: the backend sits in ``inner``."""
+
+    def __init__(self, inner):
+        self.inner, self.model_id = inner, inner.model_id
+
+    def complete(self, messages, **kw):
+        return self.inner.complete(messages, **kw)
+
+
+def test_window_is_cut_to_fit_the_context_behind_a_wrapper():
+    long = make_ranking()
+    long = type(long)(
+        QUERY,
+        tuple(
+            type(it)(
+                type(it.passage)(it.passage_id, it.passage.doc_id, 0, "", "word " * 300),
+                it.score,
+                it.rank,
+            )
+            for it in long.items
+        ),
+        "bm25",
+    )
+    backend = SmallContextLLM(n_ctx=700)
+    lw = LLMListwiseReranker(Wrapper(backend), window=5, step=5, max_words=200)
+    out = lw.rerank(QUERY, long)
+    (call,) = lw.last_calls
+    assert 20 <= call["passage_words"] < 200
+    # close to as many words as fit: 10 more words per passage would overflow the window
+    bigger = lw._messages(QUERY, [it.passage for it in long.items], call["passage_words"] + 10)
+    assert sum(backend.count_tokens(m.content) + 8 for m in bigger) + 38 > 700
+    assert len(out.items) == 5
+
+
+def test_a_window_that_fits_keeps_max_words():
+    lw = LLMListwiseReranker(SmallContextLLM(n_ctx=100_000), max_words=120)
+    lw.rerank(QUERY, make_ranking())
+    assert lw.last_calls[0]["passage_words"] == 120
