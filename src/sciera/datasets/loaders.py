@@ -8,6 +8,8 @@ Every loader returns one :class:`EvalDataset`, the form the experiment runner re
 - ``candidates``: a fixed candidate pool per question (SSLI, PubMedQA), used by the
   ``candidates`` first stage instead of searching a corpus;
 - ``answers``: reference answers for answer metrics and judges;
+- ``labels``: gold exact-answer labels for label metrics (``macro_f1``): PubMedQA's
+  ``final_decision`` (yes/no/maybe); SSLI and BEIR have none;
 - ``distractors`` and ``settings`` (``"base"`` / ``"ssli"``, or ``"all"``).
 
 ``load_dataset(type, path, split=..., limit=..., seed=...)`` also draws a seeded
@@ -31,7 +33,8 @@ Unit = Literal["document", "passage"]
 
 @dataclass(frozen=True, slots=True)
 class EvalDataset:
-    """Questions with their judgments (and, where the format has them, answers and pools)."""
+    """Questions with their judgments (and, where the format has them, answers, labels
+    and pools)."""
 
     name: str
     unit: Unit
@@ -41,6 +44,7 @@ class EvalDataset:
     candidates: Mapping[str, tuple[Passage, ...]] = field(default_factory=dict)
     distractors: Mapping[str, frozenset[str]] = field(default_factory=dict)
     settings: Mapping[str, str] = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def qids(self) -> list[str]:
@@ -67,6 +71,7 @@ class EvalDataset:
             candidates=pick(self.candidates),
             distractors=pick(self.distractors),
             settings=pick(self.settings),
+            labels=pick(self.labels),
         )
 
 

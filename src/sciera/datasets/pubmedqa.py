@@ -2,7 +2,8 @@
 
 Each question's candidate pool is its own abstract's context passages
 (``<pmid>#<i>``), all gold; the reference answer is ``final_decision``
-(yes/no/maybe) and the long answer is a second reference for ROUGE/F1.
+(yes/no/maybe), also the question's gold label (``labels``, for ``macro_f1``),
+and the long answer is a second reference for ROUGE/F1.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def load_pubmedqa(path: Path, *, split: str | None = None) -> EvalDataset:
         raise InputError(str(path), None, "file", f"cannot read PubMedQA JSON: {exc}") from exc
     if not isinstance(data, dict):
         raise InputError(str(path), None, "file", "expected an object keyed by PubMed id")
-    queries, qrels, answers, cands = {}, {}, {}, {}
+    queries, qrels, answers, cands, labels = {}, {}, {}, {}, {}
     for pmid, item in data.items():
         where = f"record {pmid}"
         question, contexts = item.get("QUESTION"), item.get("CONTEXTS")
@@ -45,4 +46,5 @@ def load_pubmedqa(path: Path, *, split: str | None = None) -> EvalDataset:
         qrels[pmid] = {p.passage_id: 1 for p in passages}
         long = str(item.get("LONG_ANSWER") or "").strip()
         answers[pmid] = (decision, long) if long else (decision,)
-    return EvalDataset(Path(path).stem, "passage", queries, qrels, answers, cands)
+        labels[pmid] = decision
+    return EvalDataset(Path(path).stem, "passage", queries, qrels, answers, cands, labels=labels)

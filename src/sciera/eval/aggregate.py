@@ -2,7 +2,10 @@
 
 For each pipeline, setting and *complete* repeat (every question logged), the
 final rankings are scored with :func:`sciera.eval.metrics.evaluate` (query
-metrics), answers with ``evaluate_answers`` and evidence with
+metrics), answers with ``evaluate_answers`` (the free text, or the recorded exact
+answer for the BioASQ specs; records logged before exact answers were stored
+fall back to the text), predicted labels (the exact answers) against the
+dataset's gold labels with ``evaluate_labels`` (``macro_f1``) and evidence with
 ``evaluate_evidence``; judges give their mean over judged answers plus a
 ``<judge>_failures`` count; costs are means per question: ``s/q <stage>`` and
 ``tok/q`` (LLM prompt + completion tokens of the pipeline, judges excluded).
@@ -18,7 +21,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sciera.eval.metrics import evaluate, evaluate_answers, evaluate_evidence, parse_metric
+from sciera.eval.metrics import (
+    evaluate,
+    evaluate_answers,
+    evaluate_evidence,
+    evaluate_labels,
+    parse_metric,
+)
 from sciera.eval.runstore import Results, final_run
 
 COST_PREFIX = "s/q "
@@ -87,11 +96,18 @@ def repeat_scores(
                 )[s.label]
             except ValueError:  # e.g. cdr without any (gold, distractor) pair
                 continue
-    answer_specs = [s.label for s in specs if s.definition.kind == "answer"]
-    answered = {q: r["answer"]["text"] for q, r in recs.items() if r.get("answer")}
+    answers = {q: r["answer"] for q, r in recs.items() if r.get("answer")}
+    texts = {q: a["text"] for q, a in answers.items()}
+    exacts = {q: a.get("exact", a["text"]) for q, a in answers.items()}  # old logs: the text
     refs = {q: ds["answers"][q] for q in qids if ds.get("answers", {}).get(q)}
-    if answer_specs and answered and refs:
-        out.update(evaluate_answers(answered, refs, answer_specs))
+    for s in specs:
+        if s.definition.kind == "answer" and answers and refs:
+            preds = exacts if s.definition.exact else texts
+            out.update(evaluate_answers(preds, refs, [s.label]))
+    label_specs = [s.label for s in specs if s.definition.kind == "label"]
+    gold = {q: ds["labels"][q] for q in qids if q in ds.get("labels", {})}
+    if label_specs and answers and gold:
+        out.update(evaluate_labels(gold, exacts, label_specs))
     evidence_specs = [s.label for s in specs if s.definition.kind == "evidence"]
     with_ev = {q: r for q, r in recs.items() if "evidence_text" in r}
     if evidence_specs and with_ev:

@@ -7,7 +7,7 @@
 Layout of the results directory::
 
     manifest.json            experiment spec, fingerprint, seeds, models, finished repeats
-    dataset.json             queries, judgments, answers, distractors, settings (for reports)
+    dataset.json             queries, judgments, answers, labels, distractors, settings
     runs/<pipeline>/r<i>/
         results.jsonl        one fsync'd line per finished question (the resume log)
         run.trec             final ranking (after reranking), TREC run format
@@ -43,6 +43,7 @@ from sciera.eval.experiment import Experiment, PipelineSpec
 from sciera.eval.resultlog import QueryLog
 from sciera.eval.runllm import MeteredLLM, SeedTagged
 from sciera.eval.runstore import mark_repeat_done, prepare_results_dir, write_repeat_outputs
+from sciera.generate.base import exact_answer
 from sciera.settings import Settings
 from sciera.types import Answer, Evidence, Ranking, ScoredPassage
 
@@ -320,6 +321,7 @@ def _run_query(
 def _answer_dict(a: Answer) -> dict[str, Any]:
     return {
         "text": a.text,
+        "exact": list(exact_answer(a)),
         "question_type": a.question_type,
         "insufficient": a.insufficient,
         "citations": [[c.marker, c.passage_id] for c in a.citations],

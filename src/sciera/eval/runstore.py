@@ -62,6 +62,7 @@ def prepare_results_dir(
         "queries": dict(data.queries),
         "qrels": {q: dict(v) for q, v in data.qrels.items()},
         "answers": {q: list(v) for q, v in data.answers.items()},
+        "labels": dict(data.labels),
         "distractors": {q: sorted(v) for q, v in data.distractors.items()},
         "settings": dict(data.settings),
     }

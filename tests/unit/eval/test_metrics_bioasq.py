@@ -10,6 +10,7 @@ from sciera.eval.metrics import (
     evaluate,
     evaluate_answers,
     evaluate_answers_per_query,
+    evaluate_labels,
     factoid_lenient,
     factoid_mrr,
     factoid_strict,
@@ -20,8 +21,9 @@ from sciera.eval.metrics import (
     macro_f1,
     parse_metric,
     yesno_accuracy,
+    yesno_macro_f1,
 )
-from sciera.eval.metrics.bioasq import class_f1, factoid_rank
+from sciera.eval.metrics.bioasq import class_f1, factoid_rank, label_of
 
 # --- yes/no ---------------------------------------------------------------------------------
 
@@ -219,5 +221,52 @@ def test_registry_round_trip(spec, fn):
 def test_bioasq_specs_belong_to_evaluate_answers():
     with pytest.raises(ValueError, match=r"factoid_mrr is an answer metric; use evaluate_answers"):
         evaluate({}, {"q1": {"d": 1}}, ["factoid_mrr"])
-    with pytest.raises(ValueError, match="unknown metric 'macro_f1'"):
-        parse_metric("macro_f1")  # corpus-level: a function, not a per-question spec
+    # corpus-level: a label metric, not a per-question one
+    with pytest.raises(ValueError, match=r"macro_f1 is a label metric; use evaluate_labels"):
+        evaluate_answers({"q1": "yes"}, {"q1": "yes"}, ["macro_f1"])
+
+
+def test_exact_answer_specs_are_flagged():
+    exact = sorted(p for p, d in METRICS.items() if d.exact)
+    assert exact == [
+        "factoid_lenient",
+        "factoid_mrr",
+        "factoid_strict",
+        "list_f1",
+        "list_precision",
+        "list_recall",
+        "yesno_accuracy",
+    ]
+    assert parse_metric("MACRO_F1").definition.kind == "label"
+
+
+# --- labels over a corpus -------------------------------------------------------------------
+
+
+def test_label_of_reads_a_one_item_exact_answer():
+    assert label_of("yes") == "yes"
+    assert label_of(("no",)) == "no"
+    assert label_of(()) == ""  # refusal / degraded answer
+    assert label_of(["a", "b"]) == ""  # several entities are no label
+    assert yesno_accuracy(["Yes"], "yes") == 1.0
+    assert yesno_accuracy([], "yes") == 0.0
+
+
+def test_yesno_macro_f1_label_set_follows_the_gold_labels():
+    # no gold "maybe" -> BioASQ labels: yes TP 1 FN 1 -> 2/3; no TP 1 FP 1 -> 2/3
+    assert yesno_macro_f1(["yes", "no", "yes"], ["yes", "no", "no"]) == pytest.approx(2 / 3)
+    # a gold "maybe" -> PubMedQA labels; yes 1, no 1, maybe TP 0 -> 0 => 2/3
+    assert yesno_macro_f1(["yes", "no", "Maybe"], ["yes", "no", "no"]) == pytest.approx(
+        (1 + 2 / 3 + 0) / 3
+    )
+
+
+def test_evaluate_labels_missing_or_non_label_predictions_are_wrong():
+    gold = {"q1": "yes", "q2": "no", "q3": "maybe", "q4": "yes"}
+    predicted = {"q1": ["yes"], "q2": [], "q3": "maybe"}  # q2 refused, q4 missing
+    # yes: TP 1, FN 1 (q4) -> 2/3; no: TP 0 -> 0; maybe: TP 1 -> 1  => (2/3 + 0 + 1) / 3 = 5/9
+    assert evaluate_labels(gold, predicted) == {"macro_f1": pytest.approx(5 / 9)}
+    with pytest.raises(ValueError, match="no question"):
+        evaluate_labels({}, predicted)
+    with pytest.raises(ValueError, match="yesno_accuracy is an answer metric"):
+        evaluate_labels(gold, predicted, ["yesno_accuracy"])

@@ -46,13 +46,28 @@ class Echo:
         return Answer(question, text, "factoid", evidence=tuple(evidence))
 
 
+class Decide:
+    """Yes/no/maybe generator: the LLM's reply is the exact answer ("refuse": none)."""
+
+    name = "decide"
+
+    def __init__(self, llm) -> None:
+        self.llm = llm
+
+    def answer(self, question, evidence):
+        label = self.llm.complete([Message("user", f"Decide {question}")]).text
+        exact = () if label == "refuse" else (label,)
+        text = f"{label.capitalize()}, says the abstract [1]."
+        return Answer(question, text, "yesno", evidence=tuple(evidence), trace={"exact": exact})
+
+
 @pytest.fixture
 def stage_registries(monkeypatch):
     mod = types.ModuleType("answer_stage_doubles")
     mod.EXTRACTORS = {"top_one": TopOne}
-    mod.GENERATORS = {"echo": Echo}
+    mod.GENERATORS = {"echo": Echo, "decide": Decide}
     mod.make_extractor = lambda name, settings, llm=None: TopOne(llm)
-    mod.make_generator = lambda name, settings, llm=None: Echo(llm)
+    mod.make_generator = lambda name, settings, llm=None: mod.GENERATORS[name](llm)
     monkeypatch.setitem(sys.modules, "answer_stage_doubles", mod)
     for kind, names, factory in (
         ("evidence", "EXTRACTORS", "make_extractor"),
@@ -113,3 +128,44 @@ def test_answers_metrics_judge_and_failures(tmp_path: Path, stage_registries) ->
     assert first["answer"]["text"] == "answer q1"
     assert first["judges"]["lfs"]["prompt_version"] == "judge_lfs@1"
     assert first["judges"]["lfs"]["model_id"] == "scripted#seed=0"
+
+
+PUBMEDQA = {
+    "1": {"QUESTION": "Does A help?", "CONTEXTS": ["A helps."], "final_decision": "yes"},
+    "2": {"QUESTION": "Is B safe?", "CONTEXTS": ["B harms."], "final_decision": "no"},
+    "3": {"QUESTION": "Is C useful?", "CONTEXTS": ["C, unclear."], "final_decision": "maybe"},
+    "4": {"QUESTION": "Does D work?", "CONTEXTS": ["D works."], "final_decision": "yes"},
+}
+
+
+def test_pubmedqa_exact_answers_give_accuracy_and_macro_f1(tmp_path: Path, stage_registries):
+    data = tmp_path / "pqal.json"
+    data.write_text(json.dumps(PUBMEDQA))
+    exp = parse_experiment(
+        {
+            "name": "pubmedqa",
+            "dataset": {"type": "pubmedqa", "path": str(data)},
+            "metrics": ["yesno_accuracy", "macro_f1"],
+            "pipelines": [{"name": "qa", "retriever": "candidates", "generator": "decide"}],
+        },
+        "pubmedqa.yaml",
+    )
+
+    def deciding(settings, seed: int) -> ScriptedLLM:
+        llm = ScriptedLLM(model_id=f"scripted#seed={seed}")
+        llm.on("Decide Does A help?", "yes")  # right
+        llm.on("Decide Is B safe?", "yes")  # wrong
+        llm.on("Decide Is C useful?", "maybe")  # right
+        llm.on("Decide Does D work?", "refuse")  # no label: wrong
+        return llm
+
+    out = tmp_path / "res"
+    run_experiment(exp, out, repeats=1, llm_factory=deciding)
+    logged = [json.loads(line) for line in (out / "runs/qa/r0/results.jsonl").open()]
+    assert [r["answer"]["exact"] for r in logged] == [["yes"], ["yes"], ["maybe"], []]
+    assert json.loads((out / "dataset.json").read_text())["labels"]["3"] == "maybe"
+    write_report(out, plots=False)
+    (row,) = json.loads((out / "report/table.json").read_text())["rows"]
+    assert row["cells"]["yesno_accuracy"]["mean"] == pytest.approx(2 / 4)
+    # yes: TP 1 (1), FP 1 (2), FN 1 (4) -> 1/2; no: TP 0 -> 0; maybe: TP 1 -> 1  => 1/2
+    assert row["cells"]["macro_f1"]["mean"] == pytest.approx((1 / 2 + 0 + 1) / 3)

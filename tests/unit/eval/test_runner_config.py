@@ -60,6 +60,11 @@ def test_valid_file_resolves_paths_relative_to_it(tmp_path: Path) -> None:
     assert exp.seed_of(2) == 2
 
 
+def test_label_and_exact_answer_metrics_validate(tmp_path: Path) -> None:
+    exp = load_experiment(write(tmp_path, {**BASE, "metrics": ["Macro_F1", "yesno_accuracy"]}))
+    assert exp.metrics == ["macro_f1", "yesno_accuracy"]
+
+
 @pytest.mark.parametrize(
     ("spec", "expected"),
     [
@@ -70,6 +75,10 @@ def test_valid_file_resolves_paths_relative_to_it(tmp_path: Path) -> None:
         (
             {**BASE, "metrics": ["hit@1", "ndgc@10"]},
             "exp.yaml: metrics[1]: unknown metric 'ndgc@10'",
+        ),
+        (
+            {**BASE, "metrics": ["macro_f1", "macro_f2"]},
+            "exp.yaml: metrics[1]: unknown metric 'macro_f2'",
         ),
         (
             {**BASE, "dataset": {"type": "pubmedqa", "path": "missing.json"}},
@@ -117,9 +126,11 @@ def test_pubmedqa_loader_and_seeded_subset(tmp_path: Path) -> None:
     assert [p.passage_id for p in data.candidates["111"]] == ["111#0", "111#1"]
     assert data.qrels["111"] == {"111#0": 1, "111#1": 1}
     assert data.answers["111"] == ("yes", "A helps.") and data.answers["222"] == ("no",)
+    assert data.labels == {"111": "yes", "222": "no"}
     one = load_dataset("pubmedqa", tmp_path / "data.json", limit=1, seed=3)
     again = load_dataset("pubmedqa", tmp_path / "data.json", limit=1, seed=3)
     assert len(one.queries) == 1 and one.qids == again.qids
+    assert list(one.labels) == one.qids  # subsets keep the labels of their questions
 
 
 def test_beir_loader_keeps_judged_queries(scifact_dir: Path) -> None:

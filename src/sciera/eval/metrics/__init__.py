@@ -7,7 +7,8 @@ Modules: :mod:`.ranking` (trec_eval-exact nDCG/MAP/MRR/Recall/Precision, HitRate
 RP), :mod:`.robustness` (NRS, CDR), :mod:`.generation` (EM, token P/R/F1,
 ROUGE-L, ROUGE-SU4, CR), :mod:`.bioasq` (BioASQ exact answers: yes/no accuracy and
 corpus-level macro-F1, factoid strict/lenient/MRR, list P/R/F1), :mod:`.registry`
-(spec parsing) and :mod:`.evaluate` (whole runs).
+(spec parsing) and :mod:`.evaluate` (whole runs; ``evaluate_labels`` for the
+corpus-level ``macro_f1`` spec).
 """
 
 from sciera.eval.metrics.bioasq import (
@@ -20,12 +21,14 @@ from sciera.eval.metrics.bioasq import (
     list_scores,
     macro_f1,
     yesno_accuracy,
+    yesno_macro_f1,
 )
 from sciera.eval.metrics.evaluate import (
     evaluate,
     evaluate_answers,
     evaluate_answers_per_query,
     evaluate_evidence,
+    evaluate_labels,
     evaluate_per_query,
     ranked_list,
 )
@@ -64,6 +67,7 @@ __all__ = [
     "evaluate_answers",
     "evaluate_answers_per_query",
     "evaluate_evidence",
+    "evaluate_labels",
     "evaluate_per_query",
     "exact_match",
     "factoid_lenient",
@@ -92,4 +96,5 @@ __all__ = [
     "token_scores",
     "trec_order",
     "yesno_accuracy",
+    "yesno_macro_f1",
 ]

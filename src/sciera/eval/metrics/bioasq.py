@@ -7,13 +7,17 @@ never matches.
 
 Shapes:
 
-- **yes/no**: a prediction and a gold answer are label strings. Accuracy is a
+- **yes/no**: a prediction and a gold answer are label strings (a predicted
+  exact answer may be a sequence: it is a label only when it holds one item, see
+  :func:`label_of`). Accuracy is a
   per-question metric; macro-F1 (:func:`macro_f1`) is a corpus-level one: the
   mean over a label set (``("yes", "no")`` for BioASQ, ``("yes", "no",
   "maybe")`` for PubMedQA) of each label's F1 = 2TP / (2TP + FP + FN). A label
   absent from both the gold and the predicted labels has F1 = 0, as in the
   official scorer. A prediction outside the label set (a refusal, an empty
   string) is a miss for its gold label and a false positive of no label.
+  :func:`yesno_macro_f1` picks the label set from the gold labels (with
+  ``"maybe"`` among them, PubMedQA's).
 - **factoid**: the prediction is a ranked sequence of entity strings, of which
   the first :data:`FACTOID_MAX_ANSWERS` count; the gold answer is one entity
   given as its synonyms (a sequence of strings, or one string). Strict accuracy:
@@ -37,9 +41,10 @@ Shapes:
   gold answers, a list question's reference is ``[gold]``, e.g.
   ``{"q1": [[["a", "a2"], ["b"]]]}``.
 
-Registered specs (``answer`` kind): ``yesno_accuracy``, ``factoid_strict``,
-``factoid_lenient``, ``factoid_mrr``, ``list_precision``, ``list_recall``,
-``list_f1``.
+Registered specs (``answer`` kind, scoring the structured exact answer when a
+run recorded one): ``yesno_accuracy``, ``factoid_strict``, ``factoid_lenient``,
+``factoid_mrr``, ``list_precision``, ``list_recall``, ``list_f1``; (``label``
+kind, corpus-level over gold labels): ``macro_f1`` (:func:`yesno_macro_f1`).
 """
 
 from __future__ import annotations
@@ -85,9 +90,18 @@ def _synonyms(entity: str | Sequence[str]) -> frozenset[str]:
 # --- yes/no ---------------------------------------------------------------------------------
 
 
-def yesno_accuracy(prediction: str, reference: str) -> float:
+def label_of(prediction: str | Sequence[str]) -> str:
+    """A predicted label: a string as is; an exact answer (sequence) only when it holds one
+    item, else ``""`` (an empty or multi-entity exact answer is no label)."""
+    if isinstance(prediction, str):
+        return prediction
+    items = list(prediction)
+    return str(items[0]) if len(items) == 1 else ""
+
+
+def yesno_accuracy(prediction: str | Sequence[str], reference: str) -> float:
     """1.0 when the predicted label equals the gold label after normalization, else 0.0."""
-    pred = normalize_text(prediction)
+    pred = normalize_text(label_of(prediction))
     return 1.0 if pred and pred == normalize_text(reference) else 0.0
 
 
@@ -126,6 +140,12 @@ def macro_f1(
     if unknown:
         raise ValueError(f"gold labels {unknown} are not in the label set {label_set}")
     return sum(class_f1(gold, predicted, label) for label in label_set) / len(label_set)
+
+
+def yesno_macro_f1(gold: Sequence[str], predicted: Sequence[str]) -> float:
+    """:func:`macro_f1` over yes/no/maybe when any gold label is ``"maybe"``, else yes/no."""
+    maybe = any(normalize_text(g) == "maybe" for g in gold)
+    return macro_f1(gold, predicted, PUBMEDQA_LABELS if maybe else YESNO_LABELS)
 
 
 # --- factoid --------------------------------------------------------------------------------

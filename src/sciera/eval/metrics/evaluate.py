@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 
+from sciera.eval.metrics.bioasq import label_of
 from sciera.eval.metrics.generation import Tokenizer
 from sciera.eval.metrics.ranking import trec_order
 from sciera.eval.metrics.registry import Kind, MetricSpec, QueryInput, parse_metric
@@ -30,6 +31,7 @@ _EVALUATORS: dict[str, str] = {
     "query": "evaluate()",
     "answer": "evaluate_answers()",
     "evidence": "evaluate_evidence()",
+    "label": "evaluate_labels()",
 }
 
 
@@ -52,11 +54,10 @@ def parse_metrics(metrics: str | Iterable[str], kind: Kind) -> list[MetricSpec]:
     if not specs:
         raise ValueError("no metrics requested")
     for spec in specs:
-        if spec.definition.kind != kind:
-            raise ValueError(
-                f"{spec.label} is an {spec.definition.kind} metric; "
-                f"use {_EVALUATORS[spec.definition.kind]}"
-            )
+        found = spec.definition.kind
+        if found != kind:
+            article = "an" if found[0] in "aeiou" else "a"
+            raise ValueError(f"{spec.label} is {article} {found} metric; use {_EVALUATORS[found]}")
     return specs
 
 
@@ -134,13 +135,14 @@ def _references(qid: str, refs: str | Sequence[str]) -> list[str]:
 
 
 def evaluate_answers_per_query(
-    predictions: Mapping[str, str],
+    predictions: Mapping[str, str | Sequence[str]],
     references: Mapping[str, str | Sequence[str]],
     metrics: str | Iterable[str],
 ) -> dict[str, dict[str, float]]:
     """Answer metrics per query in ``references``; with several references, the best one.
 
-    A query without a prediction is scored as the empty answer.
+    A prediction is the answer text, or for the BioASQ specs an exact answer (a
+    sequence of strings). A query without a prediction is scored as the empty answer.
     """
     specs = parse_metrics(metrics, "answer")
     out: dict[str, dict[str, float]] = {}
@@ -152,7 +154,7 @@ def evaluate_answers_per_query(
 
 
 def evaluate_answers(
-    predictions: Mapping[str, str],
+    predictions: Mapping[str, str | Sequence[str]],
     references: Mapping[str, str | Sequence[str]],
     metrics: str | Iterable[str],
 ) -> dict[str, float]:
@@ -176,6 +178,24 @@ def evaluate_evidence(
             s.label: s.definition.compute(texts, evidence[qid], tokenizer) for s in specs
         }
     return _mean(per_query)
+
+
+def evaluate_labels(
+    gold: Mapping[str, str],
+    predicted: Mapping[str, str | Sequence[str]],
+    metrics: str | Iterable[str] = ("macro_f1",),
+) -> dict[str, float]:
+    """Corpus-level label metrics over the questions in ``gold``.
+
+    A prediction is a label or an exact answer (read by
+    :func:`~sciera.eval.metrics.bioasq.label_of`); a question without one is wrong.
+    """
+    specs = parse_metrics(metrics, "label")
+    if not gold:
+        raise ValueError("no question to evaluate")
+    golds = list(gold.values())
+    preds = [label_of(predicted.get(qid, "")) for qid in gold]
+    return {s.label: s.definition.compute(golds, preds) for s in specs}
 
 
 def _mean(per_query: Mapping[str, Mapping[str, float]]) -> dict[str, float]:

@@ -10,9 +10,10 @@ Each definition has a *kind* that says which evaluator accepts it:
 ``query`` metrics score one ranked list against judgments
 (:func:`sciera.eval.metrics.evaluate`), ``answer`` metrics score a predicted
 answer against reference answers (``evaluate_answers``; the BioASQ
-exact-answer specs take the shapes described in :mod:`.bioasq`), and ``evidence``
+exact-answer specs take the shapes described in :mod:`.bioasq`), ``evidence``
 metrics score extracted evidence against its source passages
-(``evaluate_evidence``).
+(``evaluate_evidence``), and ``label`` metrics score predicted labels against
+gold labels over the whole corpus (``evaluate_labels``; ``macro_f1``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Literal
 
 from sciera.eval.metrics import bioasq, generation, ranking, robustness
 
-Kind = Literal["query", "answer", "evidence"]
+Kind = Literal["query", "answer", "evidence", "label"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,9 +53,13 @@ class MetricDef:
     """One registered metric.
 
     ``compute`` takes (QueryInput, k) for ``query`` metrics, (prediction,
-    reference) for ``answer`` metrics and (passages, evidence) for ``evidence``
-    metrics. ``weight`` (query metrics) gives a query's weight in the mean; a
-    query with weight 0 is left out (CDR weighs each query by its pair count).
+    reference) for ``answer`` metrics, (passages, evidence) for ``evidence``
+    metrics and (gold labels, predicted labels), aligned over all questions, for
+    ``label`` metrics. ``weight`` (query metrics) gives a query's weight in the
+    mean; a query with weight 0 is left out (CDR weighs each query by its pair
+    count). ``exact`` (answer metrics) means the metric scores the structured
+    exact answer (``sciera.generate.base.exact_answer``), not the free text,
+    when a run recorded one.
     """
 
     pattern: str
@@ -63,6 +68,7 @@ class MetricDef:
     description: str
     default_k: int | None = None
     weight: Callable[[QueryInput], float] = field(default=_one)
+    exact: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +107,10 @@ def _nrs(q: QueryInput, k: int | None) -> float:
     return robustness.noise_robustness(q.ranked, q.distractors, k or 5)
 
 
+def _exact(pattern: str, fn: Callable[..., float], description: str) -> MetricDef:
+    return MetricDef(pattern, "answer", fn, description, exact=True)
+
+
 _DEFS: list[MetricDef] = [
     MetricDef("ndcg@k", "query", _ranking(ranking.ndcg), "nDCG at K (trec_eval ndcg_cut)"),
     MetricDef("ndcg", "query", _ranking(ranking.ndcg), "nDCG, no cutoff (trec_eval ndcg)"),
@@ -124,13 +134,14 @@ _DEFS: list[MetricDef] = [
     MetricDef("recall", "answer", generation.token_recall, "token recall (SQuAD)"),
     MetricDef("rouge_l", "answer", generation.rouge_l, "ROUGE-L F-measure"),
     MetricDef("rouge_su4", "answer", generation.rouge_su4, "ROUGE-SU4 F-measure"),
-    MetricDef("yesno_accuracy", "answer", bioasq.yesno_accuracy, "BioASQ yes/no accuracy"),
-    MetricDef("factoid_strict", "answer", bioasq.factoid_strict, "BioASQ factoid strict accuracy"),
-    MetricDef("factoid_lenient", "answer", bioasq.factoid_lenient, "BioASQ factoid lenient acc."),
-    MetricDef("factoid_mrr", "answer", bioasq.factoid_mrr, "BioASQ factoid MRR (top 5)"),
-    MetricDef("list_precision", "answer", bioasq.list_precision, "BioASQ list precision"),
-    MetricDef("list_recall", "answer", bioasq.list_recall, "BioASQ list recall"),
-    MetricDef("list_f1", "answer", bioasq.list_f1, "BioASQ list F-measure"),
+    _exact("yesno_accuracy", bioasq.yesno_accuracy, "BioASQ yes/no accuracy"),
+    _exact("factoid_strict", bioasq.factoid_strict, "BioASQ factoid strict accuracy"),
+    _exact("factoid_lenient", bioasq.factoid_lenient, "BioASQ factoid lenient accuracy"),
+    _exact("factoid_mrr", bioasq.factoid_mrr, "BioASQ factoid MRR (top 5)"),
+    _exact("list_precision", bioasq.list_precision, "BioASQ list precision"),
+    _exact("list_recall", bioasq.list_recall, "BioASQ list recall"),
+    _exact("list_f1", bioasq.list_f1, "BioASQ list F-measure"),
+    MetricDef("macro_f1", "label", bioasq.yesno_macro_f1, "yes/no(/maybe) macro-F1 (corpus)"),
     MetricDef("cr", "evidence", generation.compression_ratio, "compression ratio (EviOmni)"),
 ]
 
