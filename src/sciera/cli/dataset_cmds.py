@@ -51,9 +51,7 @@ def build_cmd(
     preset: Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")] = None,
 ) -> None:
     """Build (or resume) a dataset in OUT: instances.jsonl, stats.json and checkpoints."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
+    from sciera.cli.progress import step_progress
     from sciera.datasets.ssli.builder import SSLIBuilder
     from sciera.datasets.ssli.config import BuildConfig
     from sciera.settings import load_settings
@@ -70,23 +68,7 @@ def build_cmd(
         queries=str(queries) if queries else None,
         qrels_split=qrels_split,
     )
-    console = Console(stderr=True)
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-        disable=not console.is_terminal,
-    ) as bar:
-        tasks: dict[str, int] = {}
-
-        def progress(step: str, done: int, total: int) -> None:
-            if step not in tasks:
-                tasks[step] = bar.add_task(step, total=total)
-            bar.update(tasks[step], completed=done, total=total)
-
+    with step_progress() as progress:
         builder = SSLIBuilder(
             corpus, out, config, settings=load_settings(preset), progress=progress
         )

@@ -3,38 +3,19 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from sciera.cli import app
+from sciera.cli.progress import step_progress
 
 eval_app = typer.Typer(help="Evaluate pipeline stages against relevance judgments.")
 app.add_typer(eval_app, name="eval")
 
 _DEFAULT_METRICS = "ndcg@10,recall@100,map@10,mrr@10"
-
-
-@contextmanager
-def _progress(label: str) -> Iterator[Callable[[int, int], None]]:
-    """A Rich bar on stderr, drawn only on a terminal."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
-    console = Console(stderr=True)
-    columns = (BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(
-        label, *columns, console=console, transient=True, disable=not console.is_terminal
-    ) as bar:
-        task = bar.add_task(label, total=None)
-
-        def update(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        yield update
 
 
 @eval_app.command("retrieval")
@@ -86,7 +67,8 @@ def retrieval(
     if unit not in UNITS:
         raise typer.BadParameter(f"choose one of {', '.join(UNITS)}", param_hint="--unit")
     settings = load_settings(preset)
-    with _progress("searching") as update:
+    with step_progress() as step:
+        update = partial(step, "searching")
         result = evaluate_retrieval(
             corpus,
             queries,
@@ -129,29 +111,12 @@ def run(
     ] = True,
 ) -> None:
     """Run (or resume) an experiment: every pipeline x repeat x question, saved under --out."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
     from sciera.eval.experiment import load_experiment
     from sciera.eval.runner import run_experiment
 
     exp = load_experiment(experiment)
     out_dir = out or Path("results") / exp.name
-    console = Console(stderr=True)
-    columns = (BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(
-        "[progress.description]{task.description}",
-        *columns,
-        console=console,
-        disable=not console.is_terminal,
-    ) as bar:
-        tasks: dict[str, int] = {}
-
-        def update(label: str, done: int, total: int) -> None:
-            if label not in tasks:
-                tasks[label] = bar.add_task(label, total=total)
-            bar.update(tasks[label], completed=done, total=total)
-
+    with step_progress(transient=False) as update:
         summary = run_experiment(exp, out_dir, repeats=repeats, progress=update)
     ran = sum(summary.ran.values())
     skipped = sum(summary.skipped.values())

@@ -61,16 +61,9 @@ def index_cmd(
 ) -> None:
     """Build the BM25 and dense indexes of a corpus directory and record them in the manifest."""
     from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
     from rich.table import Table
 
+    from sciera.cli.progress import step_progress
     from sciera.errors import ScieraError
     from sciera.retrieve.build import build_indexes
 
@@ -83,23 +76,11 @@ def index_cmd(
         embed={"backend": embedder, "model": model},
         vectors={"backend": vectors, "qdrant_url": qdrant_url},
     )
-    console = Console(stderr=True)
-    columns = (
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, console=console, transient=True) as bar:
-        tasks: dict[str, Any] = {}
 
-        def progress(task: str, done: int, total: int) -> None:
-            if task not in tasks:
-                label = "BM25" if task == "bm25" else f"embedding ({settings.embed.backend})"
-                tasks[task] = bar.add_task(label, total=total)
-            bar.update(tasks[task], completed=done, total=total)
+    def label(task: str) -> str:
+        return "BM25" if task == "bm25" else f"embedding ({settings.embed.backend})"
 
+    with step_progress(label) as progress:
         manifest = build_indexes(corpus, settings, which=which, progress=progress)
     table = Table(title=f"indexes of {corpus}")
     for column in ("index", "passages", "seconds", "passages/s", "parameters"):

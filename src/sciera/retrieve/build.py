@@ -22,7 +22,7 @@ from typing import Any
 
 from sciera.corpus.store import PassageStore
 from sciera.embed.base import Embedder
-from sciera.embed.cache import CachedEmbedder
+from sciera.embed.cache import with_cache
 from sciera.embed.registry import create_embedder
 from sciera.errors import ScieraError
 from sciera.retrieve.bm25 import BM25Retriever
@@ -152,12 +152,6 @@ def _build_dense(
     return {**dense_params(settings, embedder.name), "dim": embedder.dim}
 
 
-def _with_cache(embedder: Embedder, settings: Settings) -> Embedder:
-    if not settings.embed.cache or isinstance(embedder, CachedEmbedder):
-        return embedder
-    return CachedEmbedder(embedder, settings.home / "embeddings.sqlite")
-
-
 def build_indexes(
     corpus_dir: str | Path,
     settings: Settings | None = None,
@@ -188,7 +182,7 @@ def build_indexes(
                 key, libs = "bm25", _BM25_LIBS
                 params = _build_bm25(store, root / key, settings, total, progress)
             else:
-                embedder = _with_cache(embedder or create_embedder(settings.embed), settings)
+                embedder = with_cache(embedder or create_embedder(settings.embed), settings)
                 key, libs = dense_key(embedder.name), _DENSE_LIBS
                 params = _build_dense(
                     store, root / key, settings, embedder, total, progress, corpus_dir

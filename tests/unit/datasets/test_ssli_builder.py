@@ -56,7 +56,9 @@ def _doc(i: int) -> dict:
     }
 
 
-def _llm(crash_after: int | None = None) -> ScriptedLLM:
+def _llm(crash_after: int | None = None, repair: bool = False) -> ScriptedLLM:
+    """``repair``: the question-repair call names the subject (else it points at "this
+    study" again, and the pair stays rejected)."""
     llm = ScriptedLLM()
     if crash_after is not None:
         llm.on(lambda _: len(llm.calls) > crash_after, raises=RuntimeError("killed"))
@@ -72,9 +74,15 @@ def _llm(crash_after: int | None = None) -> ScriptedLLM:
                 "answer": f"Compound{i} increased {topic} by {10 + i} percent.",
                 "type": "result",
             },
-            {"question": "What did this study test?", "answer": "compound", "type": "method"},
+            {"question": "What did this study test?", "answer": f"compound{i}", "type": "method"},
         ]
         llm.on(lambda p, i=i: "Question Generator" in p and f"compound{i}." in p, {"pairs": pairs})
+        if repair:
+            llm.on(
+                lambda p, i=i: "exam questions" in p and f"Compound{i} and" in p,
+                f"Which compound raised {topic} by {10 + i} percent?",
+            )
+    llm.on("exam questions", "What did this study test?")
     guidance = [
         {"DocID": 1, "TargetType": "misleading", "MainIdea": "m", "AnswerAvoidance": "a"},
         {"DocID": 2, "TargetType": "background", "MainIdea": "b", "AnswerAvoidance": "a"},
@@ -153,7 +161,11 @@ def test_build_output_and_stats(corpus: Path, tmp_path: Path) -> None:
         ids = [c.passage_id for c in inst.candidates]
         assert set(inst.gold_passage_ids) <= set(ids) and len(set(ids)) == 5
         assert inst.provenance["model"] == "scripted:test"
-        assert inst.provenance["prompts"] == {"ssli_extract": "2", "ssli_qa": "2"}
+        assert inst.provenance["prompts"] == {
+            "ssli_extract": "3",
+            "ssli_qa": "3",
+            "ssli_qa_repair": "1",
+        }
         if inst.setting == "ssli":
             qid = inst.id.rsplit("/", 1)[0]
             assert ids[-1] == f"ssli:{qid}:1" and inst.candidates[-1].is_distractor
@@ -162,17 +174,56 @@ def test_build_output_and_stats(corpus: Path, tmp_path: Path) -> None:
     assert len({i.id for i in instances}) == 8
 
 
+def test_self_referencing_question_repaired_from_its_answer(
+    corpus: Path, tmp_path: Path
+) -> None:
+    stats = _build(corpus, tmp_path, _llm(repair=True))
+    assert stats["qa"]["rejected"] == {}
+    assert stats["qa"]["repair_attempts"] == 4 and stats["qa"]["repaired"] == 4
+    assert stats["questions"] == 8
+    records = [json.loads(line) for line in (tmp_path / "qa.jsonl").read_text().splitlines()]
+    for rec in records:
+        fixed = [p for p in rec["accepted"] if "repaired_from" in p]
+        assert len(fixed) == 1 and fixed[0]["repaired_from"] == "What did this study test?"
+        assert fixed[0]["question"].startswith("Which compound raised")
+        assert fixed[0]["answer"] == rec["passage_id"].split("#")[0].replace("d", "compound")
+
+
+def test_failed_repair_keeps_the_rejection(corpus: Path, tmp_path: Path) -> None:
+    stats = _build(corpus, tmp_path, _llm())
+    assert stats["qa"]["repair_attempts"] == 4 and stats["qa"]["repaired"] == 0
+    records = [json.loads(line) for line in (tmp_path / "qa.jsonl").read_text().splitlines()]
+    for rec in records:
+        assert rec["repaired"] == [
+            {
+                "from": "What did this study test?",
+                "question": "What did this study test?",
+                "accepted": False,
+                "reason": "self_reference",
+            }
+        ]
+
+
+def test_repair_can_be_switched_off(corpus: Path, tmp_path: Path) -> None:
+    llm = _llm()
+    config = BuildConfig(**{**CONFIG.to_dict(), "repair_questions": False})
+    stats = _build(corpus, tmp_path, llm, config)
+    assert stats["qa"]["repair_attempts"] == 0
+    assert not [c for c in llm.calls if "exam questions" in str(c.messages)]
+
+
 def test_resume_after_crash_matches_clean_build(corpus: Path, tmp_path: Path) -> None:
     clean_llm = _llm()
     _build(corpus, tmp_path / "clean", clean_llm)
-    crashing = _llm(crash_after=9)
+    crashing = _llm(crash_after=13)
     with pytest.raises(RuntimeError, match="killed"):
         _build(corpus, tmp_path / "resumed", crashing)
     resumed_llm = _llm()
     _build(corpus, tmp_path / "resumed", resumed_llm)
-    # calls 1-8 (4 extractions, 4 QA) were logged; call 9 (a question's guidance) was in
-    # flight with its distractors when call 10 crashed, so only that question is redone
-    assert len(resumed_llm.calls) == len(clean_llm.calls) - 8
+    # calls 1-12 (4 extractions, 4 QA, 4 question repairs) were logged; call 13 (a
+    # question's guidance) was in flight with its distractors when call 14 crashed, so
+    # only that question is redone
+    assert len(resumed_llm.calls) == len(clean_llm.calls) - 12
     clean = _without_timings(tmp_path / "clean" / "instances.jsonl")
     resumed = _without_timings(tmp_path / "resumed" / "instances.jsonl")
     assert resumed == clean

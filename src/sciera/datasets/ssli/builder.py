@@ -81,9 +81,11 @@ class SSLIBuilder:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
+            from sciera.embed.cache import with_cache
             from sciera.embed.registry import create_embedder
 
-            self._embedder = create_embedder(self.settings.embed)
+            # the selection embeds up to --pool documents: vectors `sciera index` made are reused
+            self._embedder = with_cache(create_embedder(self.settings.embed), self.settings)
         return self._embedder
 
     @property

@@ -33,6 +33,7 @@ class BuildConfig:
     cluster_size: int = 20  # k = pool / cluster_size
     min_cluster: int = 5  # keep documents of clusters with at least this many members
     min_support: float = 0.6  # answer content words found in the source passage
+    repair_questions: bool = True  # rewrite self-referencing questions from their answers
     rules: DistractorRules = field(default_factory=DistractorRules)
     retriever: str = "hybrid"
     queries: str | None = None  # BEIR folder: questions + gold docs (hard-negative mode)
@@ -68,6 +69,7 @@ class BuildConfig:
     def check_resume(self, previous: dict[str, Any], out_dir: Path) -> None:
         """Refuse to continue a build made with other options."""
         now = self.to_dict()
+        previous = {**BuildConfig().to_dict(), **previous}  # options added since that build
         diff = sorted(
             k
             for k in set(now) | set(previous)

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from sciera.types import Passage
 
 PROMPTS = {"ours": "ssli_qa", "lmqg": "ssli_qa_lmqg"}
+REPAIR_PROMPT = "ssli_qa_repair"
 QA_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -92,6 +93,23 @@ def generate_pairs(
         if q and a:
             pairs.append(QAPair(q, a, str(item.get("type", "")).strip().lower()))
     return QAResult(tuple(pairs[:3]), "" if pairs else "no usable pair")
+
+
+def repair_question(llm: LLM, pair: QAPair, topic: str, *, max_tokens: int = 60) -> QAPair | None:
+    """``pair`` with its question written again from the answer and ``topic`` (the source
+    title), for questions rejected as self-referencing; ``None`` when the reply is not a
+    single question. The answer is kept as it is, so answer support still holds."""
+    from sciera.llm.prompting import delimit, load_prompt
+
+    messages = load_prompt(REPAIR_PROMPT).render(
+        topic=delimit(topic, "topic"), fact=delimit(pair.answer, "fact")
+    )
+    text = llm.complete(messages, max_tokens=max_tokens).text
+    lines = [line.strip().strip('"').strip() for line in text.splitlines()]
+    question = next((line for line in lines if line), "")
+    if not question.endswith("?") or question.count("?") != 1 or len(question) > 400:
+        return None
+    return QAPair(question, pair.answer, pair.kind)
 
 
 def screen_pairs(

@@ -21,15 +21,22 @@ from sciera.datasets.ssli.extract import PROMPT as EXTRACT_PROMPT
 from sciera.datasets.ssli.extract import StructuredNotes, extract_notes
 from sciera.datasets.ssli.io import JsonlLog
 from sciera.datasets.ssli.qa import PROMPTS as QA_PROMPTS
-from sciera.datasets.ssli.qa import generate_pairs, screen_pairs
+from sciera.datasets.ssli.qa import (
+    REPAIR_PROMPT,
+    QAPair,
+    generate_pairs,
+    repair_question,
+    screen_pairs,
+)
 from sciera.datasets.ssli.select import document_vectors, select_documents
-from sciera.datasets.ssli.validate import question_key
+from sciera.datasets.ssli.validate import Rejection, question_key
 from sciera.errors import ScieraError
 
 if TYPE_CHECKING:
     from sciera.corpus.store import PassageStore
     from sciera.embed.base import Embedder
     from sciera.llm.base import LLM
+    from sciera.types import Passage
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -189,6 +196,7 @@ class QuestionSource:
         notes_by = {r["passage_id"]: r for r in extract_log.records}
         qa_by = {r["passage_id"]: r for r in qa_log.records}
         names = ([EXTRACT_PROMPT] if cfg.qa_mode == "ours" else []) + [QA_PROMPTS[cfg.qa_mode]]
+        names += [REPAIR_PROMPT] if cfg.repair_questions else []
         base_prov = {
             "mode": cfg.mode,
             "model": llm.model_id,
@@ -234,14 +242,21 @@ class QuestionSource:
                 accepted, rejected = screen_pairs(
                     res.pairs, passage.contents, seen, min_support=cfg.min_support
                 )
+                repaired: list[dict] = []
+                if cfg.repair_questions:
+                    with stage("ssli.qa_repair"):
+                        rejected = self._repair(llm, passage, rejected, accepted, repaired, seen)
+                fixed = {r["question"]: r["from"] for r in repaired if r["accepted"]}
                 rec = {
                     "passage_id": pid,
                     "error": res.error,
                     "generated": len(res.pairs),
                     "accepted": [
                         {"question": p.question, "answer": p.answer, "kind": p.kind}
+                        | ({"repaired_from": fixed[p.question]} if p.question in fixed else {})
                         for p in accepted
                     ],
+                    "repaired": repaired,
                     "rejected": [
                         {
                             "question": p.question,
@@ -279,3 +294,43 @@ class QuestionSource:
                 )
         self.progress("questions", len(items), len(items))
         return questions
+
+    def _repair(
+        self,
+        llm: LLM,
+        passage: Passage,
+        rejected: list[tuple[QAPair, Rejection]],
+        accepted: list[QAPair],
+        log: list[dict],
+        seen: set[str],
+    ) -> list[tuple[QAPair, Rejection]]:
+        """Write self-referencing questions again from their answers (one short call each);
+        a rewrite that passes every rule joins ``accepted``. Returns what stays rejected;
+        every attempt is appended to ``log``."""
+        topic = passage.title or " ".join(passage.text.split()[:25])
+        still: list[tuple[QAPair, Rejection]] = []
+        for pair, why in rejected:
+            if why.reason != "self_reference":
+                still.append((pair, why))
+                continue
+            new = repair_question(llm, pair, topic)
+            ok: list[QAPair] = []
+            reason = "not a single question"
+            if new is not None:
+                ok, bad = screen_pairs(
+                    [new], passage.contents, seen, min_support=self.config.min_support
+                )
+                reason = bad[0][1].reason if bad else ""
+            log.append(
+                {
+                    "from": pair.question,
+                    "question": new.question if new else "",
+                    "accepted": bool(ok),
+                    "reason": reason,
+                }
+            )
+            if ok:
+                accepted.extend(ok)
+            else:
+                still.append((pair, why))
+        return still

@@ -58,6 +58,8 @@ def build_stats(
             "generated": sum(r["generated"] for r in qa),
             "accepted": sum(len(r["accepted"]) for r in qa),
             "rejected": dict(qa_reasons),
+            "repair_attempts": sum(len(r.get("repaired", [])) for r in qa),
+            "repaired": sum(x["accepted"] for r in qa for x in r.get("repaired", [])),
             "errors": dict(qa_errors),
             "mean_seconds": _mean([r["seconds"] for r in qa]),
         },

@@ -1,0 +1,43 @@
+"""Plain-line progress for runs whose stderr is not a terminal (nohup, CI logs)."""
+
+from __future__ import annotations
+
+import io
+
+from sciera.cli.progress import LineProgress
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_lines_are_throttled_per_step_and_completion_is_always_written() -> None:
+    out, clock = io.StringIO(), Clock()
+    progress = LineProgress(out, every=30.0, clock=clock)
+    progress("questions", 0, 80)  # first update of a step: written
+    clock.now = 10.0
+    progress("questions", 3, 80)  # 10 s later: skipped
+    progress("select", 0, 1)  # another step has its own clock
+    clock.now = 31.0
+    progress("questions", 7, 80)
+    clock.now = 35.0
+    progress("questions", 80, 80)  # done: written even within 30 s
+    progress("questions", 80, 80)  # repeated completion: not written again
+    assert out.getvalue().splitlines() == [
+        "questions: 0/80 (0m00s)",
+        "select: 0/1 (0m10s)",
+        "questions: 7/80 (0m31s)",
+        "questions: 80/80 (0m35s)",
+    ]
+
+
+def test_unknown_total_and_labels() -> None:
+    out, clock = io.StringIO(), Clock()
+    progress = LineProgress(out, label=lambda s: s.upper(), clock=clock)
+    clock.now = 3725.0
+    progress("bm25", 5, 0)
+    assert out.getvalue() == "BM25: 5 (1h02m)\n"
