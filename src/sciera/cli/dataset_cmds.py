@@ -48,6 +48,13 @@ def build_cmd(
     retriever: Annotated[
         str, typer.Option("--retriever", help="bm25, dense or hybrid.")
     ] = "hybrid",
+    repair: Annotated[
+        bool,
+        typer.Option(
+            "--repair/--no-repair",
+            help="Rewrite questions rejected for citing 'the study' once, from their answer.",
+        ),
+    ] = True,
     preset: Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")] = None,
 ) -> None:
     """Build (or resume) a dataset in OUT: instances.jsonl, stats.json and checkpoints."""
@@ -67,6 +74,7 @@ def build_cmd(
         retriever=retriever,
         queries=str(queries) if queries else None,
         qrels_split=qrels_split,
+        repair_questions=repair,
     )
     with step_progress() as progress:
         builder = SSLIBuilder(
