@@ -108,14 +108,15 @@ def score_claims(args: argparse.Namespace, corpus, queries, qrels, claims, cands
         if qid in done:
             continue
         t0 = time.perf_counter()
-        intent = recognize_intent(llm, text)
+        intent = None if args.no_intent else recognize_intent(llm, text)
         docs = cands[qid]
         fs = first_stage_features([s for _, s in docs], list(range(1, len(docs) + 1)))
         rows = []
         for (doc, fscore), f in zip(docs, fs, strict=True):
             title, body = corpus[doc]
             p = Passage(f"{doc}#0", doc, 0, title, body)
-            a = assess_passage(llm, text, intent.intent, p, max_words=args.max_words, with_yes=True)
+            structured = intent.intent if intent is not None else None
+            a = assess_passage(llm, text, structured, p, max_words=args.max_words, with_yes=True)
             rows.append(
                 {
                     "doc": doc,
@@ -132,8 +133,8 @@ def score_claims(args: argparse.Namespace, corpus, queries, qrels, claims, cands
         rec = {
             "qid": qid,
             "claim": text,
-            "intent": intent.intent.intent,
-            "intent_fallback": intent.fallback,
+            "intent": intent.intent.intent if intent is not None else None,
+            "intent_fallback": intent.fallback if intent is not None else False,
             "model_id": llm.model_id,
             "seconds": time.perf_counter() - t0,
             "rows": rows,
@@ -171,6 +172,14 @@ def prf_at(p: np.ndarray, y: np.ndarray, tau: float) -> dict[str, float]:
     }
 
 
+TAUS = (0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+def tau_sweep(p: np.ndarray, y: np.ndarray) -> dict[str, dict[str, float]]:
+    """Kept-passage precision/recall against qrels for each tau (DeepEra's filter)."""
+    return {f"{tau:.1f}": prf_at(p, y, tau) for tau in TAUS}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--claims", type=int, default=18)
@@ -178,6 +187,11 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--max-words", type=int, default=200)
     ap.add_argument("--l2", type=float, default=1.0)
+    ap.add_argument(
+        "--no-intent",
+        action="store_true",
+        help="ablation v1: assess without the structured intent (separate rows file)",
+    )
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument(
         "--analyze-only",
@@ -209,7 +223,8 @@ def main() -> None:
         cands = hybrid_candidates(corpus, claims, args.depth)
         cand_path.write_text(json.dumps(cands))
         print(f"first stage {time.perf_counter() - t0:.0f}s", file=sys.stderr)
-    rows_path = RESULTS / f"rerank_calibrate_rows_{tag}.jsonl"
+    suffix = "_nointent" if args.no_intent else ""  # the ablation never replaces the real files
+    rows_path = RESULTS / f"rerank_calibrate_rows_{tag}{suffix}.jsonl"
     t0 = time.perf_counter()
     if not args.analyze_only:
         score_claims(args, corpus, queries, qrels, claims, cands, rows_path)
@@ -229,6 +244,7 @@ def main() -> None:
     report: dict = {
         "command": "python benchmarks/rerank_calibrate.py " + " ".join(sys.argv[1:]),
         "split": "SciFact train (qrels/train.tsv)",
+        "assessed_with_intent": not args.no_intent,
         "claims": len(records),
         "claims_sampled": len(claims),
         "passages": len(y),
@@ -252,8 +268,7 @@ def main() -> None:
             "ece": expected_calibration_error(p, y),
             "logloss": logloss(p, y),
             "auc": auc(p, y),
-            "at_tau_0.8": prf_at(p, y, 0.8),
-            "at_tau_0.5": prf_at(p, y, 0.5),
+            "tau_sweep": tau_sweep(p, y),
         }
         curves[name] = (p.tolist(), y.tolist())
     best, best_loss = None, float("inf")
@@ -279,8 +294,7 @@ def main() -> None:
             "logloss": loss,
             "auc": auc(oof, y),
             "hit@1": hit_at_1(records, per_claim),
-            "at_tau_0.8": prf_at(oof, y, 0.8),
-            "at_tau_0.5": prf_at(oof, y, 0.5),
+            "tau_sweep": tau_sweep(oof, y),
             "reliability": reliability(oof, y),
         }
         curves[f"calibrated {name}"] = (oof.tolist(), y.tolist())
@@ -297,7 +311,7 @@ def main() -> None:
                 "oof_logloss": loss,
             },
         )
-        final.save(RESULTS / f"rerank_calibrator_{name}.json")
+        final.save(RESULTS / f"rerank_calibrator_{name}{suffix}.json")
         if name != "grade_only" and loss < best_loss:
             best, best_loss = final, loss
     report["variants"]["raw grade"]["hit@1"] = hit_at_1(
@@ -307,15 +321,16 @@ def main() -> None:
         records, [np.array([row["p_yes"] for row in r["rows"]]) for r in records]
     )
     assert best is not None
-    installed = best.save(artifact_path(load_settings().home, model_id, prompt_version))
-    report["installed_calibrator"] = {"features": list(best.features), "path": str(installed)}
+    if not args.no_intent:  # DeepEra assesses with the intent: only that calibrator is used
+        installed = best.save(artifact_path(load_settings().home, model_id, prompt_version))
+        report["installed_calibrator"] = {"features": list(best.features), "path": str(installed)}
     png = reliability_diagram(
         curves,
-        RESULTS / "rerank_calibration_reliability.png",
+        RESULTS / f"rerank_calibration_reliability{suffix}.png",
         title=f"DeepEra on SciFact train ({len(records)} claims, OOF)",
     )
     report["reliability_png"] = str(png.relative_to(ROOT))
-    out = RESULTS / "rerank_calibrate.json"
+    out = RESULTS / f"rerank_calibrate{suffix}.json"
     out.write_text(json.dumps(report, indent=2) + "\n")
     short = {
         k: {m: v[m] for m in ("ece", "logloss", "auc", "hit@1") if m in v}
