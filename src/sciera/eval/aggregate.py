@@ -10,6 +10,9 @@ dataset's gold labels with ``evaluate_labels`` (``macro_f1``) and evidence with
 ``<judge>_failures`` count; costs are means per question: ``s/q <stage>`` and
 ``tok/q`` (LLM prompt + completion tokens of the pipeline, judges excluded).
 
+On datasets with distractors (SSLI) tied scores are ordered by
+:func:`~sciera.eval.metrics.ranking.neutral_order`, not trec_eval's doc-id order.
+
 Across repeats a cell is the mean and the sample standard deviation (n - 1 in
 the denominator; 0 for a single repeat).
 """
@@ -28,6 +31,7 @@ from sciera.eval.metrics import (
     evaluate_labels,
     parse_metric,
 )
+from sciera.eval.metrics.ranking import neutral_order
 from sciera.eval.runstore import Results, final_run
 
 COST_PREFIX = "s/q "
@@ -85,8 +89,14 @@ def repeat_scores(
     qrels = {q: ds["qrels"][q] for q in qids if q in ds["qrels"]}
     specs = [parse_metric(m) for m in results.metrics]
     out: dict[str, float] = {}
-    run = final_run(recs)
     distractors = {q: ds.get("distractors", {}).get(q, []) for q in qids}
+    scored = final_run(recs)
+    # pools with distractors: ties in neutral order (trec_eval's id order favours `ssli:` ids)
+    run: Mapping[str, Any] = (
+        {q: neutral_order(q, docs) for q, docs in scored.items()}
+        if any(distractors.values())
+        else scored
+    )
     n_cands = {q: int(r.get("rerank_input", len(r["first"]))) for q, r in recs.items()}
     for s in specs:
         if s.definition.kind == "query" and qrels:

@@ -126,11 +126,23 @@ class PipelineSpec(_Strict):
                 raise ValueError(str(exc)) from None
         return value
 
+    @model_validator(mode="after")
+    def _ensemble_params(self) -> PipelineSpec:
+        if self.reranker == "ensemble":
+            from sciera.rerank.ensemble import check_params
+
+            try:
+                check_params(self.reranker_params)
+            except ValueError as exc:
+                raise ValueError(f"reranker_params.{exc}") from None
+        return self
+
     @property
     def uses_llm(self) -> bool:
-        from sciera.eval.stages import LLM_RERANKERS
+        from sciera.rerank.registry import uses_llm
 
-        return self.reranker in LLM_RERANKERS or bool(self.evidence or self.generator)
+        reranker_llm = self.reranker is not None and uses_llm(self.reranker, self.reranker_params)
+        return reranker_llm or bool(self.evidence or self.generator)
 
 
 class Experiment(_Strict):

@@ -19,6 +19,8 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
+from sciera.rerank import registry as rerank_registry
+
 
 @dataclass(frozen=True, slots=True)
 class StageRegistry:
@@ -61,7 +63,6 @@ STAGES: dict[str, StageRegistry] = {
     ),
 }
 
-LLM_RERANKERS: frozenset[str] = frozenset(
-    {"llm_pointwise", "llm_graded", "llm_listwise", "ensemble", "deepera"}
-)
-"""Rerankers that call an LLM (they get the runner's seeded, cached LLM as ``llm=``)."""
+LLM_RERANKERS: frozenset[str] = rerank_registry.LLM_RERANKERS | {"ensemble"}
+"""Rerankers that get the runner's seeded, cached LLM as ``llm=`` when their pipeline uses
+one (:func:`sciera.rerank.registry.uses_llm`); an ensemble hands it to its LLM members."""

@@ -6,11 +6,22 @@ candidate list. A member that drops a passage (DeepEra's filter) gives it 0.
 
 ``bioasq`` preset (BioASQ ensemble paper): cross-encoder : LLM listwise = 1 : 7. The paper
 does not state its normalization; we use min-max.
+
+In a config (an experiment YAML's ``reranker_params``) members are named, e.g. a lexical +
+dense "hybrid" over a fixed candidate pool with rank-based normalization::
+
+    reranker: ensemble
+    reranker_params:
+      normalization: rank
+      members:
+        - {name: bm25, weight: 1.0}
+        - {name: embedding, weight: 1.0, params: {}}
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sciera.rerank.base import Reranker, rescored
@@ -21,6 +32,62 @@ if TYPE_CHECKING:
     from sciera.settings import Settings
 
 BIOASQ_WEIGHTS = (1.0, 7.0)  # cross_encoder, llm_listwise
+_MEMBER_KEYS = frozenset({"name", "weight", "params"})
+
+
+@dataclass(frozen=True, slots=True)
+class MemberSpec:
+    """A member named in a config: ``{name: <registered reranker>, weight: 1.0, params: {}}``."""
+
+    name: str
+    weight: float = 1.0
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, value: Any) -> MemberSpec:
+        from sciera.rerank.registry import RERANKERS
+
+        if not isinstance(value, Mapping):
+            raise ValueError("expected a mapping {name, weight, params}")
+        extra = sorted(set(value) - _MEMBER_KEYS)
+        if extra:
+            raise ValueError(f"unknown keys {extra} (allowed: name, weight, params)")
+        name = value.get("name")
+        if name not in RERANKERS:
+            raise ValueError(
+                f"unknown reranker {name!r} (choose from {', '.join(sorted(RERANKERS))})"
+            )
+        weight = value.get("weight", 1.0)
+        if isinstance(weight, bool) or not isinstance(weight, int | float) or weight < 0:
+            raise ValueError(f"weight must be a number >= 0, got {weight!r}")
+        params = value.get("params", {})
+        if not isinstance(params, Mapping):
+            raise ValueError("params must be a mapping")
+        return cls(name, float(weight), dict(params))
+
+
+def parse_members(members: Any) -> list[MemberSpec]:
+    """Named members of a config; errors say which one (``members[1]: ...``)."""
+    if not isinstance(members, Sequence) or isinstance(members, str) or not members:
+        raise ValueError("members: expected a non-empty list of {name, weight, params}")
+    out = []
+    for i, value in enumerate(members):
+        try:
+            out.append(MemberSpec.parse(value))
+        except ValueError as exc:
+            raise ValueError(f"members[{i}]: {exc}") from None
+    return out
+
+
+def check_params(params: Mapping[str, Any]) -> None:
+    """Validate config parameters before anything is built (named members, normalization)."""
+    if "members" in params:
+        parse_members(params["members"])
+    normalization = params.get("normalization", "minmax")
+    if normalization not in NORMALIZERS:
+        raise ValueError(
+            f"normalization: unknown {normalization!r}; choose one of {sorted(NORMALIZERS)}"
+        )
 
 
 class EnsembleReranker:
@@ -50,11 +117,20 @@ class EnsembleReranker:
 
     @classmethod
     def from_settings(cls, settings: Settings, **kwargs: Any) -> EnsembleReranker:
-        """``members=[(reranker, weight), ...]`` or ``preset="bioasq"`` with
+        """``members=[(reranker, weight), ...]``, or named members
+        ``members=[{"name": "bm25", "weight": 1.0, "params": {...}}, ...]`` (built with
+        :func:`~sciera.rerank.registry.make_reranker`; an ``llm=...`` given here goes to the
+        members that call an LLM), or ``preset="bioasq"`` with
         ``model=<cross-encoder name or path>`` (and optionally ``llm=...``)."""
         normalization = kwargs.pop("normalization", "minmax")
         if "members" in kwargs:
-            return cls(kwargs["members"], normalization)
+            members = kwargs.pop("members")
+            llm = kwargs.pop("llm", None)
+            if kwargs:
+                raise ValueError(f"ensemble: unexpected parameters {sorted(kwargs)}")
+            if any(isinstance(m, Mapping) for m in members):
+                members = [_build_member(m, settings, llm) for m in parse_members(members)]
+            return cls(members, normalization)
         if kwargs.pop("preset", "bioasq") != "bioasq":
             raise ValueError("ensemble: give members=[(reranker, weight), ...] or preset='bioasq'")
         from sciera.rerank.registry import make_reranker
@@ -95,3 +171,12 @@ class EnsembleReranker:
         a one-item list has nothing to normalize against)."""
         total_w = sum(w for _, w in self.members)
         return sum(w * m.score(query, passage) for m, w in self.members) / total_w
+
+
+def _build_member(spec: MemberSpec, settings: Settings, llm: Any) -> tuple[Reranker, float]:
+    from sciera.rerank.registry import make_reranker, uses_llm
+
+    params = dict(spec.params)
+    if llm is not None and uses_llm(spec.name, params):
+        params["llm"] = llm
+    return make_reranker(spec.name, settings, **params), spec.weight

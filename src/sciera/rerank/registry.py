@@ -4,6 +4,7 @@ until asked for). Each class builds itself from settings with ``from_settings``.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -11,6 +12,7 @@ if TYPE_CHECKING:
     from sciera.settings import Settings
 
 RERANKERS: dict[str, str] = {
+    "bm25": "sciera.rerank.bm25:BM25Reranker",
     "embedding": "sciera.rerank.embedding:EmbeddingReranker",
     "cross_encoder": "sciera.rerank.cross_encoder:CrossEncoderReranker",
     "llm_pointwise": "sciera.rerank.llm_pointwise:LLMPointwiseReranker",
@@ -19,6 +21,26 @@ RERANKERS: dict[str, str] = {
     "ensemble": "sciera.rerank.ensemble:EnsembleReranker",
     "deepera": "sciera.rerank.deepera.agent:DeepEraReranker",
 }
+
+LLM_RERANKERS: frozenset[str] = frozenset(
+    {"llm_pointwise", "llm_graded", "llm_listwise", "deepera"}
+)
+"""Rerankers that always call an LLM (built with ``llm=``); an ensemble does when a member does."""
+
+
+def uses_llm(name: str, params: Mapping[str, Any] | None = None) -> bool:
+    """Whether reranker ``name`` built with ``params`` calls an LLM. An ensemble of named
+    members calls one when a member does; the ``bioasq`` preset (no members) always does."""
+    if name in LLM_RERANKERS:
+        return True
+    if name != "ensemble":
+        return False
+    members = (params or {}).get("members")
+    if members is None or not all(isinstance(m, Mapping) for m in members):
+        return True  # the bioasq preset, or members built already: assume it does
+    from sciera.rerank.ensemble import parse_members
+
+    return any(uses_llm(m.name, m.params) for m in parse_members(members))
 
 
 def reranker_class(name: str) -> type:

@@ -17,6 +17,7 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from importlib.util import find_spec
 from pathlib import Path
+from typing import Any
 
 from sciera.errors import ScieraError, require
 from sciera.retrieve.base import Hits, PassageSource, rankings_from_hits
@@ -50,6 +51,26 @@ def _check_backend(backend: str) -> str:
 def _model_backend(backend: str) -> str:
     """bm25s' own backend at construction: numba only when forced (it compiles eagerly)."""
     return "numba" if _check_backend(backend) == "numba" else "numpy"
+
+
+def index_token_ids(
+    corpus_ids: list[list[int]],
+    vocab: dict[str, int],
+    settings: BM25Settings,
+    backend: str = "auto",
+) -> Any:
+    """A bm25s model (k1, b and method from ``settings``) over documents given as token ids.
+
+    The one place a bm25s model is configured: the retriever's index and the ``bm25``
+    reranker (:mod:`sciera.rerank.bm25`) both build theirs here. Its ``vocab_dict`` maps
+    tokens to ids (bm25s adds an empty token).
+    """
+    bm25s = require("bm25s", "core")
+    model = bm25s.BM25(
+        k1=settings.k1, b=settings.b, method=settings.method, backend=_model_backend(backend)
+    )
+    model.index((corpus_ids, vocab), show_progress=False)
+    return model
 
 
 class BM25Retriever:
@@ -87,7 +108,6 @@ class BM25Retriever:
         backend: str = "auto",
     ) -> BM25Retriever:
         """Tokenize and index ``passages`` (streamed); ``progress(n_done)`` every 1000."""
-        bm25s = require("bm25s", "core")
         tokenizer = BM25Tokenizer(settings)
         vocab: dict[str, int] = {}
         corpus_ids: list[list[int]] = []
@@ -102,10 +122,7 @@ class BM25Retriever:
             progress(len(passage_ids))
         if not vocab:
             raise ScieraError("nothing to index: the passages contain no indexable tokens")
-        model = bm25s.BM25(
-            k1=settings.k1, b=settings.b, method=settings.method, backend=_model_backend(backend)
-        )
-        model.index((corpus_ids, vocab), show_progress=False)
+        model = index_token_ids(corpus_ids, vocab, settings, backend)
         return cls(model, passage_ids, model.vocab_dict, settings, source, backend)
 
     def save(self, directory: str | Path) -> None:

@@ -174,9 +174,7 @@ def test_build_output_and_stats(corpus: Path, tmp_path: Path) -> None:
     assert len({i.id for i in instances}) == 8
 
 
-def test_self_referencing_question_repaired_from_its_answer(
-    corpus: Path, tmp_path: Path
-) -> None:
+def test_self_referencing_question_repaired_from_its_answer(corpus: Path, tmp_path: Path) -> None:
     stats = _build(corpus, tmp_path, _llm(repair=True))
     assert stats["qa"]["rejected"] == {}
     assert stats["qa"]["repair_attempts"] == 4 and stats["qa"]["repaired"] == 4

@@ -113,3 +113,19 @@ def test_relative_position_edge_cases():
 
 def test_trec_order_breaks_ties_by_doc_id_descending():
     assert trec_order({"a": 1.0, "b": 1.0, "c": 2.0, "B": 1.0}) == ["c", "b", "a", "B"]
+
+
+def test_neutral_order_sorts_by_score_and_breaks_ties_by_query_and_id() -> None:
+    from sciera.eval.metrics.ranking import neutral_order
+
+    scores = {"4983#0": 0.5, "ssli:q:1": 0.5, "top": 0.9, "low": 0.1}
+    first = neutral_order("q", scores)
+    assert first[0] == "top" and first[-1] == "low"
+    assert set(first[1:3]) == {"4983#0", "ssli:q:1"}
+    assert neutral_order("q", dict(reversed(list(scores.items())))) == first  # not input order
+    # across questions a tied gold passage wins about half the time, not always or never
+    wins = sum(
+        neutral_order(f"q{i}", {"4983#0": 1.0, f"ssli:q{i}:1": 1.0})[0] == "4983#0"
+        for i in range(400)
+    )
+    assert 150 < wins < 250

@@ -6,6 +6,7 @@ import pytest
 from conformance import check_reranker
 
 from conftest import QUERY, HashEmbedder, OverlapLLM, make_ranking
+from sciera.rerank.bm25 import BM25Reranker
 from sciera.rerank.deepera.agent import DeepEraReranker
 from sciera.rerank.embedding import EmbeddingReranker
 from sciera.rerank.ensemble import EnsembleReranker
@@ -18,6 +19,7 @@ from sciera.types import Ranking
 def build(name: str):
     llm = OverlapLLM()
     return {
+        "bm25": BM25Reranker,
         "embedding": lambda: EmbeddingReranker(HashEmbedder()),
         "llm_pointwise": lambda: LLMPointwiseReranker(llm),
         "llm_graded": lambda: LLMGradedReranker(llm),
@@ -33,6 +35,7 @@ def build(name: str):
 
 
 UNIT_BACKENDS = [
+    "bm25",
     "embedding",
     "llm_pointwise",
     "llm_graded",

@@ -1,8 +1,11 @@
 import pytest
 
-from conftest import QUERY, make_ranking
+from conftest import QUERY, HashEmbedder, OverlapLLM, make_ranking
 from sciera.rerank.base import rescored
-from sciera.rerank.ensemble import EnsembleReranker
+from sciera.rerank.ensemble import EnsembleReranker, check_params
+from sciera.rerank.normalize import rank_based
+from sciera.rerank.registry import make_reranker, uses_llm
+from sciera.settings import load_settings
 
 
 class Fixed:
@@ -60,3 +63,65 @@ def test_bad_weights_rejected():
         EnsembleReranker([(A, 0.0)])
     with pytest.raises(ValueError):
         EnsembleReranker([(A, 1.0)], "softmax")
+
+
+def test_named_members_from_config_fuse_bm25_and_embedding_by_rank():
+    params = {
+        "normalization": "rank",
+        "members": [
+            {"name": "bm25", "weight": 1.0},
+            {"name": "embedding", "weight": 1.0, "params": {"embedder": HashEmbedder()}},
+        ],
+    }
+    ens = make_reranker("ensemble", load_settings(), **params)
+    assert [(m.name, w) for m, w in ens.members] == [("bm25", 1.0), ("embedding", 1.0)]
+    ranking = make_ranking()
+    out = ens.rerank(QUERY, ranking)
+    ids = ranking.passage_ids
+    parts = []
+    for member, _ in ens.members:
+        raw = {it.passage_id: it.score for it in member.rerank(QUERY, ranking)}
+        parts.append(dict(zip(ids, rank_based([raw[p] for p in ids]), strict=True)))
+    assert {it.passage_id: it.score for it in out} == pytest.approx(
+        {p: (parts[0][p] + parts[1][p]) / 2 for p in ids}
+    )
+    assert out.items[0].provenance["ensemble"]["normalization"] == "rank"
+
+
+def test_rank_normalization_hand_values_with_ties():
+    ens = make_reranker(
+        "ensemble", load_settings(), normalization="rank", members=[{"name": "bm25"}]
+    )
+    # bm25 for "galaxies": d4 > 0, four ties at 0 -> d4 = 5/5, the others (5 - 2 + 1)/5
+    got = {it.passage_id: it.score for it in ens.rerank("galaxies", make_ranking())}
+    assert got == pytest.approx({"d4#0": 1.0, "d1#0": 0.8, "d2#0": 0.8, "d3#0": 0.8, "d5#0": 0.8})
+
+
+def test_llm_goes_only_to_llm_members():
+    llm = OverlapLLM()
+    members = [{"name": "llm_pointwise", "weight": 7}, {"name": "bm25"}]
+    ens = make_reranker("ensemble", load_settings(), members=members, llm=llm)
+    assert ens.members[0][0].llm is llm and ens.members[0][1] == 7.0
+    assert ens.members[1][0].name == "bm25"
+
+
+def test_uses_llm_follows_the_members():
+    lexical_dense = {"members": [{"name": "bm25"}, {"name": "embedding"}]}
+    assert not uses_llm("ensemble", lexical_dense)
+    assert uses_llm("ensemble", {"members": [{"name": "bm25"}, {"name": "llm_listwise"}]})
+    assert uses_llm("ensemble", {})  # the bioasq preset
+    assert not uses_llm("bm25") and uses_llm("deepera")
+
+
+@pytest.mark.parametrize(
+    ("members", "message"),
+    [
+        ([{"name": "bm52"}], r"members\[0\]: unknown reranker 'bm52'"),
+        ([{"name": "bm25"}, {"name": "bm25", "wieght": 1}], r"members\[1\]: unknown keys"),
+        ([{"name": "bm25", "weight": -1}], r"members\[0\]: weight must be a number >= 0"),
+        ([], "members: expected a non-empty list"),
+    ],
+)
+def test_bad_named_members_rejected(members, message):
+    with pytest.raises(ValueError, match=message):
+        check_params({"members": members})

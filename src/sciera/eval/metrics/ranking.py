@@ -23,6 +23,7 @@ descending, ties broken by doc id *descending*), use :func:`trec_order`.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Mapping, Sequence
 
@@ -35,6 +36,20 @@ Judgments = Mapping[str, float]
 def trec_order(scores: Mapping[str, float]) -> list[str]:
     """Doc ids sorted as trec_eval sorts a run: score descending, then doc id descending."""
     return sorted(scores, key=lambda doc: (scores[doc], doc), reverse=True)
+
+
+def neutral_order(qid: str, scores: Mapping[str, float]) -> list[str]:
+    """Doc ids by score descending, ties in a pseudo-random order fixed by (qid, doc id).
+
+    For runs over pools with injected distractors: trec_eval's doc-id order would put
+    every ``ssli:...`` distractor above a tied corpus passage (and pool order would put
+    it below), so either would bias HitRate, RP, NRS and CDR whenever scores tie.
+    """
+
+    def tiebreak(doc: str) -> bytes:
+        return hashlib.blake2b(f"{qid}\x00{doc}".encode(), digest_size=8).digest()
+
+    return sorted(scores, key=lambda doc: (-scores[doc], tiebreak(doc)))
 
 
 def _cut(ranked: Sequence[str], k: int | None) -> Sequence[str]:
