@@ -36,11 +36,20 @@ class EmbeddingReranker:
 
     @classmethod
     def from_settings(cls, settings: Settings, **kwargs: Any) -> EmbeddingReranker:
+        """``embedder=<object>``, or ``backend``/``model`` overriding ``settings.embed`` (e.g.
+        ``{backend: e5}`` in an experiment's ``reranker_params`` to compare embedders).
+        Passage vectors go through the persistent vector cache unless settings turn it off."""
         if "embedder" in kwargs:
             return cls(kwargs["embedder"])
+        from sciera.embed.cache import with_cache
         from sciera.embed.registry import create_embedder
+        from sciera.settings import EmbedSettings
 
-        return cls(create_embedder(settings.embed))
+        unknown = sorted(set(kwargs) - set(EmbedSettings.model_fields))
+        if unknown:
+            raise ValueError(f"embedding reranker: unknown parameters {unknown}")
+        embed = EmbedSettings.model_validate({**settings.embed.model_dump(), **kwargs})
+        return cls(with_cache(create_embedder(embed), settings.model_copy(update={"embed": embed})))
 
     def _scores(self, query: str, passages: Sequence[Passage]) -> list[float]:
         if not passages:

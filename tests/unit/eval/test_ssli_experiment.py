@@ -111,6 +111,8 @@ def write_instances(path: Path) -> Path:
 class WordEmbedder:
     """Bag of words (lowercase ``\\w+``) hashed into 256 dims; a stand-in for MiniLM."""
 
+    name, dim = "words", 256
+
     def _embed(self, texts) -> np.ndarray:
         out = np.zeros((len(texts), 256), dtype=np.float32)
         for i, text in enumerate(texts):
@@ -121,7 +123,7 @@ class WordEmbedder:
     def embed_queries(self, texts):
         return self._embed(texts)
 
-    def embed_passages(self, texts):
+    def embed_passages(self, texts, progress=None):
         return self._embed(texts)
 
 
@@ -156,14 +158,16 @@ def test_example_loads_without_models_or_absolute_paths(tmp_path: Path) -> None:
     assert [(p.name, p.retriever, p.reranker) for p in exp.pipelines] == [
         ("bm25", "candidates", "bm25"),
         ("dense", "candidates", "embedding"),
+        ("dense-e5", "candidates", "embedding"),
         ("hybrid", "candidates", "ensemble"),
     ]
-    assert exp.pipelines[2].reranker_params == {
+    assert exp.pipelines[2].reranker_params == {"backend": "e5"}
+    assert exp.pipelines[3].reranker_params == {
         "normalization": "rank",
         "members": [{"name": "bm25", "weight": 1.0}, {"name": "embedding", "weight": 1.0}],
     }
     # no LLM anywhere: one repeat each, and the whole pool reaches the reranker
-    assert [exp.repeats_of(p) for p in exp.pipelines] == [1, 1, 1]
+    assert [exp.repeats_of(p) for p in exp.pipelines] == [1, 1, 1, 1]
     assert all(p.rerank_depth is not None and p.rerank_depth >= 30 for p in exp.pipelines)
 
 
@@ -181,11 +185,11 @@ def test_commented_deepera_pipeline_is_valid_when_enabled(tmp_path: Path) -> Non
 def test_bad_ensemble_member_is_reported_at_load(tmp_path: Path) -> None:
     spec = yaml.safe_load(EXAMPLE.read_text())
     spec["dataset"]["path"] = str(write_instances(tmp_path / "set"))
-    spec["pipelines"][2]["reranker_params"]["members"][1]["name"] = "embeding"
+    spec["pipelines"][3]["reranker_params"]["members"][1]["name"] = "embeding"
     with pytest.raises(ScieraError) as exc:
         parse_experiment(spec, "x.yaml")
     assert str(exc.value).startswith(
-        "x.yaml: pipelines[2]: reranker_params.members[1]: unknown reranker 'embeding'"
+        "x.yaml: pipelines[3]: reranker_params.members[1]: unknown reranker 'embeding'"
     )
 
 
@@ -196,8 +200,8 @@ def test_bm25_per_setting_scores_are_hand_checked(tmp_path: Path) -> None:
     run_experiment(bm25_only, out)
     write_report(out, plots=False)
     t = rows(out)
-    # BM25 over each 6-passage pool. Runs are scored with trec_eval semantics (ties by
-    # doc id, descending), so no distractor here ties with another passage.
+    # BM25 over each 6-passage pool. Tied scores would be ordered neutrally (a hash of
+    # question and id); no distractor here ties with another passage.
     # q1/base  gold (vitamin fractur risk) 1st, c2 (fractur) 2nd, the rest 0
     # q1/ssli  D0 "vitamin fracture risk" twice beats gold on every term (tf 2), then gold,
     #          D1 "fracture clinics" (2 tokens) above c2 (3 tokens), c1 and c0 at 0
@@ -227,10 +231,10 @@ def test_dense_and_hybrid_run_with_a_stand_in_embedder(
     monkeypatch.setattr(sciera.embed.registry, "create_embedder", lambda *_: WordEmbedder())
     out = tmp_path / "res"
     summary = run_experiment(load_experiment(example(tmp_path)), out)
-    assert summary.ran == {"bm25/r0": 4, "dense/r0": 4, "hybrid/r0": 4}
+    assert summary.ran == {"bm25/r0": 4, "dense/r0": 4, "dense-e5/r0": 4, "hybrid/r0": 4}
     write_report(out, plots=False)
     t = rows(out)
-    for name in ("bm25", "dense", "hybrid"):
+    for name in ("bm25", "dense", "dense-e5", "hybrid"):
         assert set(t[(name, "ssli")]) >= {"hit@1", "hit@3", "rp", "nrs@5", "cdr"}
         assert t[(name, "base")]["nrs@5"] == 1.0
     record = json.loads(
@@ -238,4 +242,4 @@ def test_dense_and_hybrid_run_with_a_stand_in_embedder(
     )
     assert record["rerank_input"] == 6  # the whole pool, distractors included
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["plan"] == {"bm25": 1, "dense": 1, "hybrid": 1}
+    assert manifest["plan"] == {"bm25": 1, "dense": 1, "dense-e5": 1, "hybrid": 1}
