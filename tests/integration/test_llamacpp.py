@@ -85,6 +85,24 @@ def test_json_output_follows_the_schema(llm_1p5b: LlamaCppLLM) -> None:
     assert isinstance(result.value["confidence"], int | float)
 
 
+def test_long_string_limits_do_not_crash_and_are_checked_after(llm_1p5b: LlamaCppLLM) -> None:
+    # llama.cpp unrolls maxLength into one grammar rule per character: 1200 crashed the
+    # process (SSLI distractor schema). The grammar leaves lengths out; validation checks them.
+    schema = {
+        "type": "object",
+        "properties": {"passage": {"type": "string", "maxLength": 1200}},
+        "required": ["passage"],
+    }
+    messages = [Message("user", "In JSON {passage}, write: Aspirin lowers fever.")]
+    result = llm_1p5b.complete_json(messages, schema, max_tokens=150)
+    assert result.ok, result.failure
+    assert result.value is not None and 0 < len(result.value["passage"]) <= 1200
+    tight = {"type": "object", "properties": {"passage": {"type": "string", "maxLength": 5}}}
+    short = llm_1p5b.complete_json(messages, tight, max_tokens=150)
+    assert short.value is None and short.failure is not None
+    assert "longer than 5 characters" in short.failure.error
+
+
 def test_json_cut_off_by_max_tokens_is_a_parse_failure(llm_1p5b: LlamaCppLLM) -> None:
     schema = {"type": "object", "properties": {"summary": {"type": "string"}}}
     result = llm_1p5b.complete_json(

@@ -24,6 +24,7 @@ import numpy as np
 
 from sciera.errors import ScieraError, require
 from sciera.llm.base import ChoiceProbs, Completion, JSONResult, Message, ParseFailure
+from sciera.llm.schema import grammar_schema, validate
 
 log = logging.getLogger(__name__)
 
@@ -218,9 +219,11 @@ class LlamaCppLLM:
         *,
         max_tokens: int = 512,
     ) -> JSONResult:
-        """Generation constrained by a grammar built from the JSON schema; never raises
-        for a bad reply (e.g. cut off at ``max_tokens``): returns a ParseFailure instead."""
-        fmt = {"type": "json_object", "schema": dict(schema)}
+        """Generation constrained by a grammar built from the JSON schema (string length
+        limits left out of the grammar, see :func:`~sciera.llm.schema.grammar_schema`), then
+        validated against the full schema; never raises for a bad reply (e.g. cut off at
+        ``max_tokens``, or too long): returns a ParseFailure instead."""
+        fmt = {"type": "json_object", "schema": grammar_schema(schema)}
         completion = self._chat(
             messages, max_tokens=max_tokens, temperature=0.0, stop=None, response_format=fmt
         )
@@ -230,7 +233,10 @@ class LlamaCppLLM:
             return self._json_failure(completion, f"invalid JSON: {exc}")
         if not isinstance(value, dict):
             return self._json_failure(completion, f"expected a JSON object, got {type(value)}")
-        return JSONResult(value=value, completion=completion)
+        coerced, errors = validate(value, schema)
+        if errors:
+            return self._json_failure(completion, "schema: " + "; ".join(map(str, errors)))
+        return JSONResult(value=coerced, completion=completion)
 
     def choice_logprobs(self, messages: Sequence[Message], choices: Sequence[str]) -> ChoiceProbs:
         """Probabilities of short answers from the logits after the opened assistant turn.

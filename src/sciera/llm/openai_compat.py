@@ -39,6 +39,7 @@ from sciera.errors import ScieraError
 from sciera.llm.base import ChoiceProbs, Completion, JSONResult, Message, ParseFailure
 from sciera.llm.choices import choice_distribution, one_hot
 from sciera.llm.parsing import parse_choice, parse_json
+from sciera.llm.schema import grammar_schema
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +96,10 @@ def _with_schema(messages: Sequence[Message], schema: Mapping[str, Any]) -> list
 
 
 def _response_format(mode: str, schema: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The request's ``response_format``; servers get the schema without string length
+    limits (llama.cpp servers unroll them into grammars that crash; the reply is validated
+    against the full schema here)."""
+    schema = grammar_schema(schema)
     if mode == "json_schema":
         return {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema}}
     if mode == "json_object+schema":

@@ -152,3 +152,22 @@ def _kind(value: Any) -> str:
         if _is_type(value, name):
             return name
     return type(value).__name__
+
+
+# length keywords llama.cpp's grammar converter unrolls into one nested rule per character
+_GRAMMAR_DROPPED = frozenset({"minLength", "maxLength"})
+
+
+def grammar_schema(schema: Any) -> Any:
+    """``schema`` without string length limits, for grammar-constrained decoding.
+
+    llama.cpp turns ``maxLength: 1200`` into 1200 nested optional rules; past its
+    repetition limit the grammar fails to parse and the process crashes (seen on a
+    distractor schema). The reply is validated against the full schema afterwards, and
+    ``max_tokens`` bounds its length anyway.
+    """
+    if isinstance(schema, Mapping):
+        return {k: grammar_schema(v) for k, v in schema.items() if k not in _GRAMMAR_DROPPED}
+    if isinstance(schema, list):
+        return [grammar_schema(v) for v in schema]
+    return schema

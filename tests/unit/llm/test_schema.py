@@ -103,3 +103,28 @@ def test_nan_and_infinity_are_not_numbers() -> None:
 
 def test_unknown_keywords_are_ignored() -> None:
     assert errors({"a": 1}, {"type": "object", "description": "x", "title": "y"}) == []
+
+
+def test_grammar_schema_drops_string_lengths_everywhere_and_keeps_the_rest() -> None:
+    from sciera.llm.schema import grammar_schema
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "passage": {"type": "string", "maxLength": 1200, "minLength": 1},
+            "items": {"type": "array", "maxItems": 3, "items": {"type": "string", "maxLength": 9}},
+            "grade": {"type": "integer", "minimum": 0, "maximum": 10},
+        },
+        "required": ["passage"],
+    }
+    out = grammar_schema(schema)
+    assert out == {
+        "type": "object",
+        "properties": {
+            "passage": {"type": "string"},
+            "items": {"type": "array", "maxItems": 3, "items": {"type": "string"}},
+            "grade": {"type": "integer", "minimum": 0, "maximum": 10},
+        },
+        "required": ["passage"],
+    }
+    assert schema["properties"]["passage"]["maxLength"] == 1200  # input untouched
