@@ -154,20 +154,27 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
-# length keywords llama.cpp's grammar converter unrolls into one nested rule per character
-_GRAMMAR_DROPPED = frozenset({"minLength", "maxLength"})
+# llama.cpp's grammar converter unrolls a string length limit into one nested rule per
+# character; past its repetition limit the grammar fails to parse and the process crashes
+# (maxLength 1200 did, 600 did not). Limits up to this stay in the grammar, where they
+# bound generation; longer ones are left out and checked after parsing.
+GRAMMAR_MAX_LENGTH = 600
 
 
 def grammar_schema(schema: Any) -> Any:
-    """``schema`` without string length limits, for grammar-constrained decoding.
-
-    llama.cpp turns ``maxLength: 1200`` into 1200 nested optional rules; past its
-    repetition limit the grammar fails to parse and the process crashes (seen on a
-    distractor schema). The reply is validated against the full schema afterwards, and
-    ``max_tokens`` bounds its length anyway.
-    """
+    """``schema`` without string length limits above :data:`GRAMMAR_MAX_LENGTH`, for
+    grammar-constrained decoding. The reply is validated against the full schema
+    afterwards, and ``max_tokens`` bounds its length anyway."""
     if isinstance(schema, Mapping):
-        return {k: grammar_schema(v) for k, v in schema.items() if k not in _GRAMMAR_DROPPED}
+        return {
+            k: grammar_schema(v)
+            for k, v in schema.items()
+            if not (k in ("minLength", "maxLength") and _too_long(v))
+        }
     if isinstance(schema, list):
         return [grammar_schema(v) for v in schema]
     return schema
+
+
+def _too_long(limit: Any) -> bool:
+    return not isinstance(limit, int) or limit > GRAMMAR_MAX_LENGTH

@@ -105,7 +105,7 @@ def test_unknown_keywords_are_ignored() -> None:
     assert errors({"a": 1}, {"type": "object", "description": "x", "title": "y"}) == []
 
 
-def test_grammar_schema_drops_string_lengths_everywhere_and_keeps_the_rest() -> None:
+def test_grammar_schema_drops_long_string_limits_everywhere_and_keeps_the_rest() -> None:
     from sciera.llm.schema import grammar_schema
 
     schema = {
@@ -114,6 +114,7 @@ def test_grammar_schema_drops_string_lengths_everywhere_and_keeps_the_rest() -> 
             "passage": {"type": "string", "maxLength": 1200, "minLength": 1},
             "items": {"type": "array", "maxItems": 3, "items": {"type": "string", "maxLength": 9}},
             "grade": {"type": "integer", "minimum": 0, "maximum": 10},
+            "notes": {"type": "string", "maxLength": 600, "minLength": 700},
         },
         "required": ["passage"],
     }
@@ -121,9 +122,10 @@ def test_grammar_schema_drops_string_lengths_everywhere_and_keeps_the_rest() -> 
     assert out == {
         "type": "object",
         "properties": {
-            "passage": {"type": "string"},
-            "items": {"type": "array", "maxItems": 3, "items": {"type": "string"}},
+            "passage": {"type": "string", "minLength": 1},
+            "items": {"type": "array", "maxItems": 3, "items": {"type": "string", "maxLength": 9}},
             "grade": {"type": "integer", "minimum": 0, "maximum": 10},
+            "notes": {"type": "string", "maxLength": 600},
         },
         "required": ["passage"],
     }
