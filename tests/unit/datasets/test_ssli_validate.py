@@ -75,6 +75,23 @@ def test_key_span_is_longest_supported_run() -> None:
     assert key_span("glucose", "insulin lowers glucose") == ("glucose",)
 
 
+def test_key_span_ignores_the_topic_the_question_already_names() -> None:
+    # seen in a real build: "of bacterial biofilms" (the question's own topic) was the key
+    # span, so every on-topic distractor was rejected as containing the answer
+    question = "What is the purpose of using bacterial biofilms to stimulate autoimmunity?"
+    answer = "The study used bacterial biofilms and curli-DNA composites in mice."
+    source = "Bacterial biofilms formed curli-DNA composites that triggered autoimmunity in mice."
+    assert key_span(answer, source) == ("bacterial", "biofilms")  # without the question
+    span = key_span(answer, source, question)
+    assert span == ("curlidna", "composites")  # SQuAD normalization drops the hyphen
+    on_topic = "Bacterial biofilms of gut commensals stimulate autoimmunity in old mice."
+    assert check_no_answer_span(on_topic, span) is None
+    leak = "Curli-DNA composites are what biofilms use to break tolerance."
+    assert check_no_answer_span(leak, span) is not None
+    # reporting words ("study", "used") are no answer either
+    assert key_span("The study used mice.", "the study used mice", "What used mice?") == ()
+
+
 def test_distractor_containing_answer_span_rejected() -> None:
     span = key_span(ANSWER, PASSAGE)
     bad = "Staff records list over 720 species of mammals in the Yale collection."

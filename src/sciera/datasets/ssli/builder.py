@@ -202,7 +202,7 @@ class SSLIBuilder:
             q["question"],
             q["answer"],
             gold_text,
-            key_span(q["answer"], gold_text),
+            key_span(q["answer"], gold_text, q["question"]),
             top3,
             cfg.n_distractors,
             retries=cfg.retries,

@@ -121,28 +121,47 @@ def _runs(seq: Sequence[str], sub: Sequence[str]) -> bool:
     return n > 0 and any(list(seq[i : i + n]) == list(sub) for i in range(len(seq) - n + 1))
 
 
-def key_span(answer: str, passage: str) -> tuple[str, ...]:
+# words of a generated answer that describe the reporting, not the finding
+_REPORTING_TEXT = """study studies studied result results finding findings found find show shows
+    showed shown demonstrate demonstrated demonstrates involve involved involves use used
+    using aim aimed aims investigate investigated investigates provide provides provided
+    suggest suggests suggested indicate indicated indicates method methods significance
+    purpose research researchers authors paper"""
+_REPORTING_WORDS = frozenset(_REPORTING_TEXT.split())
+
+
+def key_span(answer: str, passage: str, question: str = "") -> tuple[str, ...]:
     """The gold answer's key span: the longest run of consecutive normalized answer tokens
-    that also occurs contiguously in the source passage and holds at least one content
-    word. A one-token span counts only if it contains a digit (a number such as "720");
-    a single common word would make every on-topic distractor "contain the answer".
-    Without such a run, the whole normalized answer when it has at most 4 tokens, else ().
+    that also occurs contiguously in the source passage and holds at least one *answer
+    word*: a content word that is not in the question and does not describe the
+    reporting ("study", "found", "used" ...). Words the question already has are the
+    topic, which a distractor is meant to share; a span made of them alone would make
+    every on-topic distractor "contain the answer". A one-token span counts only if it
+    contains a digit (a number such as "720"). Without such a run, the whole normalized
+    answer when it has at most 4 tokens and an answer word, else ().
     """
     ans, src = tokens(answer), tokens(passage)
+    asked = set(tokens(question))
+
+    def has_answer_word(span: Sequence[str]) -> bool:
+        return any(
+            t not in STOPWORDS and t not in asked and t not in _REPORTING_WORDS for t in span
+        )
+
     best: tuple[str, ...] = ()
     for i in range(len(ans)):
         for j in range(len(ans), i, -1):
             if j - i <= len(best):
                 break
             span = ans[i:j]
-            if not any(t not in STOPWORDS for t in span):
+            if not has_answer_word(span):
                 continue
             if len(span) == 1 and not any(c.isdigit() for c in span[0]):
                 continue
             if _runs(src, span):
                 best = tuple(span)
                 break
-    if not best and 0 < len(ans) <= 4 and any(t not in STOPWORDS for t in ans):
+    if not best and 0 < len(ans) <= 4 and has_answer_word(ans):
         best = tuple(ans)
     return best
 
