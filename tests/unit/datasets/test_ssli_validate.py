@@ -60,6 +60,21 @@ def test_unsupported_answer_rejected() -> None:
     assert check_answer_supported("It is the one.", PASSAGE) is not None
 
 
+def test_answer_that_restates_the_question_rejected() -> None:
+    from sciera.datasets.ssli.validate import check_answer_adds_content
+
+    # seen in a real build with the 1.5B model
+    question = (
+        "What is the purpose of the randomized controlled trial comparing losartan to a "
+        "control group in hypertensive patients on hemodialysis?"
+    )
+    restated = "A randomized controlled trial comparing losartan to a control group."
+    rejection = check_answer_adds_content(question, restated)
+    assert rejection is not None and rejection.reason == "answer_in_question"
+    answer = "Losartan lowered nighttime short-term blood pressure variability."
+    assert check_answer_adds_content(question, answer) is None
+
+
 def test_duplicate_rejected_after_normalization() -> None:
     seen = {question_key(QUESTION)}
     dup = "how many mammal species are represented in the Yale Peabody Museum collection"

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from sciera.datasets.ssli.validate import (
     Rejection,
+    check_answer_adds_content,
     check_answer_supported,
     check_duplicate,
     check_self_contained,
@@ -119,13 +120,15 @@ def screen_pairs(
     *,
     min_support: float = 0.6,
 ) -> tuple[list[QAPair], list[tuple[QAPair, Rejection]]]:
-    """Apply the question rules in order (self-reference, answer support, duplicate);
+    """Apply the question rules in order (self-reference, answer restating the question,
+    answer support, duplicate);
     accepted questions are added to ``seen``."""
     accepted: list[QAPair] = []
     rejected: list[tuple[QAPair, Rejection]] = []
     for pair in pairs:
         rejection = (
             check_self_contained(pair.question)
+            or check_answer_adds_content(pair.question, pair.answer)
             or check_answer_supported(pair.answer, passage_text, min_share=min_support)
             or check_duplicate(pair.question, seen)
         )

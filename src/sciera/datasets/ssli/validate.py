@@ -14,6 +14,8 @@ Rules and their defaults (all thresholds are keyword arguments):
 
 - ``self_reference``: the question points at its source ("this passage", "the study",
   "the authors", "our results" ...) instead of being self-contained (Figure 10).
+- ``answer_in_question``: every content word of the answer is in the question (the answer
+  restates the question).
 - ``answer_unsupported``: fewer than ``min_share`` (0.6) of the answer's content words
   occur in the source passage. An answer without content words is rejected too.
 - ``duplicate_question``: the normalized question text was already accepted.
@@ -60,6 +62,7 @@ _SELF_REFERENCE = re.compile(
 
 REASONS = (
     "self_reference",
+    "answer_in_question",
     "answer_unsupported",
     "duplicate_question",
     "contains_answer",
@@ -184,6 +187,15 @@ def check_answer_supported(
         return Rejection(
             "answer_unsupported", f"{share:.2f} of answer content words in source < {min_share}"
         )
+    return None
+
+
+def check_answer_adds_content(question: str, answer: str) -> Rejection | None:
+    """Rejects an answer whose content words all occur in the question ("What is the
+    purpose of the trial of X?" -> "A trial of X."): it restates instead of answering."""
+    new = set(content_words(answer)) - set(content_words(question))
+    if not new:
+        return Rejection("answer_in_question", "every answer content word is in the question")
     return None
 
 
