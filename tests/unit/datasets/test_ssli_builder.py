@@ -102,8 +102,9 @@ def _llm(crash_after: int | None = None, repair: bool = False) -> ScriptedLLM:
     return llm
 
 
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def make_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """N_DOCS abstracts written as BEIR, ingested and BM25-indexed (shared with the SSLI
+    evaluation tests)."""
     src = tmp_path_factory.mktemp("src")
     with (src / "corpus.jsonl").open("w") as f:
         for i in range(N_DOCS):
@@ -112,6 +113,11 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ingest(src, corpus, format="beir")
     build_indexes(corpus, load_settings(), which=("bm25",))
     return corpus
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_corpus(tmp_path_factory)
 
 
 CONFIG = BuildConfig(

@@ -9,15 +9,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_ssli_builder import N_DOCS, _build, _doc, _llm
+from test_ssli_builder import _build, _llm, make_corpus
 
-from sciera.corpus import ingest
 from sciera.datasets.ssli.io import load_ssli
 from sciera.eval.experiment import parse_experiment
 from sciera.eval.report import write_report
 from sciera.eval.runner import run_experiment
-from sciera.retrieve import build_indexes
-from sciera.settings import load_settings
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLE = REPO / "benchmarks" / "experiments" / "ssli_scifact.yaml"
@@ -26,12 +23,7 @@ EXAMPLE = REPO / "benchmarks" / "experiments" / "ssli_scifact.yaml"
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The builder tests' corpus: N_DOCS abstracts, ingested, BM25-indexed."""
-    src = tmp_path_factory.mktemp("src")
-    (src / "corpus.jsonl").write_text("".join(json.dumps(_doc(i)) + "\n" for i in range(N_DOCS)))
-    corpus = tmp_path_factory.mktemp("corpus")
-    ingest(src, corpus, format="beir")
-    build_indexes(corpus, load_settings(), which=("bm25",))
-    return corpus
+    return make_corpus(tmp_path_factory)
 
 
 def test_built_dataset_scored_per_setting_by_bm25(corpus: Path, tmp_path: Path) -> None:
