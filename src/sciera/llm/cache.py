@@ -53,6 +53,37 @@ CREATE TABLE IF NOT EXISTS responses (
 """
 
 
+OPEN_TIMEOUT = 30.0  # seconds to keep retrying a cache file another process is setting up
+
+
+def _setup(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA busy_timeout = 30000")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute(_SCHEMA)
+
+
+def _retry_locked(step: Callable[[], None], timeout: float) -> None:
+    """Run ``step``, retrying while SQLite reports the file locked.
+
+    Switching a new file to WAL and creating the table take locks for which
+    SQLite does not always call the busy handler (it returns SQLITE_BUSY at
+    once to avoid deadlocks), so two processes opening a fresh cache together
+    can see "database is locked" despite ``busy_timeout``.
+    """
+    deadline = time.monotonic() + timeout
+    delay = 0.01
+    while True:
+        try:
+            step()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.5)
+
+
 @dataclass(frozen=True, slots=True)
 class _Codec(Generic[T]):
     encode: Callable[[T], dict[str, Any]]
@@ -287,10 +318,7 @@ class CachedLLM:
             conn = sqlite3.connect(
                 self.path, timeout=30.0, isolation_level=None, check_same_thread=False
             )
-            conn.execute("PRAGMA busy_timeout = 30000")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-            conn.execute(_SCHEMA)
+            _retry_locked(lambda: _setup(conn), OPEN_TIMEOUT)
         except (OSError, sqlite3.Error) as exc:
             raise ScieraError(f"{self.path}: cannot open the LLM response cache: {exc}") from exc
         self._local.conn = conn
