@@ -58,9 +58,9 @@ def build_cmd(
     preset: Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")] = None,
 ) -> None:
     """Build (or resume) a dataset in OUT: instances.jsonl, stats.json and checkpoints."""
-    from sciera.cli.progress import step_progress
     from sciera.datasets.ssli.builder import SSLIBuilder
     from sciera.datasets.ssli.config import BuildConfig
+    from sciera.progress import step_progress
     from sciera.settings import load_settings
 
     config = BuildConfig(

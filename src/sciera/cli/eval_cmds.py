@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from sciera.cli import app
-from sciera.cli.progress import step_progress
+from sciera.progress import step_progress
 
 eval_app = typer.Typer(help="Evaluate pipeline stages against relevance judgments.")
 app.add_typer(eval_app, name="eval")

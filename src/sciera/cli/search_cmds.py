@@ -63,8 +63,8 @@ def index_cmd(
     from rich.console import Console
     from rich.table import Table
 
-    from sciera.cli.progress import step_progress
     from sciera.errors import ScieraError
+    from sciera.progress import step_progress
     from sciera.retrieve.build import build_indexes
 
     if bm25_only and dense_only:

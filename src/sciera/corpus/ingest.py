@@ -27,10 +27,10 @@ from typing import Any
 
 from sciera.corpus.chunker import chunk_document
 from sciera.corpus.journal import JournalEntry, file_sha256
-from sciera.corpus.progress import ProgressCallback, ingest_progress
 from sciera.corpus.readers import Fields, RecordReader, detect_format, get_reader
 from sciera.corpus.store import DuplicateDocumentError, PassageStore, StoreTransaction
 from sciera.errors import InputError, ScieraError
+from sciera.progress import ProgressCallback, ingest_progress
 
 logger = logging.getLogger(__name__)
 _MAX_LISTED_UPDATES = 100

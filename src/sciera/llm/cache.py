@@ -35,8 +35,8 @@ from typing import Any, Generic, TypeVar
 
 from sciera.errors import ScieraError
 from sciera.llm.accounting import UsageTracker
-from sciera.llm.base import LLM, ChoiceProbs, Completion, JSONResult, Message, ParseFailure, Usage
-from sciera.llm.parsing import parse_json
+from sciera.llm.base import LLM, ChoiceProbs, Completion, JSONResult, Message, Usage
+from sciera.llm.parsing import json_result
 
 logger = logging.getLogger(__name__)
 CACHE_FORMAT = 1  # bump when the stored layout changes: old entries are then ignored
@@ -123,10 +123,7 @@ def _json_codec(schema: Mapping[str, Any]) -> _Codec[JSONResult]:
         completion = _completion_from(d["completion"], seconds)
         if d["value"] is not None:
             return JSONResult(d["value"], completion)
-        parsed = parse_json(completion.text, schema)  # re-parse a cached failure
-        if isinstance(parsed, ParseFailure):
-            return JSONResult(None, completion, parsed)
-        return JSONResult(parsed, completion)
+        return json_result(completion, schema)  # re-parse a cached failure
 
     return _Codec(
         encode,

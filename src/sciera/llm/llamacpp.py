@@ -10,7 +10,6 @@ varying part (passage) last.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import os
@@ -23,8 +22,9 @@ from typing import Any
 import numpy as np
 
 from sciera.errors import ScieraError, require
-from sciera.llm.base import ChoiceProbs, Completion, JSONResult, Message, ParseFailure
-from sciera.llm.schema import grammar_schema, validate
+from sciera.llm.base import ChoiceProbs, Completion, JSONResult, Message
+from sciera.llm.parsing import json_result
+from sciera.llm.schema import grammar_schema
 
 log = logging.getLogger(__name__)
 
@@ -227,16 +227,7 @@ class LlamaCppLLM:
         completion = self._chat(
             messages, max_tokens=max_tokens, temperature=0.0, stop=None, response_format=fmt
         )
-        try:
-            value = json.loads(completion.text)
-        except ValueError as exc:
-            return self._json_failure(completion, f"invalid JSON: {exc}")
-        if not isinstance(value, dict):
-            return self._json_failure(completion, f"expected a JSON object, got {type(value)}")
-        coerced, errors = validate(value, schema)
-        if errors:
-            return self._json_failure(completion, "schema: " + "; ".join(map(str, errors)))
-        return JSONResult(value=coerced, completion=completion)
+        return json_result(completion, schema)
 
     def choice_logprobs(self, messages: Sequence[Message], choices: Sequence[str]) -> ChoiceProbs:
         """Probabilities of short answers from the logits after the opened assistant turn.
@@ -387,11 +378,4 @@ class LlamaCppLLM:
             completion_tokens=int(usage.get("completion_tokens", 0)),
             seconds=time.perf_counter() - start,
             finish_reason=str(choice.get("finish_reason") or ""),
-        )
-
-    @staticmethod
-    def _json_failure(completion: Completion, error: str) -> JSONResult:
-        log.warning("unparseable JSON reply (%s): %.200r", error, completion.text)
-        return JSONResult(
-            value=None, completion=completion, failure=ParseFailure(completion.text, error)
         )

@@ -36,9 +36,9 @@ from typing import Any
 import httpx
 
 from sciera.errors import ScieraError
-from sciera.llm.base import ChoiceProbs, Completion, JSONResult, Message, ParseFailure
+from sciera.llm.base import ChoiceProbs, Completion, JSONResult, Message
 from sciera.llm.choices import choice_distribution, one_hot
-from sciera.llm.parsing import parse_choice, parse_json
+from sciera.llm.parsing import json_result, parse_choice
 from sciera.llm.schema import grammar_schema
 
 logger = logging.getLogger(__name__)
@@ -212,10 +212,7 @@ class OpenAICompatLLM:
                     JSON_MODES[self._json_mode],
                 )
         completion = self._completion(data, time.perf_counter() - start)
-        parsed = parse_json(completion.text, schema)
-        if isinstance(parsed, ParseFailure):
-            return JSONResult(None, completion, parsed)
-        return JSONResult(parsed, completion)
+        return json_result(completion, schema)
 
     def choice_logprobs(self, messages: Sequence[Message], choices: Sequence[str]) -> ChoiceProbs:
         if not choices:

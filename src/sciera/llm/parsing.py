@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from sciera.llm.base import ParseFailure
+from sciera.llm.base import Completion, JSONResult, ParseFailure
 from sciera.llm.schema import validate
 
 logger = logging.getLogger(__name__)
@@ -167,6 +167,14 @@ def parse_json(text: str, schema: Mapping[str, Any] | None = None) -> dict[str, 
         return _fail(text, "no JSON object found" if "{" not in cleaned else "invalid JSON")
     except Exception as exc:  # a reader of untrusted text must never raise
         return _fail(text, f"parser error: {exc!r}")
+
+
+def json_result(completion: Completion, schema: Mapping[str, Any]) -> JSONResult:
+    """``complete_json``'s result for a reply: the validated object, or the failure."""
+    parsed = parse_json(completion.text, schema)
+    if isinstance(parsed, ParseFailure):
+        return JSONResult(None, completion, parsed)
+    return JSONResult(parsed, completion)
 
 
 def _on_scale(num: float, den: float | None, percent: bool, lo: float, hi: float) -> float | None:

@@ -107,6 +107,15 @@ def test_key_span_ignores_the_topic_the_question_already_names() -> None:
     assert key_span("The study used mice.", "the study used mice", "What used mice?") == ()
 
 
+def test_key_span_compares_with_the_question_by_stem() -> None:
+    # "inhibits" answers nothing when the question asks whether X "inhibited" it
+    question = "Which kinase inhibited mTOR signalling in the liver?"
+    answer = "AMPK inhibits mTOR signalling."
+    source = "In the liver AMPK inhibits mTOR signalling under fasting."
+    assert key_span(answer, source, question) == ("ampk", "inhibits", "mtor", "signalling")
+    assert key_span("It inhibits mTOR signalling.", source, question) == ()
+
+
 def test_distractor_containing_answer_span_rejected() -> None:
     span = key_span(ANSWER, PASSAGE)
     bad = "Staff records list over 720 species of mammals in the Yale collection."

@@ -245,7 +245,8 @@ class QuestionSource:
                 repaired: list[dict] = []
                 if cfg.repair_questions:
                     with stage("ssli.qa_repair"):
-                        rejected = self._repair(llm, passage, rejected, accepted, repaired, seen)
+                        fixed_pairs, rejected, repaired = self._repair(llm, passage, rejected, seen)
+                    accepted = [*accepted, *fixed_pairs]
                 fixed = {r["question"]: r["from"] for r in repaired if r["accepted"]}
                 rec = {
                     "passage_id": pid,
@@ -300,15 +301,17 @@ class QuestionSource:
         llm: LLM,
         passage: Passage,
         rejected: list[tuple[QAPair, Rejection]],
-        accepted: list[QAPair],
-        log: list[dict],
         seen: set[str],
-    ) -> list[tuple[QAPair, Rejection]]:
-        """Write self-referencing questions again from their answers (one short call each);
-        a rewrite that passes every rule joins ``accepted``. Returns what stays rejected;
-        every attempt is appended to ``log``."""
+    ) -> tuple[list[QAPair], list[tuple[QAPair, Rejection]], list[dict]]:
+        """Write self-referencing questions again from their answers (one short call each)
+        and screen the rewrites like any pair (``seen`` gains the accepted ones).
+
+        Returns (rewrites that pass every rule, pairs that stay rejected, one log record
+        per attempt)."""
         topic = passage.title or " ".join(passage.text.split()[:25])
+        fixed: list[QAPair] = []
         still: list[tuple[QAPair, Rejection]] = []
+        log: list[dict] = []
         for pair, why in rejected:
             if why.reason != "self_reference":
                 still.append((pair, why))
@@ -330,7 +333,7 @@ class QuestionSource:
                 }
             )
             if ok:
-                accepted.extend(ok)
+                fixed.extend(ok)
             else:
                 still.append((pair, why))
-        return still
+        return fixed, still, log

@@ -136,7 +136,7 @@ _REPORTING_WORDS = frozenset(_REPORTING_TEXT.split())
 def key_span(answer: str, passage: str, question: str = "") -> tuple[str, ...]:
     """The gold answer's key span: the longest run of consecutive normalized answer tokens
     that also occurs contiguously in the source passage and holds at least one *answer
-    word*: a content word that is not in the question and does not describe the
+    word*: a content word whose stem is not in the question and does not describe the
     reporting ("study", "found", "used" ...). Words the question already has are the
     topic, which a distractor is meant to share; a span made of them alone would make
     every on-topic distractor "contain the answer". A one-token span counts only if it
@@ -144,11 +144,12 @@ def key_span(answer: str, passage: str, question: str = "") -> tuple[str, ...]:
     answer when it has at most 4 tokens and an answer word, else ().
     """
     ans, src = tokens(answer), tokens(passage)
-    asked = set(tokens(question))
+    asked = set(content_words(question))
+    stem = _stemmer().stemWord
 
     def has_answer_word(span: Sequence[str]) -> bool:
         return any(
-            t not in STOPWORDS and t not in asked and t not in _REPORTING_WORDS for t in span
+            t not in STOPWORDS and t not in _REPORTING_WORDS and stem(t) not in asked for t in span
         )
 
     best: tuple[str, ...] = ()

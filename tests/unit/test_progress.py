@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import io
 
-from sciera.cli.progress import LineProgress
+import pytest
+
+from sciera.progress import LineProgress, ingest_progress
 
 
 class Clock:
@@ -41,3 +43,22 @@ def test_unknown_total_and_labels() -> None:
     clock.now = 3725.0
     progress("bm25", 5, 0)
     assert out.getvalue() == "BM25: 5 (1h02m)\n"
+
+
+def test_ingest_lines_without_a_terminal_end_with_the_final_count(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with ingest_progress("ingesting a.jsonl", True, every=3600.0) as update:
+        for i in range(1, 101):
+            update(i, 2 * i)
+    lines = capsys.readouterr().err.splitlines()
+    assert [line.split(" (")[0] for line in lines] == [
+        "ingesting a.jsonl: 1 records, 2 passages",
+        "ingesting a.jsonl: 100 records, 200 passages",
+    ]
+
+
+def test_disabled_ingest_progress_prints_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    with ingest_progress("x", False) as update:
+        update(5, 5)
+    assert capsys.readouterr().err == ""
