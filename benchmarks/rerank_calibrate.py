@@ -12,8 +12,9 @@
 4. Calibrators (L2 logistic regression) on two feature sets; reliability measured on
    out-of-fold predictions (5-fold, grouped by claim: every prediction comes from a model
    that never saw that claim). The final calibrators are fitted on all sampled claims and
-   saved as artifacts (benchmarks/results/ and SCIERA_HOME/calibrators/, where
-   ``DeepEraReranker.from_settings`` finds the one for its model and prompt).
+   saved as artifacts (benchmarks/results/, SCIERA_HOME/calibrators/ and, in a checkout,
+   src/sciera/rerank/calibrators/ so it ships with the package; ``DeepEraReranker.
+   from_settings`` finds the one for its model and prompt, the user's own first).
 
 Per-claim LLM results are appended to a JSONL file as they finish, so an interrupted run
 resumes where it stopped.
@@ -201,6 +202,8 @@ def main() -> None:
     args = ap.parse_args()
 
     from sciera.rerank.calibrate import (
+        BUNDLED,
+        artifact_name,
         artifact_path,
         expected_calibration_error,
         fit_calibrator,
@@ -324,6 +327,9 @@ def main() -> None:
     if not args.no_intent:  # DeepEra assesses with the intent: only that calibrator is used
         installed = best.save(artifact_path(load_settings().home, model_id, prompt_version))
         report["installed_calibrator"] = {"features": list(best.features), "path": str(installed)}
+        if BUNDLED.resolve().is_relative_to(ROOT):  # a checkout: ship it with the package
+            shipped = best.save(BUNDLED / artifact_name(model_id, prompt_version))
+            report["installed_calibrator"]["bundled"] = str(shipped.relative_to(ROOT))
     png = reliability_diagram(
         curves,
         RESULTS / f"rerank_calibration_reliability{suffix}.png",

@@ -86,11 +86,33 @@ class Calibrator:
         return cls(**data)
 
 
-def artifact_path(home: str | Path, model_id: str, prompt_version: str) -> Path:
-    """Where the calibrator for (model_id, prompt_version) lives under SCIERA_HOME."""
+BUNDLED = Path(__file__).parent / "calibrators"
+"""Calibrators shipped with sciera (fitted by benchmarks/rerank_calibrate.py)."""
+
+
+def artifact_name(model_id: str, prompt_version: str) -> str:
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model_id)[:60]
     digest = hashlib.sha256(f"{model_id}\0{prompt_version}".encode()).hexdigest()[:10]
-    return Path(home) / "calibrators" / f"{slug}__{prompt_version}__{digest}.json"
+    return f"{slug}__{prompt_version}__{digest}.json"
+
+
+def artifact_path(home: str | Path, model_id: str, prompt_version: str) -> Path:
+    """Where the calibrator for (model_id, prompt_version) lives under SCIERA_HOME."""
+    return Path(home) / "calibrators" / artifact_name(model_id, prompt_version)
+
+
+def find_calibrator(
+    home: str | Path, model_id: str, prompt_version: str, bundled: Path = BUNDLED
+) -> Path | None:
+    """The calibrator for (model_id, prompt_version): one the user fitted under
+    SCIERA_HOME first, else the one shipped with sciera, else None."""
+    for path in (
+        artifact_path(home, model_id, prompt_version),
+        bundled / artifact_name(model_id, prompt_version),
+    ):
+        if path.exists():
+            return path
+    return None
 
 
 def fit_logistic(

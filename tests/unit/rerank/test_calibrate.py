@@ -4,8 +4,10 @@ import pytest
 from sciera.errors import ScieraError
 from sciera.rerank.calibrate import (
     Calibrator,
+    artifact_name,
     artifact_path,
     expected_calibration_error,
+    find_calibrator,
     first_stage_features,
     fit_calibrator,
     fit_logistic,
@@ -72,3 +74,17 @@ def test_first_stage_features():
 def test_reliability_diagram_png(tmp_path):
     path = reliability_diagram({"raw": ([0.1, 0.9, 0.7], [0, 1, 0])}, tmp_path / "r.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_users_calibrator_wins_over_the_bundled_one(tmp_path):
+    home, bundled = tmp_path / "home", tmp_path / "bundled"
+    assert find_calibrator(home, "m", "p@1", bundled=bundled) is None
+    shipped = bundled / artifact_name("m", "p@1")
+    shipped.parent.mkdir()
+    shipped.write_text("{}")
+    assert find_calibrator(home, "m", "p@1", bundled=bundled) == shipped
+    assert find_calibrator(home, "m", "p@2", bundled=bundled) is None  # other prompt version
+    own = artifact_path(home, "m", "p@1")
+    own.parent.mkdir(parents=True)
+    own.write_text("{}")
+    assert find_calibrator(home, "m", "p@1", bundled=bundled) == own

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sciera.rerank.base import first_stage_key
-from sciera.rerank.calibrate import Calibrator, artifact_path, first_stage_features
+from sciera.rerank.calibrate import Calibrator, find_calibrator, first_stage_features
 from sciera.rerank.deepera import assess as assess_mod
 from sciera.rerank.deepera.assess import assess_passage
 from sciera.rerank.deepera.filter import filter_evidence
@@ -92,7 +92,8 @@ class DeepEraReranker:
     @classmethod
     def from_settings(cls, settings: Settings, **kwargs: Any) -> DeepEraReranker:
         """``calibrator``: a Calibrator, a path to its JSON, ``"auto"`` (default: the artifact
-        for this model and prompt under SCIERA_HOME/calibrators, if present) or None."""
+        for this model and prompt under SCIERA_HOME/calibrators, else the one shipped in
+        ``sciera/rerank/calibrators``, if either exists) or None."""
         llm = kwargs.pop("llm", None)
         if llm is None:
             from sciera.llm.registry import make_llm
@@ -103,8 +104,8 @@ class DeepEraReranker:
         cal = kwargs.pop("calibrator", "auto")
         source = ""
         if cal == "auto":
-            path = artifact_path(settings.home, llm.model_id, calibration_key())
-            cal, source = (Calibrator.load(path), str(path)) if path.exists() else (None, "")
+            path = find_calibrator(settings.home, llm.model_id, calibration_key())
+            cal, source = (Calibrator.load(path), str(path)) if path else (None, "")
         elif isinstance(cal, str | Path):
             cal, source = Calibrator.load(cal), str(cal)
         agent = cls(llm, calibrator=cal, **kwargs)
