@@ -88,3 +88,16 @@ def test_the_users_calibrator_wins_over_the_bundled_one(tmp_path):
     own.parent.mkdir(parents=True)
     own.write_text("{}")
     assert find_calibrator(home, "m", "p@1", bundled=bundled) == own
+
+
+def test_bundled_calibrators_load_and_match_the_current_grading_prompt():
+    # a calibrator is tied to the grading prompt's version: after a prompt change the shipped
+    # one would silently stop applying, so refit it (benchmarks/rerank_calibrate.py)
+    from sciera.rerank.calibrate import BUNDLED
+    from sciera.rerank.deepera.agent import calibration_key
+
+    for path in sorted(BUNDLED.glob("*.json")):
+        cal = Calibrator.load(path)
+        assert cal.prompt_version == calibration_key(), path.name
+        assert path.name == artifact_name(cal.model_id, cal.prompt_version)
+        assert set(cal.features) <= {"grade", "p_yes", "first_stage_norm", "reciprocal_rank"}
