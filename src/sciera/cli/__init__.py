@@ -4,7 +4,9 @@ module and imports heavy code only when it runs."""
 from __future__ import annotations
 
 import logging
+import signal
 import sys
+from types import FrameType
 
 import typer
 
@@ -32,8 +34,15 @@ def _register() -> None:
     )
 
 
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    # SIGTERM (kill, a job scheduler, a container stop) unwinds like Ctrl-C: open
+    # transactions roll back, files are closed, and the command can be run again to resume.
+    signal.signal(signal.SIGTERM, _interrupt)
     _register()
     try:
         app()
