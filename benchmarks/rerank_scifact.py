@@ -32,8 +32,9 @@ Run from the repository root with the venv active (no network needed)::
 One JSONL row per (reranker, qid) is appended and fsynced to
 ``<out-dir>/rerank_scifact_rows_<tag>.jsonl`` as it finishes; a restart skips what is done.
 The LLM response cache (SCIERA_HOME/llm-cache.sqlite) is on by default: deepera_nofilter
-reuses deepera's intent and grading replies (same prompts), so its seconds are not a cost;
-deepera's ``seconds_without_summary`` is. ``--no-llm-cache`` makes every reranker pay.
+reuses deepera's intent and grading replies (same prompts) and grades only what deepera
+pruned (passages no grade could have kept), so its seconds are not a cost; deepera's
+``seconds_without_summary`` is. ``--no-llm-cache`` makes every reranker pay.
 The LLM context is the library default (4096, ``--n-ctx`` to change): llm_listwise's window
 of 20 passages x 120 words is ~4,000-4,300 prompt tokens on SciFact, so the reranker cuts
 the passages to fit and records the words it used per window.

@@ -54,6 +54,17 @@ class Calibrator:
         row = np.array([[float(x[f]) for f in self.features]])
         return float(self.predict_matrix(row)[0])
 
+    def upper_bound(self, fixed: Mapping[str, float], free: Sequence[str]) -> float:
+        """The largest P(relevant) over every value in [0, 1] of the ``free`` features
+        (the LLM's grade, P(yes)), the others at their ``fixed`` values. The model is
+        monotone in each feature, so the bound is at 0 or 1, whichever the sign of its
+        coefficient favours."""
+        x = {
+            f: (1.0 if c >= 0 else 0.0) if f in free else fixed.get(f)
+            for f, c in zip(self.features, self.coef, strict=True)
+        }
+        return self.predict(x)  # type: ignore[arg-type]  # a missing fixed value raises
+
     def predict_matrix(self, X: np.ndarray) -> np.ndarray:
         Z = (np.asarray(X, dtype=float) - np.array(self.mean)) / np.array(self.std)
         return _sigmoid(Z @ np.array(self.coef) + self.intercept)

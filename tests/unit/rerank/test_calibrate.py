@@ -101,3 +101,15 @@ def test_bundled_calibrators_load_and_match_the_current_grading_prompt():
         assert cal.prompt_version == calibration_key(), path.name
         assert path.name == artifact_name(cal.model_id, cal.prompt_version)
         assert set(cal.features) <= {"grade", "p_yes", "first_stage_norm", "reciprocal_rank"}
+
+
+def test_upper_bound_takes_each_free_feature_at_its_favourable_end():
+    cal = Calibrator("m", "p", ("grade", "p_yes", "reciprocal_rank"), (0.0,) * 3, (1.0,) * 3,
+                     (2.0, -1.0, 3.0), -1.0, 1.0, 10, 5)  # fmt: skip
+    fixed = {"reciprocal_rank": 0.5}
+    best = cal.upper_bound(fixed, ("grade", "p_yes"))
+    assert best == pytest.approx(cal.predict({"grade": 1.0, "p_yes": 0.0, **fixed}))
+    grid = np.linspace(0, 1, 11)
+    assert all(cal.predict({"grade": g, "p_yes": y, **fixed}) <= best for g in grid for y in grid)
+    with pytest.raises(ScieraError, match="needs features"):
+        cal.upper_bound({}, ("grade", "p_yes"))

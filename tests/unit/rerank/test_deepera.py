@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from conftest import QUERY, OverlapLLM, make_ranking
-from sciera.rerank.calibrate import fit_calibrator
+from sciera.rerank.calibrate import Calibrator, fit_calibrator
 from sciera.rerank.deepera.agent import DeepEraReranker, calibration_key
 from sciera.rerank.deepera.assess import PROMPT, assess_messages
 from sciera.rerank.deepera.filter import filter_evidence
@@ -135,6 +135,55 @@ def test_calibrator_is_used_and_named_in_the_trace():
         DeepEraReranker(llm, calibrator=wrong)
 
 
+def _rank_heavy_calibrator(model_id: str) -> Calibrator:
+    # P = sigmoid(4 grade + 6 / rank - 5): at grade 1 the bound is .993 .881 .731 .622 .550
+    # for ranks 1..5
+    return Calibrator(
+        model_id,
+        calibration_key(),
+        ("grade", "reciprocal_rank"),
+        (0.0, 0.0),
+        (1.0, 1.0),
+        (4.0, 6.0),
+        -5.0,
+        1.0,
+        10,
+        5,
+    )
+
+
+def test_pruning_skips_llm_calls_that_cannot_change_what_is_kept():
+    runs = {}
+    for prune in (True, False):
+        llm = OverlapLLM()
+        cal = _rank_heavy_calibrator(llm.model_id)
+        agent = DeepEraReranker(llm, calibrator=cal, tau=0.7, top_k=1, prune=prune)
+        out, trace = agent.rerank_with_trace(QUERY, make_ranking())
+        runs[prune] = (out, trace, [k for k, _ in llm.calls])
+    (pruned, trace, calls), (full, _, full_calls) = runs[True], runs[False]
+    assert pruned.passage_ids == full.passage_ids == ["d2#0"]
+    assert [it.score for it in pruned.items] == [it.score for it in full.items]
+    assert calls.count("choice") == 2 and full_calls.count("choice") == 5
+    why = {p.passage_id: p.filter_reason for p in trace.passages}
+    # d3 could reach .731 at most, below the .881 of d2 already kept (top_k=1)
+    assert why["d3#0"].startswith("not graded: at most 0.731") and "already kept" in why["d3#0"]
+    # d5 has grade .8 but at rank 5 could reach .550 at most < tau
+    assert why["d5#0"] == "not graded: at most 0.550 < tau 0.70 at any grade"
+    d5 = next(p for p in trace.passages if p.passage_id == "d5#0")
+    assert d5.grade_expectation is None and d5.score == pytest.approx(0.550, abs=1e-3)
+
+
+def test_no_pruning_without_a_filter_or_a_calibrator():
+    llm = OverlapLLM()
+    cal = _rank_heavy_calibrator(llm.model_id)
+    agent = DeepEraReranker(llm, calibrator=cal, use_filter=False, top_k=None, use_summary=False)
+    agent.rerank_with_trace(QUERY, make_ranking())
+    assert [k for k, _ in llm.calls].count("choice") == 5
+    llm = OverlapLLM()
+    DeepEraReranker(llm, tau=0.99, top_k=1).rerank_with_trace(QUERY, make_ranking())
+    assert [k for k, _ in llm.calls].count("choice") == 5
+
+
 def test_trace_json_roundtrip():
     _, trace = DeepEraReranker(OverlapLLM()).rerank_with_trace(QUERY, make_ranking())
     data = json.loads(trace.to_json())
@@ -183,4 +232,5 @@ def test_guard_drops_passages_that_address_the_grader():
     )
     assert "e#0" not in out.passage_ids
     e = next(p for p in trace.passages if p.passage_id == "e#0")
-    assert e.grade_expectation == 1.0 and "instructions aimed at the grader" in e.filter_reason
+    assert "instructions aimed at the grader" in e.filter_reason
+    assert e.grade_expectation is None and e.prompt_tokens == 0  # dropped without an LLM call

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from sciera.rerank.base import first_stage_key
 from sciera.rerank.calibrate import Calibrator, find_calibrator, first_stage_features
 from sciera.rerank.deepera import assess as assess_mod
-from sciera.rerank.deepera.assess import assess_passage
+from sciera.rerank.deepera.assess import Assessment, assess_passage
 from sciera.rerank.deepera.filter import filter_evidence
 from sciera.rerank.deepera.guard import injection_signals
 from sciera.rerank.deepera.intent import PROMPT as INTENT_PROMPT
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 STAGE = "deepera"
+LLM_FEATURES = ("grade", "p_yes")  # calibrator features that come from the LLM
 
 
 def _stage(name: str) -> AbstractContextManager[Any]:
@@ -75,6 +76,7 @@ class DeepEraReranker:
         scoring: str = "logprobs",
         calibrator: Calibrator | None = None,
         guard: bool = True,
+        prune: bool = True,
     ) -> None:
         if not 0.0 <= tau <= 1.0:
             raise ValueError(f"tau must be in [0, 1], got {tau}")
@@ -83,7 +85,7 @@ class DeepEraReranker:
         self.use_intent, self.use_filter, self.use_summary = use_intent, use_filter, use_summary
         self.with_reason, self.max_words, self.scoring = with_reason, max_words, scoring
         self.calibrator = calibrator
-        self.guard = guard
+        self.guard, self.prune = guard, prune
         self.calibrator_source = ""
         if calibrator is not None:
             calibrator.check_key(llm.model_id, calibration_key())
@@ -139,6 +141,7 @@ class DeepEraReranker:
             "max_words": self.max_words,
             "scoring": self.scoring,
             "guard": self.guard,
+            "prune": self.prune,
         }
 
     def _blocked(self, passage: Passage) -> str:
@@ -147,8 +150,37 @@ class DeepEraReranker:
         signals = injection_signals(passage.contents)
         return f"instructions aimed at the grader ({', '.join(signals)})" if signals else ""
 
-    def _features(self, grade: float, p_yes: float | None, fs: dict[str, float]) -> dict[str, Any]:
-        return {"grade": grade, "p_yes": p_yes, **fs}
+    def _score(self, a: Assessment, fs: dict[str, float]) -> tuple[float | None, float]:
+        """(calibrated P(relevant) or None without a calibrator, the score filtering uses);
+        an unparseable judgment scores 0."""
+        if self.calibrator is None:
+            return None, 0.0 if a.parse_failed else a.grade_expectation
+        if a.parse_failed:
+            return 0.0, 0.0
+        p = self.calibrator.predict({"grade": a.grade_expectation, "p_yes": a.p_yes, **fs})
+        return p, p
+
+    def _bound(self, fs: dict[str, float]) -> float:
+        """The highest score a passage with these first-stage features can get, whatever
+        the LLM says (1.0 when that cannot be known: no calibrator, or pruning off)."""
+        if not self.prune or self.calibrator is None:
+            return 1.0
+        return self.calibrator.upper_bound(fs, LLM_FEATURES)
+
+    def _unreachable(self, bound: float, keepable: list[float]) -> str:
+        """Why a passage cannot be kept whatever its grade ("" if it can): its bound is
+        below tau, or below the top_k passages already graded. Candidates are graded in
+        order of bound, so this skips LLM calls without changing what is kept."""
+        if self.use_filter and bound < self.tau:
+            return f"not graded: at most {bound:.3f} < tau {self.tau:.2f} at any grade"
+        if self.top_k is not None and len(keepable) >= self.top_k:
+            kth = sorted(keepable, reverse=True)[self.top_k - 1]
+            if kth > bound:
+                return (
+                    f"not graded: at most {bound:.3f} at any grade, below the "
+                    f"{self.top_k} passages already kept"
+                )
+        return ""
 
     def rerank_with_trace(self, query: str, ranking: Ranking) -> tuple[Ranking, DeepEraTrace]:
         t_start = time.perf_counter()
@@ -171,41 +203,43 @@ class DeepEraReranker:
         need_yes = self.calibrator is not None and "p_yes" in self.calibrator.features
         t0 = time.perf_counter()
         fs = first_stage_features([it.score for it in items], [it.rank for it in items])
-        assessments = []
+        dropped = [self._blocked(it.passage) for it in items]  # guard, then pruning
+        bounds = [self._bound(f) for f in fs]
+        assessments: list[Assessment | None] = [None] * len(items)
+        calibrated: list[float | None] = [None] * len(items)
+        scores = [0.0] * len(items)
+        keepable: list[float] = []  # scores of graded passages the filter would keep
         with _stage("deepera.assess"):
-            for it in items:
+            for i in sorted(range(len(items)), key=lambda i: (-bounds[i], i)):
+                if dropped[i]:
+                    continue
+                dropped[i] = self._unreachable(bounds[i], keepable)
+                if dropped[i]:
+                    scores[i] = bounds[i]
+                    continue
                 a = assess_passage(
                     self.llm,
                     query,
                     intent,
-                    it.passage,
+                    items[i].passage,
                     max_words=self.max_words,
                     with_reason=self.with_reason,
                     with_yes=need_yes,
                     scoring=self.scoring,
                 )
-                assessments.append(a)
+                assessments[i] = a
                 ptok, ctok = ptok + a.prompt_tokens, ctok + a.completion_tokens
+                calibrated[i], scores[i] = self._score(a, fs[i])
+                if not a.parse_failed and (not self.use_filter or scores[i] >= self.tau):
+                    keepable.append(scores[i])
         stage_seconds["assess"] = time.perf_counter() - t0
-
-        calibrated: list[float | None] = []
-        for a, f in zip(assessments, fs, strict=True):
-            if self.calibrator is None or a.parse_failed:
-                calibrated.append(None if self.calibrator is None else 0.0)
-            else:
-                feats = self._features(a.grade_expectation, a.p_yes, f)
-                calibrated.append(self.calibrator.predict(feats))
-        scores = [
-            0.0 if a.parse_failed else (c if c is not None else a.grade_expectation)
-            for a, c in zip(assessments, calibrated, strict=True)
-        ]
         decisions = filter_evidence(
             scores,
             tau=self.tau,
             top_k=self.top_k,
             use_filter=self.use_filter,
-            failed=[a.parse_failed for a in assessments],
-            blocked=[self._blocked(it.passage) for it in items],
+            failed=[a is not None and a.parse_failed for a in assessments],
+            blocked=dropped,
         )
 
         summaries: dict[int, tuple[str, int, int]] = {}
@@ -233,21 +267,21 @@ class DeepEraReranker:
                 passage_id=it.passage_id,
                 first_stage_rank=it.rank,
                 first_stage_score=it.score,
-                grade_expectation=a.grade_expectation,
-                grade_mass=a.grade_mass,
+                grade_expectation=None if a is None else a.grade_expectation,
+                grade_mass=0.0 if a is None else a.grade_mass,
                 calibrated=calibrated[d.index],
                 score=d.score,
                 kept=d.kept,
                 filter_reason=d.reason,
-                reason=a.reason,
+                reason="" if a is None else a.reason,
                 summary=summary,
-                parse_failed=a.parse_failed,
-                prompt_tokens=a.prompt_tokens + sp,
-                completion_tokens=a.completion_tokens + sc,
-                seconds=a.seconds,
+                parse_failed=a is not None and a.parse_failed,
+                prompt_tokens=(0 if a is None else a.prompt_tokens) + sp,
+                completion_tokens=(0 if a is None else a.completion_tokens) + sc,
+                seconds=0.0 if a is None else a.seconds,
             )
             traces.append(pt)
-            if d.kept:
+            if d.kept and a is not None:
                 prov = dict(it.provenance)
                 prov.setdefault(prev, {"score": it.score, "rank": it.rank})
                 prov[STAGE] = {

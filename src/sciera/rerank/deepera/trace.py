@@ -13,15 +13,17 @@ from sciera.types import Intent
 class PassageTrace:
     """One candidate's path through the agent.
 
-    ``grade_expectation`` is E[grade]/10 from the LLM's 0..10 grade distribution;
-    ``calibrated`` is P(relevant) from the calibrator (None without one); ``score``
-    is what filtering used (calibrated if available, else the raw expectation).
+    ``grade_expectation`` is E[grade]/10 from the LLM's 0..10 grade distribution, None
+    when the passage was not graded (dropped by the injection guard, or pruned because no
+    grade could have kept it); ``calibrated`` is P(relevant) from the calibrator (None
+    without one, or not graded); ``score`` is what filtering used (calibrated if
+    available, else the raw expectation; for a pruned passage its upper bound).
     """
 
     passage_id: str
     first_stage_rank: int
     first_stage_score: float
-    grade_expectation: float
+    grade_expectation: float | None
     grade_mass: float  # probability mass the grades had before normalization
     calibrated: float | None
     score: float
