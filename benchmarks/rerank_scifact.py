@@ -45,6 +45,7 @@ runs first. The report is ``<out-dir>/rerank_scifact.json``.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -173,6 +174,27 @@ def build_rerankers(
     return out
 
 
+def reranker_config(reranker: Any) -> dict[str, Any]:
+    """What defines a reranker's results: its scalar settings and, for DeepEra, the
+    calibrator's content (a refit at the same path is a different reranker)."""
+    config = {k: v for k, v in vars(reranker).items() if isinstance(v, int | float | str | None)}
+    cal = getattr(reranker, "calibrator", None)
+    if cal is not None:
+        config["calibrator_sha256"] = hashlib.sha256(cal.to_json().encode()).hexdigest()[:16]
+    return config
+
+
+def check_same_config(rows: dict, configs: dict[str, dict[str, Any]]) -> None:
+    """Refuse to add rows of an LLM reranker whose earlier rows came from another config."""
+    for (name, qid), row in rows.items():
+        if name in configs and name in LLM_RERANKERS and row.get("config") != configs[name]:
+            raise SystemExit(
+                f"{name}: the row for claim {qid} was made with another configuration "
+                f"({row.get('config')}), not {configs[name]}; use another --out-dir or "
+                "remove that reranker's rows"
+            )
+
+
 def warm_up(llm: Any) -> None:
     """One uncached, unmetered 1-token reply: the first evaluation pages ~1 GB of weights in."""
     from sciera.llm.base import Message
@@ -294,6 +316,9 @@ def deepera_stats(rows: list[dict], qrels: Mapping, fs: dict) -> dict[str, Any]:
         "kept_recall_of_candidate_gold": round(tp / gold_cand, 4) if gold_cand else 0.0,
         "seconds_without_summary_per_query": _mean([r["seconds_without_summary"] for r in rows]),
         "trace_prompt_tokens_per_query": _mean([r["trace"]["prompt_tokens"] for r in rows]),
+        "graded_per_query": _mean(
+            [sum(p["grade_expectation"] is not None for p in r["trace"]["passages"]) for r in rows]
+        ),
         "intent_fallbacks": sum(r["trace"]["intent_fallback"] for r in rows),
         "score_sources": sorted({r["trace"]["score_source"] for r in rows}),
     }
@@ -378,6 +403,7 @@ def run_claims(args: argparse.Namespace, ctx: dict[str, Any], began: float) -> t
                 row.update(qid=qid, n_candidates=len(items))
                 if name in LLM_RERANKERS:
                     row["model_id"] = llm.model_id
+                    row["config"] = ctx["configs"][name]
                 append_row(args.rows_path, row)
                 rows[(name, qid)] = row
                 hit = int(bool(set(row.get("ranked", [])[:1]) & gold))
@@ -434,6 +460,8 @@ def main() -> None:
         "llm": llm,
         "rerankers": build_rerankers(todo, settings, embedder, llm, args.calibrator),
     }
+    ctx["configs"] = {name: reranker_config(r) for name, r in ctx["rerankers"].items()}
+    check_same_config(rows, ctx["configs"])
     stopped, claims_run = "", 0
     try:
         if todo:
@@ -464,10 +492,7 @@ def main() -> None:
         "stopped": stopped or "all selected work done",
         "claims_run_this_time": claims_run,
         "rerankers_run_this_time": todo,
-        "reranker_config": {
-            name: {k: v for k, v in vars(r).items() if isinstance(v, int | float | str | None)}
-            for name, r in ctx["rerankers"].items()
-        },
+        "reranker_config": ctx["configs"],
         "results": summarize(rows, qids, qrels, cands),
         "load_avg_at_start": load_start,
         "load_avg_at_end": os.getloadavg(),
