@@ -14,7 +14,8 @@ are written into the results.
 
 Settings
 (a) ``reasoning`` (PubMedQA's reasoning-required setting): the question's own contexts
-    are the passages; each extractor turns them into evidence.
+    are the passages; each extractor turns them into evidence. DeepEra grades raw here:
+    its calibrator reads first-stage rank and score, and this setting has no first stage.
 (b) ``retrieval``: the contexts of all 500 dev questions are ingested as a corpus (one
     document per PubMed id, contexts joined) and indexed; the question is answered from
     the first stage's top ``--depth`` passages. full / vanilla / rational read the top
@@ -117,14 +118,21 @@ class Runner:
             explain_yesno=False,
             refuse_on_insufficient=args.refuse == "insufficient",
         )
-        self.extractors = {name: self._extractor(name) for name in args.extractors}
+        self.extractors = {
+            (setting, name): self._extractor(name, calibrated=setting == "retrieval")
+            for setting in args.settings
+            for name in args.extractors
+        }
 
-    def _extractor(self, name: str) -> Any:
+    def _extractor(self, name: str, calibrated: bool) -> Any:
+        """DeepEra's calibrator reads first-stage rank and score; the reasoning setting
+        has no first stage (the question's own contexts, in order), so it grades raw."""
         from sciera.evidence.registry import make_extractor
         from sciera.rerank.deepera.agent import DeepEraReranker
 
         if name == "deepera":
-            reranker = DeepEraReranker.from_settings(self.settings, llm=self.llm)
+            cal = "auto" if calibrated else None
+            reranker = DeepEraReranker.from_settings(self.settings, llm=self.llm, calibrator=cal)
             return make_extractor("deepera", self.settings, reranker=reranker)
         return make_extractor(name, self.settings, llm=self.llm)
 
@@ -144,7 +152,7 @@ class Runner:
         else:
             candidates = retriever.search(question, self.args.depth)
             ranking = candidates if name == "deepera" else candidates.top(self.args.top_k)
-        ev = self.extractors[name].extract(question, ranking)
+        ev = self.extractors[setting, name].extract(question, ranking)
         answer = self.generator.answer(question, ev.evidence, "yesno", sufficient=ev.sufficient)
         exact = exact_answer(answer)
         pred = exact[0] if exact else ("refused" if answer.insufficient else "degraded")
