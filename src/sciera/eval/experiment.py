@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -78,6 +78,15 @@ class PipelineSpec(_Strict):
     name: str
     retriever: str = Field("bm25", description="bm25, dense, hybrid or candidates.")
     depth: int = Field(100, ge=1, description="First-stage depth (documents or passages).")
+    pool_order: Literal["given", "neutral"] = Field(
+        "given",
+        description=(
+            "retriever 'candidates': the pool as listed ('given'), or as a set ('neutral': "
+            "equal scores, order fixed by a hash of question and passage id). Use 'neutral' "
+            "for rerankers that read position or first-stage rank (llm_listwise, DeepEra "
+            "with a rank-feature calibrator) on SSLI sets, whose distractors are listed last."
+        ),
+    )
     reranker: str | None = None
     rerank_depth: int | None = Field(None, ge=1, description="Candidates given to the reranker.")
     reranker_params: dict[str, Any] = Field(default_factory=dict)

@@ -40,6 +40,7 @@ from typing import Any
 from sciera.datasets.loaders import EvalDataset, load_dataset
 from sciera.errors import ScieraError
 from sciera.eval.experiment import Experiment, PipelineSpec
+from sciera.eval.metrics.ranking import neutral_order
 from sciera.eval.resultlog import QueryLog
 from sciera.eval.runllm import MeteredLLM, SeedTagged
 from sciera.eval.runstore import mark_repeat_done, prepare_results_dir, write_repeat_outputs
@@ -259,7 +260,12 @@ def _first_stage(st: _Stages, data: EvalDataset, qids: list[str]) -> tuple[list[
         for qid in qids:
             pool = data.candidates.get(qid, ())
             n = len(pool)
-            items = tuple(ScoredPassage(ps, float(n - i), i + 1) for i, ps in enumerate(pool))
+            if p.pool_order == "neutral":
+                by_id = {ps.passage_id: ps for ps in pool}
+                order = neutral_order(qid, dict.fromkeys(by_id, 0.0))
+                items = tuple(ScoredPassage(by_id[d], 1.0, i + 1) for i, d in enumerate(order))
+            else:
+                items = tuple(ScoredPassage(ps, float(n - i), i + 1) for i, ps in enumerate(pool))
             out.append(Ranking(data.queries[qid], items[: p.depth], "candidates"))
     else:
         k = 10 * p.depth if data.unit == "document" else p.depth

@@ -177,3 +177,21 @@ def test_other_experiment_in_results_dir_is_refused(tmp_path: Path) -> None:
     other = exp.model_copy(update={"metrics": ["hit@5"]})
     with pytest.raises(ScieraError, match="different experiment"):
         run_experiment(other, tmp_path / "res", llm_factory=scripted)
+
+
+def test_neutral_pool_order_hides_where_distractors_were_listed(tmp_path: Path) -> None:
+    exp = experiment(tmp_path)
+    spec = {"name": "set", "retriever": "candidates", "pool_order": "neutral"}
+    exp = exp.model_copy(update={"pipelines": [type(exp.pipelines[0])(**spec)]})
+    out = tmp_path / "res"
+    run_experiment(exp, out, llm_factory=scripted)
+    lines = (out / "runs" / "set" / "r0" / "results.jsonl").read_text().splitlines()
+    firsts = {r["qid"]: r["first"] for r in map(json.loads, lines)}
+    assert all({s for _, s in first} == {1.0} for first in firsts.values())  # no scores
+    # the order is a hash of (question, id), not the listed one (distractors, then gold)
+    from sciera.eval.metrics.ranking import neutral_order
+
+    for qid, first in firsts.items():
+        ids = [d for d, _ in first]
+        assert ids == neutral_order(qid, dict.fromkeys(ids, 0.0))
+    assert [d for d, _ in firsts["q2"]] == ["q2-g", "q2-d0", "q2-d1"]  # listed: d0, d1, g
