@@ -174,10 +174,18 @@ def build_rerankers(
     return out
 
 
-def reranker_config(reranker: Any) -> dict[str, Any]:
-    """What defines a reranker's results: its scalar settings and, for DeepEra, the
-    calibrator's content (a refit at the same path is a different reranker)."""
-    config = {k: v for k, v in vars(reranker).items() if isinstance(v, int | float | str | None)}
+def reranker_config(reranker: Any, n_ctx: int) -> dict[str, Any]:
+    """What defines a reranker's results: its scalar settings, its LLM (model id and
+    context, which decides how listwise windows are cut) and, for DeepEra, the
+    calibrator's content (not where it was loaded from)."""
+    config = {
+        k: v
+        for k, v in vars(reranker).items()
+        if isinstance(v, int | float | str | None) and k != "calibrator_source"
+    }
+    llm = getattr(reranker, "llm", None)
+    if llm is not None:
+        config.update(model_id=llm.model_id, n_ctx=n_ctx)
     cal = getattr(reranker, "calibrator", None)
     if cal is not None:
         config["calibrator_sha256"] = hashlib.sha256(cal.to_json().encode()).hexdigest()[:16]
@@ -460,7 +468,7 @@ def main() -> None:
         "llm": llm,
         "rerankers": build_rerankers(todo, settings, embedder, llm, args.calibrator),
     }
-    ctx["configs"] = {name: reranker_config(r) for name, r in ctx["rerankers"].items()}
+    ctx["configs"] = {name: reranker_config(r, args.n_ctx) for name, r in ctx["rerankers"].items()}
     check_same_config(rows, ctx["configs"])
     stopped, claims_run = "", 0
     try:

@@ -260,8 +260,8 @@ def _first_stage(st: _Stages, data: EvalDataset, qids: list[str]) -> tuple[list[
         for qid in qids:
             pool = data.candidates.get(qid, ())
             n = len(pool)
-            if p.pool_order == "neutral":
-                by_id = {ps.passage_id: ps for ps in pool}
+            if p.pool_order == "neutral":  # cut as listed, then hide the order
+                by_id = {ps.passage_id: ps for ps in pool[: p.depth]}
                 order = neutral_order(qid, dict.fromkeys(by_id, 0.0))
                 items = tuple(ScoredPassage(by_id[d], 1.0, i + 1) for i, d in enumerate(order))
             else:

@@ -315,7 +315,11 @@ class CachedLLM:
             conn = sqlite3.connect(
                 self.path, timeout=30.0, isolation_level=None, check_same_thread=False
             )
-            _retry_locked(lambda: _setup(conn), OPEN_TIMEOUT)
+            try:
+                _retry_locked(lambda: _setup(conn), OPEN_TIMEOUT)
+            except sqlite3.Error:
+                conn.close()
+                raise
         except (OSError, sqlite3.Error) as exc:
             raise ScieraError(f"{self.path}: cannot open the LLM response cache: {exc}") from exc
         self._local.conn = conn

@@ -234,3 +234,8 @@ def test_guard_drops_passages_that_address_the_grader():
     e = next(p for p in trace.passages if p.passage_id == "e#0")
     assert "instructions aimed at the grader" in e.filter_reason
     assert e.grade_expectation is None and e.prompt_tokens == 0  # dropped without an LLM call
+
+
+def test_top_k_below_one_is_refused():
+    with pytest.raises(ValueError, match="top_k must be at least 1"):
+        DeepEraReranker(OverlapLLM(), top_k=0)

@@ -80,6 +80,8 @@ class DeepEraReranker:
     ) -> None:
         if not 0.0 <= tau <= 1.0:
             raise ValueError(f"tau must be in [0, 1], got {tau}")
+        if top_k is not None and top_k < 1:
+            raise ValueError(f"top_k must be at least 1 (or None for no limit), got {top_k}")
         self.llm = llm
         self.tau, self.top_k = tau, top_k
         self.use_intent, self.use_filter, self.use_summary = use_intent, use_filter, use_summary
