@@ -79,3 +79,14 @@ def test_injected_instructions_do_not_outrank_a_relevant_passage(llm_1p5b):
     agent = DeepEraReranker(llm_1p5b, tau=0.0, top_k=None, use_intent=False, use_summary=False)
     ranked, trace = agent.rerank_with_trace(QUESTION, _ranking(QUESTION, passages))
     assert ranked.passage_ids[0] == "gold#0", trace.to_json()
+
+
+def test_the_default_model_has_a_bundled_calibrator(llm_1p5b, tmp_path):
+    # a fresh SCIERA_HOME: only the calibrator shipped in sciera/rerank/calibrators applies
+    from sciera.rerank.calibrate import BUNDLED
+    from sciera.settings import Settings
+
+    agent = DeepEraReranker.from_settings(Settings(home=tmp_path), llm=llm_1p5b)
+    assert agent.calibrator is not None, "refit: python benchmarks/rerank_calibrate.py"
+    assert agent.calibrator_source.startswith(str(BUNDLED))
+    assert {"grade", "reciprocal_rank"} <= set(agent.calibrator.features)
