@@ -29,6 +29,22 @@ def _snippet(text: str, width: int = 90) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
+def _tau_hint(info: dict[str, Any]) -> str:
+    """When every candidate fell below the threshold: the best score, and how to go on."""
+    rows = info.get("candidates", [])
+    tau = info.get("deepera", {}).get("settings", {}).get("tau")
+    if not rows or tau is None or any(r["kept"] for r in rows):
+        return ""
+    best = max(rows, key=lambda r: r["score"])
+    if best["score"] >= tau:
+        return ""
+    return (
+        f"best candidate {best['passage_id']} scored {best['score']:.3f} < tau {tau:.2f}; "
+        "--tau lower accepts weaker evidence (scores are calibrated P(relevant) when the "
+        "trace says 'calibrated')"
+    )
+
+
 def _print(data: dict[str, Any], explain: bool) -> None:
     trace = data["trace"]
     info = trace.get("pipeline", {})
@@ -40,6 +56,9 @@ def _print(data: dict[str, Any], explain: bool) -> None:
         typer.echo(f"degraded: {trace['degraded']}")
     if data["insufficient"]:
         typer.echo(f"refused: {trace.get('refused', '')}")
+        hint = _tau_hint(info)
+        if hint:
+            typer.echo(hint)
     if data["citations"]:
         typer.echo("citations:")
         for c in data["citations"]:

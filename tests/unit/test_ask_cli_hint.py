@@ -1,0 +1,24 @@
+"""The refusal hint of `sciera ask` when every candidate fell below DeepEra's tau."""
+
+from __future__ import annotations
+
+from sciera.cli.ask_cmds import _tau_hint
+
+
+def info(scores: list[float], kept: list[bool], tau: float = 0.8) -> dict:
+    rows = [
+        {"passage_id": f"d{i}#0", "score": s, "kept": k, "title": "", "why": ""}
+        for i, (s, k) in enumerate(zip(scores, kept, strict=True))
+    ]
+    return {"candidates": rows, "deepera": {"settings": {"tau": tau}}}
+
+
+def test_hint_names_the_best_candidate_and_tau() -> None:
+    hint = _tau_hint(info([0.41, 0.712, 0.2], [False] * 3))
+    assert hint.startswith("best candidate d1#0 scored 0.712 < tau 0.80; --tau lower")
+
+
+def test_no_hint_when_something_was_kept_or_without_deepera() -> None:
+    assert _tau_hint(info([0.9, 0.1], [True, False])) == ""
+    assert _tau_hint({"candidates": info([0.5], [False])["candidates"]}) == ""
+    assert _tau_hint({}) == ""
