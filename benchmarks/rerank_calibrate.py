@@ -324,6 +324,13 @@ def main() -> None:
         records, [np.array([row["p_yes"] for row in r["rows"]]) for r in records]
     )
     assert best is not None
+    # DeepEra grades only passages whose calibrated score could still reach tau (pruning):
+    # how many of the `depth` candidates per claim that is, from first-stage features alone
+    fs_rows = [row for r in records for row in r["rows"]]
+    bounds = np.array([best.upper_bound(row, ("grade", "p_yes")) for row in fs_rows])
+    report["graded_per_claim_at_tau"] = {
+        f"{tau:.1f}": float((bounds >= tau).sum() / len(records)) for tau in TAUS
+    }
     if not args.no_intent:  # DeepEra assesses with the intent: only that calibrator is used
         installed = best.save(artifact_path(load_settings().home, model_id, prompt_version))
         report["installed_calibrator"] = {"features": list(best.features), "path": str(installed)}

@@ -45,6 +45,10 @@ class Calibrator:
     n_train: int
     n_pos: int
     notes: dict[str, Any] = field(default_factory=dict)
+    # the training range of each feature: inputs are clipped to it, so the model never
+    # extrapolates (None in artifacts fitted before ranges were kept: no clipping)
+    lo: tuple[float, ...] | None = None
+    hi: tuple[float, ...] | None = None
 
     def predict(self, x: Mapping[str, float]) -> float:
         """P(relevant) for one passage's features (missing feature -> error)."""
@@ -57,16 +61,22 @@ class Calibrator:
     def upper_bound(self, fixed: Mapping[str, float], free: Sequence[str]) -> float:
         """The largest P(relevant) over every value in [0, 1] of the ``free`` features
         (the LLM's grade, P(yes)), the others at their ``fixed`` values. The model is
-        monotone in each feature, so the bound is at 0 or 1, whichever the sign of its
-        coefficient favours."""
+        monotone in each (clipped) feature, so the bound is at the end of the feature's
+        range that the sign of its coefficient favours: the training range when known
+        (inputs are clipped to it), else 0 or 1."""
+        lo = self.lo or (0.0,) * len(self.features)
+        hi = self.hi or (1.0,) * len(self.features)
         x = {
-            f: (1.0 if c >= 0 else 0.0) if f in free else fixed.get(f)
-            for f, c in zip(self.features, self.coef, strict=True)
+            f: (h if c >= 0 else low) if f in free else fixed.get(f)
+            for f, c, low, h in zip(self.features, self.coef, lo, hi, strict=True)
         }
         return self.predict(x)  # type: ignore[arg-type]  # a missing fixed value raises
 
     def predict_matrix(self, X: np.ndarray) -> np.ndarray:
-        Z = (np.asarray(X, dtype=float) - np.array(self.mean)) / np.array(self.std)
+        X = np.asarray(X, dtype=float)
+        if self.lo is not None and self.hi is not None:
+            X = np.clip(X, np.array(self.lo), np.array(self.hi))
+        Z = (X - np.array(self.mean)) / np.array(self.std)
         return _sigmoid(Z @ np.array(self.coef) + self.intercept)
 
     def check_key(self, model_id: str, prompt_version: str) -> None:
@@ -92,8 +102,9 @@ class Calibrator:
         data = json.loads(Path(path).read_text())
         if data.pop("format", None) != FORMAT or data.pop("format_version", None) != FORMAT_VERSION:
             raise ScieraError(f"{path}: not a {FORMAT} v{FORMAT_VERSION} artifact")
-        for key in ("features", "mean", "std", "coef"):
-            data[key] = tuple(data[key])
+        for key in ("features", "mean", "std", "coef", "lo", "hi"):
+            if data.get(key) is not None:
+                data[key] = tuple(data[key])
         return cls(**data)
 
 
@@ -180,6 +191,8 @@ def fit_calibrator(
         n_train=len(y),
         n_pos=int(y.sum()),
         notes=dict(notes or {}),
+        lo=tuple(float(v) for v in X.min(axis=0)),
+        hi=tuple(float(v) for v in X.max(axis=0)),
     )
 
 

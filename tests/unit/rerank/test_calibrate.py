@@ -113,3 +113,18 @@ def test_upper_bound_takes_each_free_feature_at_its_favourable_end():
     assert all(cal.predict({"grade": g, "p_yes": y, **fixed}) <= best for g in grid for y in grid)
     with pytest.raises(ScieraError, match="needs features"):
         cal.upper_bound({}, ("grade", "p_yes"))
+
+
+def test_inputs_are_clipped_to_the_training_range_and_bound_it(tmp_path):
+    X = np.array([[0.3, 1.0], [0.4, 0.5], [0.6, 1.0], [0.7, 0.25], [0.5, 0.2], [0.65, 0.5]])
+    cal = fit_calibrator(X, [0, 0, 1, 1, 0, 1], ["grade", "reciprocal_rank"],
+                         model_id="m", prompt_version="p")  # fmt: skip
+    assert cal.lo == (0.3, 0.2) and cal.hi == (0.7, 1.0)
+    rr = {"reciprocal_rank": 0.5}
+    assert cal.predict({"grade": 1.0, **rr}) == cal.predict(
+        {"grade": 0.7, **rr}
+    )  # no extrapolation
+    assert cal.predict({"grade": 0.0, **rr}) == cal.predict({"grade": 0.3, **rr})
+    grid = [cal.predict({"grade": g, **rr}) for g in np.linspace(0, 1, 21)]
+    assert cal.upper_bound(rr, ("grade",)) == pytest.approx(max(grid))
+    assert Calibrator.load(cal.save(tmp_path / "c.json")) == cal
