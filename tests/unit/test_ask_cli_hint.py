@@ -18,6 +18,12 @@ def test_hint_names_the_best_candidate_and_tau() -> None:
     assert hint.startswith("best candidate d1#0 scored 0.712 < tau 0.80; --tau lower")
 
 
+def test_pruned_candidates_score_only_a_bound_and_are_not_named() -> None:
+    data = info([0.41, 0.79], [False, False])
+    data["candidates"][1]["why"] = "not graded: at most 0.790 < tau 0.80 at any grade"
+    assert _tau_hint(data).startswith("best candidate d0#0 scored 0.410")
+
+
 def test_no_hint_when_something_was_kept_or_without_deepera() -> None:
     assert _tau_hint(info([0.9, 0.1], [True, False])) == ""
     assert _tau_hint({"candidates": info([0.5], [False])["candidates"]}) == ""

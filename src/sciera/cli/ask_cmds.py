@@ -33,9 +33,10 @@ def _tau_hint(info: dict[str, Any]) -> str:
     """When every candidate fell below the threshold: the best score, and how to go on."""
     rows = info.get("candidates", [])
     tau = info.get("deepera", {}).get("settings", {}).get("tau")
-    if not rows or tau is None or any(r["kept"] for r in rows):
+    graded = [r for r in rows if not r["why"].startswith("not graded")]  # pruned: a bound
+    if not graded or tau is None or any(r["kept"] for r in rows):
         return ""
-    best = max(rows, key=lambda r: r["score"])
+    best = max(graded, key=lambda r: r["score"])
     if best["score"] >= tau:
         return ""
     return (
