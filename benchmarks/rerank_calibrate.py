@@ -239,7 +239,7 @@ def main() -> None:
     y = np.array([row["label"] for r in records for row in r["rows"]], dtype=float)
     group = np.array([i for i, r in enumerate(records) for _ in r["rows"]])
     folds = np.arange(len(records)) % args.folds
-    prompt_version = calibration_key()
+    prompt_version = calibration_key(use_intent=not args.no_intent)
 
     def matrix(features):
         return np.array([[row[f] for f in features] for r in records for row in r["rows"]])
@@ -331,12 +331,12 @@ def main() -> None:
     report["graded_per_claim_at_tau"] = {
         f"{tau:.1f}": float((bounds >= tau).sum() / len(records)) for tau in TAUS
     }
-    if not args.no_intent:  # DeepEra assesses with the intent: only that calibrator is used
-        installed = best.save(artifact_path(load_settings().home, model_id, prompt_version))
-        report["installed_calibrator"] = {"features": list(best.features), "path": str(installed)}
-        if BUNDLED.resolve().is_relative_to(ROOT):  # a checkout: ship it with the package
-            shipped = best.save(BUNDLED / artifact_name(model_id, prompt_version))
-            report["installed_calibrator"]["bundled"] = str(shipped.relative_to(ROOT))
+    # keyed by prompt version and intent use, so ablation v1 (no intent) has its own artifact
+    installed = best.save(artifact_path(load_settings().home, model_id, prompt_version))
+    report["installed_calibrator"] = {"features": list(best.features), "path": str(installed)}
+    if BUNDLED.resolve().is_relative_to(ROOT):  # a checkout: ship it with the package
+        shipped = best.save(BUNDLED / artifact_name(model_id, prompt_version))
+        report["installed_calibrator"]["bundled"] = str(shipped.relative_to(ROOT))
     png = reliability_diagram(
         curves,
         RESULTS / f"rerank_calibration_reliability{suffix}.png",

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from conftest import QUERY, OverlapLLM, make_ranking
-from sciera.rerank.calibrate import Calibrator, fit_calibrator
+from sciera.rerank.calibrate import Calibrator, artifact_name, fit_calibrator
 from sciera.rerank.deepera.agent import DeepEraReranker, calibration_key
 from sciera.rerank.deepera.assess import PROMPT, assess_messages
 from sciera.rerank.deepera.filter import filter_evidence
@@ -182,6 +182,21 @@ def test_no_pruning_without_a_filter_or_a_calibrator():
     llm = OverlapLLM()
     DeepEraReranker(llm, tau=0.99, top_k=1).rerank_with_trace(QUERY, make_ranking())
     assert [k for k, _ in llm.calls].count("choice") == 5
+
+
+def test_a_calibrator_fitted_with_the_intent_does_not_apply_without_it(tmp_path):
+    llm = OverlapLLM()
+    cal = _rank_heavy_calibrator(llm.model_id)  # fitted on intent-conditioned grades
+    with pytest.raises(Exception, match="fitted for model"):
+        DeepEraReranker(llm, calibrator=cal, use_intent=False)
+    assert calibration_key(False) == calibration_key() + "+no_intent"
+    # "auto" looks up the no-intent artifact for use_intent=False, and finds none here
+    from sciera.settings import Settings
+
+    cal.save(tmp_path / "calibrators" / artifact_name(llm.model_id, calibration_key()))
+    on = DeepEraReranker.from_settings(Settings(home=tmp_path), llm=llm)
+    off = DeepEraReranker.from_settings(Settings(home=tmp_path), llm=llm, use_intent=False)
+    assert on.calibrator == cal and off.calibrator is None
 
 
 def test_trace_json_roundtrip():

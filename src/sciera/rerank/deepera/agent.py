@@ -54,9 +54,11 @@ def _prompt_version(name: str) -> str:
     return f"{name}@{load_prompt(name).version}"
 
 
-def calibration_key() -> str:
-    """The prompt version a calibrator is tied to (the grading prompt)."""
-    return _prompt_version(assess_mod.PROMPT)
+def calibration_key(use_intent: bool = True) -> str:
+    """What a calibrator is tied to besides the model: the grading prompt's version, and
+    whether grades were conditioned on the structured intent (ablation v1 grades differ)."""
+    version = _prompt_version(assess_mod.PROMPT)
+    return version if use_intent else f"{version}+no_intent"
 
 
 class DeepEraReranker:
@@ -90,7 +92,7 @@ class DeepEraReranker:
         self.guard, self.prune = guard, prune
         self.calibrator_source = ""
         if calibrator is not None:
-            calibrator.check_key(llm.model_id, calibration_key())
+            calibrator.check_key(llm.model_id, calibration_key(use_intent))
         self.last_trace: DeepEraTrace | None = None
 
     @classmethod
@@ -108,7 +110,8 @@ class DeepEraReranker:
         cal = kwargs.pop("calibrator", "auto")
         source = ""
         if cal == "auto":
-            path = find_calibrator(settings.home, llm.model_id, calibration_key())
+            key = calibration_key(kwargs.get("use_intent", True))
+            path = find_calibrator(settings.home, llm.model_id, key)
             cal, source = (Calibrator.load(path), str(path)) if path else (None, "")
         elif isinstance(cal, str | Path):
             cal, source = Calibrator.load(cal), str(cal)
