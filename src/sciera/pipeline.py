@@ -132,6 +132,7 @@ def _deepera_table(candidates: Ranking, trace: Mapping[str, Any]) -> list[dict[s
             "title": titles.get(p["passage_id"], ""),
             "first_stage_rank": p["first_stage_rank"],
             "score": p["score"],
+            "graded": p["grade_expectation"] is not None,  # else score is only a bound
             "kept": p["kept"],
             "why": p["filter_reason"],
         }

@@ -20,7 +20,7 @@ def test_hint_names_the_best_candidate_and_tau() -> None:
 
 def test_pruned_candidates_score_only_a_bound_and_are_not_named() -> None:
     data = info([0.41, 0.79], [False, False])
-    data["candidates"][1]["why"] = "not graded: at most 0.790 < tau 0.80 at any grade"
+    data["candidates"][1]["graded"] = False
     assert _tau_hint(data).startswith("best candidate d0#0 scored 0.410")
 
 

@@ -73,6 +73,7 @@ def test_deepera_pipeline_answers_with_cited_passages(corpus, tmp_path):
     assert set(rows) == {"a1#0", "c1#0", "m1#0"}
     assert rows["a1#0"]["kept"] and rows["a1#0"]["score"] == pytest.approx(0.9)
     assert not rows["c1#0"]["kept"] and "tau" in rows["c1#0"]["why"]
+    assert all(r["graded"] for r in rows.values())  # no calibrator: nothing pruned
     # CR: the kept passage (3 title + 6 text words) / the 4-word summary
     assert info["compression_ratio"] == pytest.approx(9 / 4)
     assert tuple(info["deepera"]["kept_ids"]) == ("a1#0",)

@@ -33,7 +33,7 @@ def _tau_hint(info: dict[str, Any]) -> str:
     """When every candidate fell below the threshold: the best score, and how to go on."""
     rows = info.get("candidates", [])
     tau = info.get("deepera", {}).get("settings", {}).get("tau")
-    graded = [r for r in rows if not r["why"].startswith("not graded")]  # pruned: a bound
+    graded = [r for r in rows if r.get("graded", True)]  # a pruned row's score is a bound
     if not graded or tau is None or any(r["kept"] for r in rows):
         return ""
     best = max(graded, key=lambda r: r["score"])
