@@ -259,14 +259,15 @@ def _first_stage(st: _Stages, data: EvalDataset, qids: list[str]) -> tuple[list[
         out = []
         for qid in qids:
             pool = data.candidates.get(qid, ())
-            n = len(pool)
             if p.pool_order == "neutral":  # cut as listed, then hide the order
                 by_id = {ps.passage_id: ps for ps in pool[: p.depth]}
                 order = neutral_order(qid, dict.fromkeys(by_id, 0.0))
                 items = tuple(ScoredPassage(by_id[d], 1.0, i + 1) for i, d in enumerate(order))
             else:
+                n = len(pool)
                 items = tuple(ScoredPassage(ps, float(n - i), i + 1) for i, ps in enumerate(pool))
-            out.append(Ranking(data.queries[qid], items[: p.depth], "candidates"))
+                items = items[: p.depth]
+            out.append(Ranking(data.queries[qid], items, "candidates"))
     else:
         k = 10 * p.depth if data.unit == "document" else p.depth
         out = st.retriever.search_many([data.queries[q] for q in qids], k)
