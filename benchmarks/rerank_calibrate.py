@@ -27,6 +27,7 @@ import json
 import random
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -146,6 +147,23 @@ def score_claims(args: argparse.Namespace, corpus, queries, qrels, claims, cands
     return llm.model_id
 
 
+def out_of_fold(records: list[dict], feats: Sequence[str], *, folds: int, l2: float) -> np.ndarray:
+    """Each passage's calibrated score from a calibrator fitted without its claim: claims are
+    dealt round-robin into ``folds`` folds (claim i -> fold i % folds)."""
+    from sciera.rerank.calibrate import fit_calibrator
+
+    X = np.array([[row[f] for f in feats] for r in records for row in r["rows"]], dtype=float)
+    y = np.array([row["label"] for r in records for row in r["rows"]], dtype=float)
+    group = np.array([i for i, r in enumerate(records) for _ in r["rows"]])
+    fold_of = np.arange(len(records)) % folds
+    oof = np.zeros(len(y))
+    for k in range(folds):
+        test = np.isin(group, np.where(fold_of == k)[0])
+        cal = fit_calibrator(X[~test], y[~test], feats, model_id="oof", prompt_version="oof", l2=l2)
+        oof[test] = cal.predict_matrix(X[test])
+    return oof
+
+
 def auc(p: np.ndarray, y: np.ndarray) -> float:
     pos, neg = p[y == 1], p[y == 0]
     if len(pos) == 0 or len(neg) == 0:
@@ -238,7 +256,6 @@ def main() -> None:
     model_id = records[0]["model_id"]
     y = np.array([row["label"] for r in records for row in r["rows"]], dtype=float)
     group = np.array([i for i, r in enumerate(records) for _ in r["rows"]])
-    folds = np.arange(len(records)) % args.folds
     prompt_version = calibration_key(use_intent=not args.no_intent)
 
     def matrix(features):
@@ -277,18 +294,7 @@ def main() -> None:
     best, best_loss = None, float("inf")
     for name, feats in FEATURE_SETS.items():
         X = matrix(feats)
-        oof = np.zeros(len(y))
-        for k in range(args.folds):
-            test = np.isin(group, np.where(folds == k)[0])
-            cal = fit_calibrator(
-                X[~test],
-                y[~test],
-                feats,
-                model_id=model_id,
-                prompt_version=prompt_version,
-                l2=args.l2,
-            )
-            oof[test] = cal.predict_matrix(X[test])
+        oof = out_of_fold(records, feats, folds=args.folds, l2=args.l2)
         per_claim = [oof[group == i] for i in range(len(records))]
         loss = logloss(oof, y)
         report["variants"][f"calibrated[{name}] (out-of-fold)"] = {
