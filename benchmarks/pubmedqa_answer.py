@@ -27,9 +27,13 @@ Answers: yes/no/maybe decided by choice probabilities over the three options (no
 explanation call). A refusal (no evidence survived; with ``--refuse insufficient`` also
 the extractor's "insufficient" verdict) or an unreadable reply counts as wrong.
 Metrics: accuracy and macro-F1 over yes/no/maybe, refusal and degraded rates, mean CR,
-mean seconds per question. Every answer is appended to a per-question JSONL file and a
-rerun skips what is there for the same configuration (resumable). The LLM response cache
-(SCIERA_HOME/llm-cache.sqlite) is on, so DeepEra's grades are computed once.
+mean seconds per question. Questions run one at a time, each through every selected
+(setting, extractor) before the next, and every answer is appended to a JSONL file; a rerun
+skips what is there for the same configuration (resumable). ``--limit-minutes`` starts no
+new question after the budget; SIGTERM or Ctrl-C stops cleanly. Either way the report
+covers, per setting, the questions every extractor answered (``questions_paired``).
+The LLM response cache (SCIERA_HOME/llm-cache.sqlite) is on, so DeepEra's grades are
+computed once.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ import argparse
 import hashlib
 import json
 import os
+import signal
 import statistics
 import sys
 import time
@@ -205,6 +210,67 @@ def summarize(records: Sequence[dict[str, Any]], setting: str) -> dict[str, Any]
     return out
 
 
+def run_questions(
+    args: argparse.Namespace,
+    runner: Runner,
+    pmids: Sequence[str],
+    data: Mapping[str, Any],
+    retriever: Any,
+    done: dict[tuple[str, str, str], dict[str, Any]],
+    key: str,
+    log: Any,
+    started: float,
+) -> str:
+    """Question by question, every (setting, extractor) pending for it, so a partial run
+    still compares the extractors on the same questions; returns why it stopped early."""
+    for i, pmid in enumerate(pmids):
+        pending = [
+            (setting, name)
+            for setting in args.settings
+            for name in args.extractors
+            if (setting, name, pmid) not in done
+        ]
+        if not pending:
+            continue
+        if (
+            args.limit_minutes is not None
+            and time.perf_counter() - started >= 60 * args.limit_minutes
+        ):
+            return f"time budget of {args.limit_minutes} min reached"
+        for setting, name in pending:
+            rec = runner.answer(setting, name, pmid, data[pmid], retriever)
+            rec["config"] = key
+            log.write(json.dumps(rec) + "\n")
+            log.flush()
+            done[(setting, name, pmid)] = rec
+            print(
+                f"[{setting}/{name}] {i + 1}/{len(pmids)} {pmid}: gold {rec['gold']} "
+                f"pred {rec['pred']} cr {rec['cr']:.1f} {rec['seconds']:.1f}s",
+                file=sys.stderr,
+                flush=True,
+            )
+    return ""
+
+
+def paired_results(
+    done: Mapping[tuple[str, str, str], dict[str, Any]],
+    pmids: Sequence[str],
+    settings: Sequence[str],
+    extractors: Sequence[str],
+) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
+    """Per setting, every extractor summarized over the questions all of them answered."""
+    results: dict[str, dict[str, Any]] = {}
+    paired: dict[str, int] = {}
+    for setting in settings:
+        qs = [p for p in pmids if all((setting, n, p) in done for n in extractors)]
+        paired[setting] = len(qs)
+        if qs:
+            results[setting] = {
+                n: summarize([done[(setting, n, p)] for p in qs], setting) for n in extractors
+            }
+    return results, paired
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=DATA)
@@ -220,6 +286,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--refuse", choices=["empty", "insufficient"], default="empty")
     ap.add_argument("--ideal", action="store_true", help="Also score ideal answers (token F1).")
     ap.add_argument("--preset", default=None)
+    ap.add_argument("--limit-minutes", type=float, help="Start no new question after this.")
     ap.add_argument("--work", type=Path, default=Path("/tmp/sciera-bench/pubmedqa"))
     ap.add_argument("--jsonl", type=Path, default=ROOT / "benchmarks/results/pubmedqa_answer.jsonl")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/pubmedqa_answer.json")
@@ -239,25 +306,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args.jsonl.parent.mkdir(parents=True, exist_ok=True)
     started, load_start = time.perf_counter(), os.getloadavg()[0]
-    results: dict[str, dict[str, Any]] = {}
-    with args.jsonl.open("a", encoding="utf-8") as log:
-        for setting in args.settings:
-            for name in args.extractors:
-                records = []
-                for i, pmid in enumerate(pmids):
-                    rec = done.get((setting, name, pmid))
-                    if rec is None:
-                        rec = runner.answer(setting, name, pmid, data[pmid], retriever)
-                        rec["config"] = key
-                        log.write(json.dumps(rec) + "\n")
-                        log.flush()
-                    records.append(rec)
-                    print(
-                        f"[{setting}/{name}] {i + 1}/{len(pmids)} {pmid}: gold {rec['gold']} "
-                        f"pred {rec['pred']} cr {rec['cr']:.1f} {rec['seconds']:.1f}s",
-                        file=sys.stderr,
-                    )
-                results.setdefault(setting, {})[name] = summarize(records, setting)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # stop cleanly, still report
+    stopped = ""
+    try:
+        with args.jsonl.open("a", encoding="utf-8") as log:
+            stopped = run_questions(args, runner, pmids, data, retriever, done, key, log, started)
+    except KeyboardInterrupt:
+        stopped = "interrupted"
+    results, paired = paired_results(done, pmids, args.settings, args.extractors)
 
     out = {
         "benchmark": "pubmedqa_answer",
@@ -267,6 +323,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "model": runner.llm.model_id,
         "load_average": {"start": load_start, "end": os.getloadavg()[0]},
         "seconds": time.perf_counter() - started,
+        "stopped": stopped or "all questions done",
+        "questions_paired": paired,
         "results": results,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
