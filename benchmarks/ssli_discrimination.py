@@ -1,0 +1,239 @@
+"""Does DeepEra's judge tell a gold passage from its SSLI distractors? (issues 4 and 6)
+
+    python benchmarks/ssli_discrimination.py --dataset /path/to/ssli-build-folder
+
+The SSLI setting of a dataset from ``sciera dataset build``: each question's pool holds its
+gold passage(s) and distractors the LLM wrote to be on-topic but not to answer it. CDR
+(SPEC: share of (gold, distractor) pairs of a question with the gold ranked above the
+distractor, pooled over pairs) is measured for
+- BM25 (IDF over the pool) and MiniLM cosine, ranking each whole pool (as
+  ``benchmarks/experiments/ssli_scifact.yaml`` does), and
+- the DeepEra relevance judge with the embedded LLM: intent, then every gold passage and
+  distractor assessed (E[grade]/10 and P(yes), the features DeepEra's calibrator reads).
+  Other pool passages are not graded: the judge scores each passage alone, so the order
+  of a gold passage and a distractor does not depend on them, and the CDR is the one a
+  whole-pool run would give. A tie is counted against the gold passage. The calibrator
+  shipped for DeepEra also reads first-stage rank and score, which a pool has no
+  meaningful version of, so the raw scores are reported (a grade-only calibrator is
+  monotone in the grade: the same CDR).
+Also: mean score of gold vs distractors by distractor type, and what a raw-score filter
+at each tau keeps. Per-question LLM results are appended to
+``benchmarks/results/ssli_discrimination_rows.jsonl`` (resumable); the report is
+``benchmarks/results/ssli_discrimination.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import signal
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+TAUS = (0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+def log(msg: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')} {msg}", file=sys.stderr, flush=True)
+
+
+def distractor_types(path: Path) -> dict[str, dict[str, str]]:
+    """Question id -> {distractor passage id: its TargetType (misleading, background, ...)}."""
+    from sciera.datasets.ssli.io import load_ssli as read_instances
+
+    return {
+        inst.id: {c.passage_id: c.distractor_type for c in inst.candidates if c.is_distractor}
+        for inst in read_instances(path, setting="ssli")
+    }
+
+
+def judge_question(llm: Any, question: str, passages: list, max_words: int) -> dict[str, Any]:
+    from sciera.rerank.deepera.assess import assess_passage
+    from sciera.rerank.deepera.intent import recognize_intent
+
+    t0 = time.perf_counter()
+    intent = recognize_intent(llm, question)
+    scored = {}
+    for p in passages:
+        a = assess_passage(llm, question, intent.intent, p, max_words=max_words, with_yes=True)
+        scored[p.passage_id] = {
+            "grade": a.grade_expectation,
+            "p_yes": a.p_yes,
+            "parse_failed": a.parse_failed,
+            "prompt_tokens": a.prompt_tokens,
+        }
+    return {
+        "intent": intent.intent.intent,
+        "intent_fallback": intent.fallback,
+        "scores": scored,
+        "seconds": time.perf_counter() - t0,
+    }
+
+
+def ranked_by(scores: dict[str, float], gold: set[str]) -> list[str]:
+    """Best first; on a tie the distractor goes first (a tie is not a discrimination)."""
+    return sorted(scores, key=lambda pid: (-scores[pid], pid in gold))
+
+
+def pooled_cdr(per_question: list[tuple[list[str], set[str], set[str]]]) -> float:
+    from sciera.eval.metrics.robustness import discrimination_counts
+
+    wins = pairs = 0
+    for ranked, gold, distractors in per_question:
+        w, n = discrimination_counts(ranked, gold, distractors)
+        wins, pairs = wins + w, pairs + n
+    return round(wins / pairs, 4) if pairs else float("nan")
+
+
+def pool_rankings(ds: Any, qids: list[str]) -> dict[str, dict[str, list[str]]]:
+    """BM25 and MiniLM cosine over each whole pool (no LLM)."""
+    from sciera.rerank.registry import make_reranker
+    from sciera.settings import load_settings
+    from sciera.types import Ranking, ScoredPassage
+
+    settings = load_settings(embed={"backend": "minilm"})
+    out: dict[str, dict[str, list[str]]] = {}
+    for name in ("bm25", "embedding"):
+        reranker = make_reranker(name, settings)
+        out[name] = {}
+        for qid in qids:
+            items = tuple(ScoredPassage(p, 0.0, i + 1) for i, p in enumerate(ds.candidates[qid]))
+            ranked = reranker.rerank(ds.queries[qid], Ranking(ds.queries[qid], items, "pool"))
+            out[name][qid] = [it.passage.passage_id for it in ranked]
+    return out
+
+
+def score_stats(rows: dict[str, dict], done: list[str], gold: dict[str, set[str]]) -> dict:
+    """Mean judge scores of gold passages and of each distractor type; raw-grade filter."""
+    by_role: dict[str, dict[str, list[float]]] = {}
+    kept = {f"{tau:.1f}": {"gold_kept": 0, "distractors_kept": 0} for tau in TAUS}
+    for q in done:
+        types = rows[q]["distractor_types"]
+        for pid, v in rows[q]["scores"].items():
+            is_gold = pid in gold[q]
+            role = "gold" if is_gold else f"distractor:{types.get(pid) or '?'}"
+            for feature in ("grade", "p_yes"):
+                by_role.setdefault(role, {}).setdefault(feature, []).append(v[feature])
+            for tau in TAUS:
+                if v["grade"] >= tau:
+                    kept[f"{tau:.1f}"]["gold_kept" if is_gold else "distractors_kept"] += 1
+    means = {
+        role: {f: round(statistics.fmean(v), 3) for f, v in feats.items()}
+        | {"n": len(feats["grade"])}
+        for role, feats in sorted(by_role.items())
+    }
+    return {"mean_by_role": means, "raw_grade_filter": kept}
+
+
+def summarize(ds: Any, qids: list[str], rows: dict[str, dict], pools: dict) -> dict[str, Any]:
+    gold = {q: {p for p, g in ds.qrels[q].items() if g > 0} for q in qids}
+    dis = {q: set(ds.distractors[q]) for q in qids}
+    done = [q for q in qids if q in rows]
+    cdr: dict[str, Any] = {
+        f"{name} (all {len(qids)} questions)": pooled_cdr([(r[q], gold[q], dis[q]) for q in qids])
+        for name, r in pools.items()
+    }
+    cdr |= {name: pooled_cdr([(r[q], gold[q], dis[q]) for q in done]) for name, r in pools.items()}
+    for feature in ("grade", "p_yes"):
+        per = []
+        for q in done:
+            s = {pid: v[feature] for pid, v in rows[q]["scores"].items()}
+            per.append((ranked_by(s, gold[q]), gold[q], dis[q]))
+        cdr[f"deepera_{feature}"] = pooled_cdr(per)
+    return {
+        "questions": len(qids),
+        "questions_judged": len(done),
+        "gold_passages": sum(len(gold[q]) for q in done),
+        "distractors": sum(len(dis[q]) for q in done),
+        "cdr": cdr,
+        **score_stats(rows, done, gold),
+        "seconds_per_question": (
+            round(statistics.fmean(rows[q]["seconds"] for q in done), 1) if done else None
+        ),
+        "intent_fallbacks": sum(rows[q]["intent_fallback"] for q in done),
+        "parse_failures": sum(v["parse_failed"] for q in done for v in rows[q]["scores"].values()),
+    }
+
+
+def read_rows(path: Path) -> dict[str, dict]:
+    rows: dict[str, dict] = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                r = json.loads(line)
+            except json.JSONDecodeError:  # a line cut by a kill: judge that question again
+                continue
+            rows[r["qid"]] = r
+    return rows
+
+
+def judge_pending(args: argparse.Namespace, ds: Any, pending: list[str], rows: dict) -> str:
+    """Judge each pending question, appending its row; returns why it stopped early."""
+    from sciera.llm.registry import make_llm
+    from sciera.settings import load_settings
+
+    llm = make_llm(load_settings())
+    types = distractor_types(args.dataset)
+    began = time.perf_counter()
+    with args.rows_path.open("a", encoding="utf-8") as fh:
+        for n, q in enumerate(pending):
+            if (
+                args.limit_minutes is not None
+                and time.perf_counter() - began >= 60 * args.limit_minutes
+            ):
+                return f"time budget of {args.limit_minutes} min reached"
+            judged = {p for p, g in ds.qrels[q].items() if g > 0} | set(ds.distractors[q])
+            passages = [p for p in ds.candidates[q] if p.passage_id in judged]
+            rec = judge_question(llm, ds.queries[q], passages, args.max_words)
+            rec.update(qid=q, model_id=llm.model_id, distractor_types=types[q])
+            fh.write(json.dumps(rec) + "\n")
+            fh.flush()
+            rows[q] = rec
+            log(f"[{n + 1}/{len(pending)}] {q}: {len(passages)} judged, {rec['seconds']:.0f}s")
+    return ""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--dataset", type=Path, required=True, help="a `sciera dataset build` folder")
+    ap.add_argument("--max-words", type=int, default=200, help="passage words the judge reads")
+    ap.add_argument("--limit-minutes", type=float, help="start no new question after this")
+    ap.add_argument("--out-dir", type=Path, default=RESULTS)
+    args = ap.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+
+    from sciera.datasets.loaders import load_ssli
+
+    ds = load_ssli(args.dataset, split="ssli")
+    qids = [q for q in ds.qids if ds.distractors[q]]
+    args.rows_path = args.out_dir / "ssli_discrimination_rows.jsonl"
+    rows = read_rows(args.rows_path)
+    pending = [q for q in qids if q not in rows]
+    stopped = ""
+    try:
+        if pending:
+            stopped = judge_pending(args, ds, pending, rows)
+    except KeyboardInterrupt:
+        stopped = "interrupted"
+    report = {
+        "command": shlex.join(["python", *sys.argv]),
+        "dataset": str(args.dataset),
+        "setting": "ssli",
+        "model_ids": sorted({r["model_id"] for r in rows.values()}),
+        "stopped": stopped or "all questions judged",
+        **summarize(ds, qids, rows, pool_rankings(ds, qids)),
+    }
+    (args.out_dir / "ssli_discrimination.json").write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report["cdr"], indent=1))
+
+
+if __name__ == "__main__":
+    main()
