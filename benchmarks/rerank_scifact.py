@@ -345,7 +345,7 @@ def paired_speed(rows: dict, qids: list[str], qrels: Mapping) -> dict[str, Any]:
     de = [rows[("deepera", q)] for q in both]
     li = [rows[("llm_listwise", q)] for q in both]
     s_de, s_li = _mean([r["seconds"] for r in de]), _mean([r["seconds"] for r in li])
-    return {
+    out = {
         "claims": len(both),
         "deepera_seconds_per_query": s_de,
         "llm_listwise_seconds_per_query": s_li,
@@ -353,6 +353,15 @@ def paired_speed(rows: dict, qids: list[str], qrels: Mapping) -> dict[str, Any]:
         "deepera": scores(de, qrels),
         "llm_listwise": scores(li, qrels),
     }
+    nf = [rows.get(("deepera_nofilter", q)) for q in both]
+    if all(r is not None and not r.get("error") for r in nf):
+        # deepera_nofilter grades exactly what deepera pruned (the rest are cache hits), so
+        # the two together are what grading every candidate costs, as the paper's DeepEra does
+        full = _mean([a["seconds"] + b["seconds"] for a, b in zip(de, nf, strict=True)])
+        out["deepera_grading_all_seconds_per_query"] = full
+        out["seconds_ratio_grading_all_over_listwise"] = round(full / s_li, 3) if s_li else None
+        out["deepera_nofilter"] = scores(nf, qrels)
+    return out
 
 
 def parse_args() -> argparse.Namespace:
