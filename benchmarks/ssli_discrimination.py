@@ -44,14 +44,18 @@ def log(msg: str) -> None:
     print(f"{time.strftime('%H:%M:%S')} {msg}", file=sys.stderr, flush=True)
 
 
-def distractor_types(path: Path) -> dict[str, dict[str, str]]:
-    """Question id -> {distractor passage id: its TargetType (misleading, background, ...)}."""
+def load_ssli_setting(path: Path) -> tuple[Any, dict[str, dict[str, str]]]:
+    """The SSLI setting as an EvalDataset, and per question {distractor passage id: its
+    TargetType (misleading, background, ...)}, which the EvalDataset does not keep."""
+    from sciera.datasets.loaders import from_instances
     from sciera.datasets.ssli.io import load_ssli as read_instances
 
-    return {
+    instances = read_instances(path, setting="ssli")
+    types = {
         inst.id: {c.passage_id: c.distractor_type for c in inst.candidates if c.is_distractor}
-        for inst in read_instances(path, setting="ssli")
+        for inst in instances
     }
+    return from_instances(path.stem, instances), types
 
 
 def judge_question(llm: Any, question: str, passages: list, max_words: int) -> dict[str, Any]:
@@ -82,14 +86,15 @@ def ranked_by(scores: dict[str, float], gold: set[str]) -> list[str]:
     return sorted(scores, key=lambda pid: (-scores[pid], pid in gold))
 
 
-def pooled_cdr(per_question: list[tuple[list[str], set[str], set[str]]]) -> float:
-    from sciera.eval.metrics.robustness import discrimination_counts
+def pooled_cdr(ds: Any, ranked: dict[str, list[str]], qids: list[str]) -> float:
+    """The evaluator's CDR (pooled over pairs) of ``ranked`` on ``qids``; NaN for none."""
+    from sciera.eval.metrics.evaluate import evaluate
 
-    wins = pairs = 0
-    for ranked, gold, distractors in per_question:
-        w, n = discrimination_counts(ranked, gold, distractors)
-        wins, pairs = wins + w, pairs + n
-    return round(wins / pairs, 4) if pairs else float("nan")
+    if not qids:
+        return float("nan")
+    run = {q: ranked[q] for q in qids}
+    qrels = {q: ds.qrels[q] for q in qids}
+    return round(evaluate(run, qrels, ["cdr"], distractors=ds.distractors)["cdr"], 4)
 
 
 def pool_rankings(ds: Any, qids: list[str]) -> dict[str, dict[str, list[str]]]:
@@ -134,24 +139,22 @@ def score_stats(rows: dict[str, dict], done: list[str], gold: dict[str, set[str]
 
 def summarize(ds: Any, qids: list[str], rows: dict[str, dict], pools: dict) -> dict[str, Any]:
     gold = {q: {p for p, g in ds.qrels[q].items() if g > 0} for q in qids}
-    dis = {q: set(ds.distractors[q]) for q in qids}
     done = [q for q in qids if q in rows]
     cdr: dict[str, Any] = {
-        f"{name} (all {len(qids)} questions)": pooled_cdr([(r[q], gold[q], dis[q]) for q in qids])
-        for name, r in pools.items()
+        f"{name} (all {len(qids)} questions)": pooled_cdr(ds, r, qids) for name, r in pools.items()
     }
-    cdr |= {name: pooled_cdr([(r[q], gold[q], dis[q]) for q in done]) for name, r in pools.items()}
+    cdr |= {name: pooled_cdr(ds, r, done) for name, r in pools.items()}
     for feature in ("grade", "p_yes"):
-        per = []
-        for q in done:
-            s = {pid: v[feature] for pid, v in rows[q]["scores"].items()}
-            per.append((ranked_by(s, gold[q]), gold[q], dis[q]))
-        cdr[f"deepera_{feature}"] = pooled_cdr(per)
+        judged = {
+            q: ranked_by({pid: v[feature] for pid, v in rows[q]["scores"].items()}, gold[q])
+            for q in done
+        }
+        cdr[f"deepera_{feature}"] = pooled_cdr(ds, judged, done)
     return {
         "questions": len(qids),
         "questions_judged": len(done),
         "gold_passages": sum(len(gold[q]) for q in done),
-        "distractors": sum(len(dis[q]) for q in done),
+        "distractors": sum(len(ds.distractors[q]) for q in done),
         "cdr": cdr,
         **score_stats(rows, done, gold),
         "seconds_per_question": (
@@ -174,13 +177,14 @@ def read_rows(path: Path) -> dict[str, dict]:
     return rows
 
 
-def judge_pending(args: argparse.Namespace, ds: Any, pending: list[str], rows: dict) -> str:
+def judge_pending(
+    args: argparse.Namespace, ds: Any, types: dict, pending: list[str], rows: dict
+) -> str:
     """Judge each pending question, appending its row; returns why it stopped early."""
     from sciera.llm.registry import make_llm
     from sciera.settings import load_settings
 
     llm = make_llm(load_settings())
-    types = distractor_types(args.dataset)
     began = time.perf_counter()
     with args.rows_path.open("a", encoding="utf-8") as fh:
         for n, q in enumerate(pending):
@@ -210,9 +214,7 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     signal.signal(signal.SIGTERM, signal.default_int_handler)
 
-    from sciera.datasets.loaders import load_ssli
-
-    ds = load_ssli(args.dataset, split="ssli")
+    ds, types = load_ssli_setting(args.dataset)
     qids = [q for q in ds.qids if ds.distractors[q]]
     args.rows_path = args.out_dir / "ssli_discrimination_rows.jsonl"
     rows = read_rows(args.rows_path)
@@ -220,7 +222,7 @@ def main() -> None:
     stopped = ""
     try:
         if pending:
-            stopped = judge_pending(args, ds, pending, rows)
+            stopped = judge_pending(args, ds, types, pending, rows)
     except KeyboardInterrupt:
         stopped = "interrupted"
     report = {
