@@ -84,9 +84,32 @@ def test_distractor_rejected_then_regenerated_with_feedback() -> None:
     assert [r.reason for _, _, r in out.rejected] == ["contains_answer", "contains_answer"]
     assert len(out.accepted) == 2 and "type 1" in out.accepted[0][0]
     feedback = [c for c in llm.calls if "previous attempt" in c.prompt]
-    assert len(feedback) == 2 and "contains_answer" in feedback[0].prompt
+    assert len(feedback) == 2 and "repeated the gold answer" in feedback[0].prompt
+    # the first attempt sees the gold answer; a retry after contains_answer does not
+    first = [c for c in llm.calls if "write one distractor" in c.prompt.lower()]
+    assert ANSWER in first[0].prompt
+    assert all(ANSWER not in c.prompt and "(withheld)" in c.prompt for c in feedback)
     # the passage text is delimited as untrusted data
     assert '<context id="1">' in llm.calls[0].prompt
+
+
+def test_off_topic_retry_keeps_the_answer_and_names_the_reason() -> None:
+    guidance = {
+        "guidance": [
+            {"DocID": 1, "TargetType": "background", "MainIdea": "m", "AnswerAvoidance": "a"}
+        ]
+    }
+    llm = (
+        ScriptedLLM()
+        .on("design distractor passages", guidance)
+        .on("previous attempt was rejected", {"passage": "Soil bacteria fix nitrogen."})
+        .on("write one distractor", {"passage": "Rainfall patterns shifted in Peru."})
+    )
+    out = generate_distractors(llm, QUESTION, ANSWER, GOLD, ("hepatic",), [_p(1)], 1, retries=1)
+    assert [r.reason for _, _, r in out.rejected] == ["off_topic", "off_topic"]
+    assert out.accepted == []
+    retry = [c for c in llm.calls if "previous attempt" in c.prompt]
+    assert len(retry) == 1 and "off_topic" in retry[0].prompt and ANSWER in retry[0].prompt
 
 
 def test_unparseable_guidance_gives_no_distractors() -> None:

@@ -7,7 +7,9 @@
   AnswerAvoidance}`` from the question, gold answer and top-3 contexts, then one
   distractor per item. Each distractor is validated (:func:`check_distractor`); a
   failure is regenerated with the rejection reason as feedback up to ``retries`` times,
-  then dropped. The accepted distractors replace the lowest-ranked non-gold Base
+  then dropped. After a ``contains_answer`` rejection the retry does not show the gold
+  answer (small models copy it into the passage, and greedy decoding repeats the same
+  copy), so the distractor comes from the question and the guidance alone. The accepted distractors replace the lowest-ranked non-gold Base
   candidates and are appended at the end (as in the paper's Figure 8), keeping 30.
 - **Hard negatives** (no LLM): passages the retriever ranks highest for the gold
   passage's own text, excluding the gold documents and the kept Base candidates.
@@ -169,9 +171,16 @@ def write_guidance(
 
 
 def write_distractor(
-    llm: LLM, question: str, answer: str, guidance: Guidance, feedback: str = ""
+    llm: LLM,
+    question: str,
+    answer: str,
+    guidance: Guidance,
+    feedback: str = "",
+    *,
+    show_answer: bool = True,
 ) -> tuple[str | None, str]:
-    """One distractor text, or (None, error)."""
+    """One distractor text, or (None, error). ``show_answer=False`` leaves the gold
+    answer out of the prompt (its block says "(withheld)")."""
     from sciera.llm.prompting import delimit, load_prompt
 
     block = (
@@ -180,7 +189,7 @@ def write_distractor(
     )
     messages = load_prompt(DISTRACTOR_PROMPT).render(
         question=delimit(question, "question"),
-        answer=delimit(answer, "answer"),
+        answer=delimit(answer if show_answer else "(withheld)", "answer"),
         guidance=delimit(block, "guidance"),
         feedback=feedback,
     )
@@ -240,8 +249,11 @@ def generate_distractors(
     for slot in range(n):
         item = out.guidance[slot % len(out.guidance)]
         feedback = "" if slot < len(out.guidance) else f"Write variant {slot + 1}."
+        show_answer = True
         for _attempt in range(retries + 1):
-            text, error = write_distractor(llm, question, answer, item, feedback)
+            text, error = write_distractor(
+                llm, question, answer, item, feedback, show_answer=show_answer
+            )
             if text is None:
                 out.rejected.append(("", item, Rejection("parse_failure", error)))
                 break
@@ -250,10 +262,18 @@ def generate_distractors(
                 out.accepted.append((text, item))
                 break
             out.rejected.append((text, item, rejection))
-            feedback = (
-                f"A previous attempt was rejected ({rejection.reason}: {rejection.detail}). "
-                "Write a different passage that fixes this."
-            )
+            if rejection.reason == "contains_answer":
+                show_answer = False
+                feedback = (
+                    "A previous attempt was rejected because it repeated the gold answer, "
+                    "which is withheld now. Write a new passage from the question and the "
+                    "guidance only; do not restate any finding that answers the question."
+                )
+            else:
+                feedback = (
+                    f"A previous attempt was rejected ({rejection.reason}: "
+                    f"{rejection.detail}). Write a different passage that fixes this."
+                )
     return out
 
 
