@@ -26,7 +26,9 @@ Run from the repository root with the venv active (no network needed)::
 4. Metrics (sciera.eval.metrics, ranked document lists as returned): nDCG@10, HitRate@1/3,
    RP (SPEC: N = number of candidates), seconds/query, LLM calls and prompt/completion
    tokens/query (counted on every reply, cache hits included, with the hits reported
-   separately), DeepEra kept passages/query and micro precision/recall of kept vs qrels.
+   separately), DeepEra kept passages/query and micro precision/recall of kept vs qrels; for
+   deepera_nofilter also the calibration on these test claims (ECE, reliability bins and
+   diagram, kept precision/recall per tau).
    Every reranker's first-stage numbers are reported over exactly the claims it completed.
 
 One JSONL row per (reranker, qid) is appended and fsynced to
@@ -78,6 +80,7 @@ RERANKERS = (
 LLM_RERANKERS = {"llm_pointwise", "llm_graded", "llm_listwise", "deepera", "deepera_nofilter"}
 METRICS = ("ndcg@10", "hit@1", "hit@3", "rp")
 STAGE = "hybrid+maxp"
+TEST_TAUS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 
 
 def log(msg: str) -> None:
@@ -278,7 +281,9 @@ def scores(rows: list[dict], qrels: Mapping) -> dict[str, float]:
     return {m: round(v, 4) for m, v in res.items()}
 
 
-def summarize(rows: dict, qids: list[str], qrels: Mapping, cands: dict) -> dict[str, Any]:
+def summarize(
+    rows: dict, qids: list[str], qrels: Mapping, cands: dict, out_dir: Path
+) -> dict[str, Any]:
     """Per reranker: metrics over the claims it completed, and the first stage on them."""
     fs = {
         q: {"qid": q, "ranked": [doc for _, doc, _ in c["items"]], "n_candidates": len(c["items"])}
@@ -297,6 +302,8 @@ def summarize(rows: dict, qids: list[str], qrels: Mapping, cands: dict) -> dict[
                 rec[f"{key}_per_query"] = _mean([r.get(key, 0) for r in ok])
         if ok and name.startswith("deepera"):
             rec.update(deepera_stats(ok, qrels, fs))
+        if ok and name == "deepera_nofilter":
+            rec["test_reliability"] = test_reliability(ok, qrels, out_dir)
         if ok and name != "first_stage":
             base = scores([fs[r["qid"]] for r in ok], qrels)
             rec["first_stage_same_claims"] = base
@@ -329,6 +336,40 @@ def deepera_stats(rows: list[dict], qrels: Mapping, fs: dict) -> dict[str, Any]:
         ),
         "intent_fallbacks": sum(r["trace"]["intent_fallback"] for r in rows),
         "score_sources": sorted({r["trace"]["score_source"] for r in rows}),
+    }
+
+
+def test_reliability(rows: list[dict], qrels: Mapping, out_dir: Path) -> dict[str, Any]:
+    """How the calibrated scores (fitted on train claims) behave on these test claims:
+    ECE, the reliability bins and a diagram, and what each tau would have kept. The scores
+    are deepera_nofilter's, which are the calibrated probabilities of every candidate."""
+    import numpy as np
+
+    from rerank_calibrate import prf_at
+    from sciera.rerank.calibrate import (
+        expected_calibration_error,
+        reliability,
+        reliability_diagram,
+    )
+
+    p = np.array([s for r in rows for s in r["scores"]], dtype=float)
+    y = np.array([int(qrels[r["qid"]].get(d, 0) > 0) for r in rows for d in r["ranked"]])
+    png = reliability_diagram(
+        {"DeepEra calibrated": (p, y)},
+        out_dir / "rerank_scifact_test_reliability.png",
+        title=f"SciFact test, {len(rows)} claims (calibrator fitted on train)",
+    )
+    return {
+        "scores": "deepera_nofilter's scores (calibrated P(relevant)) of every candidate",
+        "candidates": len(p),
+        "relevant_candidates": int(y.sum()),
+        "ece": round(expected_calibration_error(p, y), 4),
+        "bins": reliability(p, y),
+        "diagram": str(png.relative_to(ROOT) if png.is_relative_to(ROOT) else png),
+        "tau_sweep": {
+            f"{t:.1f}": {k: round(v, 4) for k, v in prf_at(p, y, t).items()} for t in TEST_TAUS
+        },
+        "recall_note": "recall is of the relevant documents among the candidates",
     }
 
 
@@ -510,7 +551,7 @@ def main() -> None:
         "claims_run_this_time": claims_run,
         "rerankers_run_this_time": todo,
         "reranker_config": ctx["configs"],
-        "results": summarize(rows, qids, qrels, cands),
+        "results": summarize(rows, qids, qrels, cands, args.out_dir),
         "load_avg_at_start": load_start,
         "load_avg_at_end": os.getloadavg(),
         "seconds_this_run": round(time.perf_counter() - began, 1),
