@@ -321,6 +321,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "subset": {"n": len(pmids), "seed": args.seed, "pmids": pmids},
         "config": {**{k: str(v) for k, v in vars(args).items()}, "key": key},
         "model": runner.llm.model_id,
+        "llm_threads": runner.settings.llm.threads,  # SCIERA_LLM__THREADS; seconds depend on it
         "load_average": {"start": load_start, "end": os.getloadavg()[0]},
         "seconds": time.perf_counter() - started,
         "stopped": stopped or "all questions done",

@@ -280,9 +280,13 @@ def parse_choice(text: str, choices: Sequence[str]) -> str | ParseFailure:
 
 
 def extract_tag(text: str, tag: str) -> str | ParseFailure:
-    """Contents of the first ``<tag>...</tag>``; an unclosed tag runs to the end."""
+    """Contents of the first ``<tag>...</tag>``; an unclosed tag runs to the end.
+
+    A missing tag is returned as a :class:`ParseFailure` without a warning: whether it
+    matters (a missing ``<extract>``) or not (an optional ``<reason>``) is the caller's
+    call, and the caller logs it."""
     cleaned = strip_reasoning(text)
     m = re.search(rf"<{re.escape(tag)}>(.*?)(?:</{re.escape(tag)}>|\Z)", cleaned, re.S | re.I)
     if m is None:
-        return _fail(text, f"no <{tag}> block")
+        return ParseFailure(raw=text, error=f"no <{tag}> block")
     return m.group(1).strip()

@@ -76,6 +76,17 @@ def test_malformed_reply_gives_no_evidence_not_a_crash():
     assert res.compression_ratio == 13.0  # empty evidence counts as one token
 
 
+def test_missing_optional_reason_is_silent_missing_extract_warns_once(caplog):
+    no_reason = "<sufficient>yes</sufficient><extract>Albendazole treats filariasis."
+    with caplog.at_level("WARNING"):
+        res = RationalExtractor(ScriptedLLM(default=no_reason)).extract(Q, ranking())
+    assert [e.passage.passage_id for e in res.evidence] == ["d1#0"]
+    assert res.trace["reason"] == "" and not caplog.records
+    with caplog.at_level("WARNING"):
+        RationalExtractor(ScriptedLLM(default="<reason>x</reason>")).extract(Q, ranking())
+    assert [r.getMessage() for r in caplog.records] == ["rational evidence: no <extract> block"]
+
+
 def test_untagged_reply_is_an_extract_whose_unsupported_sentences_drop():
     reply = "Albendazole treats lymphatic filariasis. I cannot help with that."
     res = VanillaExtractor(ScriptedLLM(default=reply)).extract(Q, ranking())

@@ -9,8 +9,9 @@
   failure is regenerated with the rejection reason as feedback up to ``retries`` times,
   then dropped. After a ``contains_answer`` rejection the retry does not show the gold
   answer (small models copy it into the passage, and greedy decoding repeats the same
-  copy), so the distractor comes from the question and the guidance alone. The accepted distractors replace the lowest-ranked non-gold Base
-  candidates and are appended at the end (as in the paper's Figure 8), keeping 30.
+  copy), so the distractor comes from the question and the guidance alone. The
+  accepted distractors replace the lowest-ranked non-gold Base candidates and are
+  appended at the end (as in the paper's Figure 8), keeping 30.
 - **Hard negatives** (no LLM): passages the retriever ranks highest for the gold
   passage's own text, excluding the gold documents and the kept Base candidates.
 """
