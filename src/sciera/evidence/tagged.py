@@ -4,6 +4,10 @@ One call renders the prompt with the question and the delimited passages, genera
 ``</extract>``, and reads ``<reason>``, ``<sufficient>`` and ``<extract>`` from the reply.
 A reply with tags but no ``<extract>`` block is a parse failure: no evidence, never a
 guess. A reply without any tag is read as an untagged extract (``trace["untagged"]``).
+A reply cut off by the token limit before its ``<extract>`` (small models can reason past
+any budget) gets one follow-up turn in the same conversation that asks for the verdict and
+the extract only (``trace["recovered"]``); the prompt prefix is unchanged, so a local
+backend reuses its KV cache.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from sciera.eval.metrics.generation import compression_ratio
 from sciera.evidence.attribute import attribute
 from sciera.evidence.base import EvidenceResult
-from sciera.llm.base import ParseFailure
+from sciera.llm.base import Message, ParseFailure
 from sciera.llm.parsing import extract_tag, parse_choice, strip_reasoning
 from sciera.rerank.base import truncate_words
 from sciera.types import Ranking
@@ -26,6 +30,11 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 STOP = "</extract>"
+RECOVER = (
+    "Your reply was cut off before the <extract> block. Stop reasoning now. Write "
+    "<sufficient>yes</sufficient> or <sufficient>no</sufficient>, then the "
+    "<extract></extract> block as instructed."
+)
 
 
 def _sufficient(reply: str) -> bool | None:
@@ -71,12 +80,26 @@ def tagged_extract(
     }
     reason = extract_tag(reply.text, "reason")
     trace["reason"] = "" if isinstance(reason, ParseFailure) else reason
-    sufficient = _sufficient(reply.text) if judge_sufficiency else None
-    extract = extract_tag(reply.text, "extract")
-    if isinstance(extract, ParseFailure) and "<" not in strip_reasoning(reply.text):
+    text = reply.text
+    if reply.finish_reason == "length" and isinstance(extract_tag(text, "extract"), ParseFailure):
+        follow = [*messages, Message("assistant", text), Message("user", RECOVER)]
+        with stage(f"evidence.{name}"):
+            more = llm.complete(follow, max_tokens=max_tokens, stop=[STOP])
+        text = more.text
+        trace.update(
+            recovered=True,
+            prompt_tokens=reply.prompt_tokens + more.prompt_tokens,
+            completion_tokens=reply.completion_tokens + more.completion_tokens,
+            seconds=time.perf_counter() - t0,
+            finish_reason=more.finish_reason,
+            raw=f"{reply.text}\n[follow-up]\n{more.text}",
+        )
+    sufficient = _sufficient(text) if judge_sufficiency else None
+    extract = extract_tag(text, "extract")
+    if isinstance(extract, ParseFailure) and "<" not in strip_reasoning(text):
         # a tag-free reply is the extract written without its tags (small models do
         # this); attribution below still drops every sentence no passage supports
-        extract = strip_reasoning(reply.text)
+        extract = strip_reasoning(text)
         trace["untagged"] = True
     if isinstance(extract, ParseFailure):
         logger.warning("%s evidence: %s", name, extract.error)

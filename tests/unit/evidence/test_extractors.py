@@ -87,6 +87,28 @@ def test_missing_optional_reason_is_silent_missing_extract_warns_once(caplog):
     assert [r.getMessage() for r in caplog.records] == ["rational evidence: no <extract> block"]
 
 
+def test_reply_cut_off_before_extract_gets_one_follow_up_turn():
+    rambling = "<reason>" + "The question asks about albendazole. " * 20
+    llm = (
+        ScriptedLLM()
+        .on("cut off", "<sufficient>yes</sufficient><extract>Albendazole treats filariasis.")
+        .on("Question:", rambling)
+    )
+    res = RationalExtractor(llm, max_tokens=30).extract(Q, ranking())
+    assert [e.passage.passage_id for e in res.evidence] == ["d1#0"] and res.sufficient is True
+    assert res.trace["recovered"] is True and "[follow-up]" in res.trace["raw"]
+    follow = llm.calls[-1].messages
+    assert [m.role for m in follow[-2:]] == ["assistant", "user"]
+    assert follow[:-2] == llm.calls[0].messages  # same prefix: KV cache reuse
+    assert res.trace["completion_tokens"] == 30 + 3  # whitespace tokens
+
+
+def test_reply_that_ends_without_extract_is_not_retried():
+    llm = ScriptedLLM(default="<reason>short</reason><sufficient>no</sufficient>")
+    res = RationalExtractor(llm).extract(Q, ranking())
+    assert len(llm.calls) == 1 and res.evidence == () and "recovered" not in res.trace
+
+
 def test_untagged_reply_is_an_extract_whose_unsupported_sentences_drop():
     reply = "Albendazole treats lymphatic filariasis. I cannot help with that."
     res = VanillaExtractor(ScriptedLLM(default=reply)).extract(Q, ranking())
