@@ -4,10 +4,10 @@ One call renders the prompt with the question and the delimited passages, genera
 ``</extract>``, and reads ``<reason>``, ``<sufficient>`` and ``<extract>`` from the reply.
 A reply with tags but no ``<extract>`` block is a parse failure: no evidence, never a
 guess. A reply without any tag is read as an untagged extract (``trace["untagged"]``).
-A reply cut off by the token limit before its ``<extract>`` (small models can reason past
-any budget) gets one follow-up turn in the same conversation that asks for the verdict and
-the extract only (``trace["recovered"]``); the prompt prefix is unchanged, so a local
-backend reuses its KV cache.
+A reply that stops before its ``<extract>`` (the 1.5B often ends its turn right after
+``</reason>``, or reaches the token limit while reasoning) gets one follow-up turn in the
+same conversation that asks for the verdict and the extract only (``trace["recovered"]``);
+the prompt prefix is unchanged, so a local backend reuses its KV cache.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 STOP = "</extract>"
 RECOVER = (
-    "Your reply was cut off before the <extract> block. Stop reasoning now. Write "
+    "Your reply stopped before the <extract> block. Do not reason further. Write "
     "<sufficient>yes</sufficient> or <sufficient>no</sufficient>, then the "
     "<extract></extract> block as instructed."
 )
@@ -80,12 +80,14 @@ def tagged_extract(
     }
     reason = extract_tag(reply.text, "reason")
     trace["reason"] = "" if isinstance(reason, ParseFailure) else reason
-    text = reply.text
-    if reply.finish_reason == "length" and isinstance(extract_tag(text, "extract"), ParseFailure):
+    text, recovered = reply.text, False
+    if isinstance(extract_tag(text, "extract"), ParseFailure) and (
+        "<" in strip_reasoning(text) or reply.finish_reason == "length"
+    ):
         follow = [*messages, Message("assistant", text), Message("user", RECOVER)]
         with stage(f"evidence.{name}"):
             more = llm.complete(follow, max_tokens=max_tokens, stop=[STOP])
-        text = more.text
+        text, recovered = more.text, True
         trace.update(
             recovered=True,
             prompt_tokens=reply.prompt_tokens + more.prompt_tokens,
@@ -94,7 +96,11 @@ def tagged_extract(
             finish_reason=more.finish_reason,
             raw=f"{reply.text}\n[follow-up]\n{more.text}",
         )
-    sufficient = _sufficient(text) if judge_sufficiency else None
+    sufficient = None
+    if judge_sufficiency:  # the follow-up's verdict, else the first reply's
+        sufficient = _sufficient(text)
+        if sufficient is None and recovered:
+            sufficient = _sufficient(reply.text)
     extract = extract_tag(text, "extract")
     if isinstance(extract, ParseFailure) and "<" not in strip_reasoning(text):
         # a tag-free reply is the extract written without its tags (small models do

@@ -91,7 +91,7 @@ def test_reply_cut_off_before_extract_gets_one_follow_up_turn():
     rambling = "<reason>" + "The question asks about albendazole. " * 20
     llm = (
         ScriptedLLM()
-        .on("cut off", "<sufficient>yes</sufficient><extract>Albendazole treats filariasis.")
+        .on("stopped before", "<sufficient>yes</sufficient><extract>Albendazole treats filariasis.")
         .on("Question:", rambling)
     )
     res = RationalExtractor(llm, max_tokens=30).extract(Q, ranking())
@@ -103,10 +103,33 @@ def test_reply_cut_off_before_extract_gets_one_follow_up_turn():
     assert res.trace["completion_tokens"] == 30 + 3  # whitespace tokens
 
 
-def test_reply_that_ends_without_extract_is_not_retried():
+def test_reply_that_ends_after_reason_gets_the_follow_up_turn_too():
+    # what the 1.5B does on PubMedQA: "<reason>...</reason>" and end of turn
+    llm = (
+        ScriptedLLM()
+        .on("stopped before", "<sufficient>no</sufficient><extract>Albendazole treats filariasis.")
+        .on("Question:", "<reason>It is about albendazole.</reason>")
+    )
+    res = RationalExtractor(llm).extract(Q, ranking())
+    assert len(llm.calls) == 2 and res.trace["recovered"] is True
+    assert res.sufficient is False and [e.passage.passage_id for e in res.evidence] == ["d1#0"]
+
+
+def test_first_replys_verdict_stands_when_the_follow_up_has_none():
+    llm = (
+        ScriptedLLM()
+        .on("stopped before", "<extract>Albendazole treats filariasis.")
+        .on("Question:", "<reason>x</reason><sufficient>yes</sufficient>")
+    )
+    res = RationalExtractor(llm).extract(Q, ranking())
+    assert res.sufficient is True and [e.passage.passage_id for e in res.evidence] == ["d1#0"]
+
+
+def test_follow_up_without_extract_is_still_no_evidence():
     llm = ScriptedLLM(default="<reason>short</reason><sufficient>no</sufficient>")
     res = RationalExtractor(llm).extract(Q, ranking())
-    assert len(llm.calls) == 1 and res.evidence == () and "recovered" not in res.trace
+    assert len(llm.calls) == 2 and res.evidence == () and res.sufficient is False
+    assert "no <extract> block" in res.trace["parse_error"]
 
 
 def test_untagged_reply_is_an_extract_whose_unsupported_sentences_drop():
