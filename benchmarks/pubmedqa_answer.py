@@ -4,7 +4,7 @@ Run from the repository root with the venv active (no network needed)::
 
     HF_HUB_OFFLINE=1 python benchmarks/pubmedqa_answer.py --n 100
     # quick check:  --n 5     other options: --settings reasoning retrieval
-    #   --extractors full vanilla rational deepera  --depth 5 --top-k 3 --tau 0.8
+    #   --extractors full vanilla rational deepera deepera@0.5  --depth 5 --top-k 3 --tau 0.8
     #   --first-stage bm25  --ideal (also an ideal answer, token F1 vs LONG_ANSWER)
 
 Data: ../shared/data/pubmedqa/pqal_dev.json (500 PQA-L questions, not the official test
@@ -20,8 +20,10 @@ Settings
     document per PubMed id, contexts joined) and indexed; the question is answered from
     the first stage's top ``--depth`` passages. full / vanilla / rational read the top
     ``--top-k`` of them; deepera reranks all ``--depth`` (threshold ``--tau``), keeps at
-    most ``--top-k`` and summarizes. Evidence recall = share of questions whose own
-    abstract is among the evidence passages (first-stage recall is reported beside it).
+    most ``--top-k`` and summarizes. ``deepera@0.5`` is DeepEra at threshold 0.5 instead
+    of ``--tau``, so several thresholds run paired in one pass (grades come from the
+    cache). Evidence recall = share of questions whose own abstract is among the evidence
+    passages (first-stage recall is reported beside it).
 
 Answers: yes/no/maybe decided by choice probabilities over the three options (no
 explanation call). A refusal (no evidence survived; with ``--refuse insufficient`` also
@@ -54,6 +56,21 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / ".." / "shared" / "data" / "pubmedqa" / "pqal_dev.json"
 LABELS = ("yes", "no", "maybe")
 EXTRACTORS = ("full", "vanilla", "rational", "deepera")
+
+
+def extractor_name(value: str) -> str:
+    """An extractor name, or ``deepera@TAU`` for DeepEra at its own threshold."""
+    base, at, tau = value.partition("@")
+    if base not in EXTRACTORS or (at and base != "deepera"):
+        raise argparse.ArgumentTypeError(f"unknown extractor {value!r}: {', '.join(EXTRACTORS)}")
+    if at:
+        try:
+            ok = 0.0 <= float(tau) <= 1.0
+        except ValueError:
+            ok = False
+        if not ok:
+            raise argparse.ArgumentTypeError(f"{value!r}: the threshold must be in [0, 1]")
+    return value
 
 
 def config_key(args: argparse.Namespace, model_id: str) -> str:
@@ -106,15 +123,9 @@ class Runner:
     def __init__(self, args: argparse.Namespace) -> None:
         from sciera.generate.llm import LLMGenerator
         from sciera.llm.registry import make_llm
-        from sciera.settings import load_settings
 
         self.args = args
-        self.settings = load_settings(
-            args.preset,
-            retrieve={"retriever": args.first_stage},
-            rerank={"depth": args.depth, "top_k": args.top_k, "tau": args.tau},
-            answer={"passage_words": args.passage_words},
-        )
+        self.settings = self._settings(args.tau)
         self.llm = make_llm(self.settings)
         self.generator = LLMGenerator.from_settings(
             self.settings,
@@ -129,16 +140,29 @@ class Runner:
             for name in args.extractors
         }
 
+    def _settings(self, tau: float) -> Any:
+        from sciera.settings import load_settings
+
+        a = self.args
+        return load_settings(
+            a.preset,
+            retrieve={"retriever": a.first_stage},
+            rerank={"depth": a.depth, "top_k": a.top_k, "tau": tau},
+            answer={"passage_words": a.passage_words},
+        )
+
     def _extractor(self, name: str, calibrated: bool) -> Any:
         """DeepEra's calibrator reads first-stage rank and score; the reasoning setting
         has no first stage (the question's own contexts, in order), so it grades raw."""
         from sciera.evidence.registry import make_extractor
         from sciera.rerank.deepera.agent import DeepEraReranker
 
-        if name == "deepera":
+        base, _, tau = name.partition("@")
+        if base == "deepera":
+            settings = self._settings(float(tau)) if tau else self.settings
             cal = "auto" if calibrated else None
-            reranker = DeepEraReranker.from_settings(self.settings, llm=self.llm, calibrator=cal)
-            return make_extractor("deepera", self.settings, reranker=reranker)
+            reranker = DeepEraReranker.from_settings(settings, llm=self.llm, calibrator=cal)
+            return make_extractor("deepera", settings, reranker=reranker)
         return make_extractor(name, self.settings, llm=self.llm)
 
     def answer(self, setting: str, name: str, pmid: str, item: Mapping[str, Any], retriever):
@@ -156,7 +180,8 @@ class Runner:
             ranking = candidates
         else:
             candidates = retriever.search(question, self.args.depth)
-            ranking = candidates if name == "deepera" else candidates.top(self.args.top_k)
+            deepera = name.startswith("deepera")
+            ranking = candidates if deepera else candidates.top(self.args.top_k)
         ev = self.extractors[setting, name].extract(question, ranking)
         answer = self.generator.answer(question, ev.evidence, "yesno", sufficient=ev.sufficient)
         exact = exact_answer(answer)
@@ -277,7 +302,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--n", type=int, default=100, help="Questions in the seeded subset.")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--settings", nargs="+", default=["reasoning", "retrieval"])
-    ap.add_argument("--extractors", nargs="+", default=list(EXTRACTORS), choices=EXTRACTORS)
+    ap.add_argument(
+        "--extractors",
+        nargs="+",
+        default=list(EXTRACTORS),
+        type=extractor_name,
+        help="full, vanilla, rational, deepera, or deepera@TAU (DeepEra at threshold TAU).",
+    )
     ap.add_argument("--first-stage", default="bm25", choices=["bm25", "dense", "hybrid"])
     ap.add_argument("--depth", type=int, default=5)
     ap.add_argument("--top-k", type=int, default=3)

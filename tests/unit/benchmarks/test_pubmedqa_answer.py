@@ -1,0 +1,87 @@
+"""The PubMedQA benchmark's bookkeeping: extractor names, resuming, pairing."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[3] / "benchmarks" / "pubmedqa_answer.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("pubmedqa_answer", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    "name", ["full", "vanilla", "rational", "deepera", "deepera@0.5", "deepera@1"]
+)
+def test_extractor_names_accepted(bench, name):
+    assert bench.extractor_name(name) == name
+
+
+@pytest.mark.parametrize("name", ["rational@0.5", "deepera@1.5", "deepera@x", "bm25", "deepera@"])
+def test_bad_extractor_names_rejected(bench, name):
+    with pytest.raises(argparse.ArgumentTypeError):
+        bench.extractor_name(name)
+
+
+def _row(setting, extractor, pmid, key="k", pred="yes"):
+    return {
+        "setting": setting,
+        "extractor": extractor,
+        "pmid": pmid,
+        "gold": "yes",
+        "pred": pred,
+        "sufficient": True,
+        "cr": 2.0,
+        "seconds": 1.0,
+        "own_in_evidence": True,
+        "own_in_candidates": True,
+        "config": key,
+    }
+
+
+def test_load_done_keeps_this_configuration_and_skips_a_cut_line(bench, tmp_path):
+    path = tmp_path / "rows.jsonl"
+    rows = [_row("reasoning", "full", "1"), _row("reasoning", "full", "2", key="other")]
+    path.write_text(
+        "\n".join(json.dumps(r) for r in rows) + '\n{"setting": "reas', encoding="utf-8"
+    )
+    done = bench.load_done(path, "k")
+    assert list(done) == [("reasoning", "full", "1")]
+
+
+def test_paired_results_cover_only_questions_every_extractor_answered(bench):
+    done = {
+        ("reasoning", "full", "1"): _row("reasoning", "full", "1"),
+        ("reasoning", "deepera@0.5", "1"): _row("reasoning", "deepera@0.5", "1", pred="no"),
+        ("reasoning", "full", "2"): _row("reasoning", "full", "2"),
+    }
+    results, paired = bench.paired_results(done, ["1", "2"], ["reasoning"], ["full", "deepera@0.5"])
+    assert paired == {"reasoning": 1}
+    assert results["reasoning"]["full"]["accuracy"] == 1.0
+    assert results["reasoning"]["deepera@0.5"]["accuracy"] == 0.0
+
+
+def test_config_key_ignores_the_extractor_list_but_not_tau(bench):
+    base = {
+        "depth": 5,
+        "top_k": 3,
+        "tau": 0.8,
+        "first_stage": "bm25",
+        "refuse": "empty",
+        "passage_words": 200,
+        "ideal": False,
+    }
+    a = bench.config_key(argparse.Namespace(**base, extractors=["full"]), "m")
+    b = bench.config_key(argparse.Namespace(**base, extractors=["full", "deepera@0.5"]), "m")
+    c = bench.config_key(argparse.Namespace(**{**base, "tau": 0.5}), "m")
+    assert a == b != c
