@@ -28,10 +28,11 @@ Settings
 Answers: yes/no/maybe decided by choice probabilities over the three options (no
 explanation call). A refusal (no evidence survived; with ``--refuse insufficient`` also
 the extractor's "insufficient" verdict) or an unreadable reply counts as wrong.
-Metrics: accuracy and macro-F1 over yes/no/maybe, refusal and degraded rates, mean CR,
-mean seconds per question. Questions run one at a time, each through every selected
-(setting, extractor) before the next, and every answer is appended to a JSONL file; a rerun
-skips what is there for the same configuration (resumable). ``--limit-minutes`` starts no
+Metrics: accuracy and macro-F1 over yes/no/maybe, refusal and degraded rates, mean CR
+over the answers that had evidence (``with_evidence`` of them), mean seconds per question.
+Questions run one at a time, each through every selected (setting, extractor) before the
+next, and every answer is appended to a JSONL file; a rerun skips what is there for the
+same configuration (resumable). ``--limit-minutes`` starts no
 new question after the budget; SIGTERM or Ctrl-C stops cleanly. Either way the report
 covers, per setting, the questions every extractor answered (``questions_paired``).
 The LLM response cache (SCIERA_HOME/llm-cache.sqlite) is on, so DeepEra's grades are
@@ -215,13 +216,17 @@ def summarize(records: Sequence[dict[str, Any]], setting: str) -> dict[str, Any]
 
     gold = [r["gold"] for r in records]
     pred = [r["pred"] for r in records]
+    crs = [r["cr"] for r in records if r["evidence_ids"]]
     out: dict[str, Any] = {
         "n": len(records),
         "accuracy": sum(g == p for g, p in zip(gold, pred, strict=True)) / len(records),
         "macro_f1": macro_f1(gold, pred, LABELS),  # "refused"/"degraded" count as wrong
         "refusal_rate": sum(p == "refused" for p in pred) / len(records),
         "degraded_rate": sum(p == "degraded" for p in pred) / len(records),
-        "mean_cr": statistics.fmean(r["cr"] for r in records),
+        # CR of empty evidence is the passage token count (finite by convention); a mean
+        # over refusals would mostly measure how often the extractor refused
+        "mean_cr": statistics.fmean(crs) if crs else None,
+        "with_evidence": len(crs),
         "judged_insufficient": sum(r["sufficient"] is False for r in records) / len(records),
         "mean_seconds": statistics.fmean(r["seconds"] for r in records),
         "predicted": {c: pred.count(c) for c in sorted(set(pred))},
@@ -365,9 +370,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"\n{setting}: extractor  acc  macroF1  refused  CR  recall")
         for name, m in per.items():
             recall = f"{m['evidence_recall']:.2f}" if "evidence_recall" in m else "-"
+            cr = "-" if m["mean_cr"] is None else f"{m['mean_cr']:.2f}"
             print(
-                f"  {name:9s} {m['accuracy']:.3f}  {m['macro_f1']:.3f}  "
-                f"{m['refusal_rate']:.2f}  {m['mean_cr']:.2f}  {recall}"
+                f"  {name:11s} {m['accuracy']:.3f}  {m['macro_f1']:.3f}  "
+                f"{m['refusal_rate']:.2f}  {cr}  {recall}"
             )
     return 0
 

@@ -41,7 +41,8 @@ def _row(setting, extractor, pmid, key="k", pred="yes"):
         "gold": "yes",
         "pred": pred,
         "sufficient": True,
-        "cr": 2.0,
+        "cr": 2.0 if pred != "refused" else 300.0,
+        "evidence_ids": [] if pred == "refused" else [f"{pmid}#0"],
         "seconds": 1.0,
         "own_in_evidence": True,
         "own_in_candidates": True,
@@ -85,3 +86,10 @@ def test_config_key_ignores_the_extractor_list_but_not_tau(bench):
     b = bench.config_key(argparse.Namespace(**base, extractors=["full", "deepera@0.5"]), "m")
     c = bench.config_key(argparse.Namespace(**{**base, "tau": 0.5}), "m")
     assert a == b != c
+
+
+def test_mean_cr_leaves_out_refusals(bench):
+    rows = [_row("reasoning", "deepera", "1"), _row("reasoning", "deepera", "2", pred="refused")]
+    m = bench.summarize(rows, "reasoning")
+    assert m["mean_cr"] == 2.0 and m["with_evidence"] == 1 and m["refusal_rate"] == 0.5
+    assert bench.summarize(rows[1:], "reasoning")["mean_cr"] is None
