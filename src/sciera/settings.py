@@ -108,6 +108,13 @@ class AnswerSettings(_Section):
     explain_yesno: bool = Field(
         True, description="Add a cited explanation to yes/no decisions (one more LLM call)."
     )
+    yesno_prior: Literal["none", "content_free"] = Field(
+        "none",
+        description=(
+            "Yes/no decision: raw choice probabilities, or divided by the model's answer "
+            "prior on content-free inputs (contextual calibration; 3 cached LLM calls)."
+        ),
+    )
     max_words: int = Field(200, ge=10, description="Word limit of ideal (summary) answers.")
     passage_words: int = Field(
         200, ge=10, description="Words of each evidence passage shown to the LLM."

@@ -134,6 +134,13 @@ def ask(
             help="Add a cited explanation to yes/no answers (one more LLM call).",
         ),
     ] = None,
+    yesno_prior: Annotated[
+        str | None,
+        typer.Option(
+            "--yesno-prior",
+            help="none | content_free: divide yes/no probabilities by the model's prior.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     explain: Annotated[bool, typer.Option(help="Print the full DeepEra trace.")] = False,
 ) -> None:
@@ -153,6 +160,7 @@ def ask(
                 "refuse_on_empty": refuse,
                 "refuse_on_insufficient": refuse,
                 "explain_yesno": explain_yesno,
+                "yesno_prior": yesno_prior,
             },
         },
     )

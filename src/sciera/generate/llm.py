@@ -1,7 +1,9 @@
 """``llm``: answers by question type with an LLM, cited and checked.
 
-- yesno: ``choice_logprobs`` over yes/no(/maybe) gives a calibrated decision (the
-  probabilities go to the trace); optionally one JSON call adds a cited explanation.
+- yesno: ``choice_logprobs`` over yes/no(/maybe) gives the decision (the probabilities go
+  to the trace), optionally divided by the model's content-free prior
+  (``yesno_prior="content_free"``, :mod:`sciera.generate.prior`); optionally one JSON call
+  adds a cited explanation.
 - factoid: JSON ``{"answers": [...], "explanation": str}``; at most 5 ranked entities.
 - list: the same schema, every entity.
 - ideal: JSON ``{"answer": str}``; a paragraph cut to ``max_words`` words.
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from sciera.corpus.sentences import split_sentences
 from sciera.generate.citations import cite_all, resolve_citations
+from sciera.generate.prior import CONTENT_FREE, apply_prior, average_prior
 from sciera.generate.prompts import PROMPTS, render_evidence, style
 from sciera.generate.qtype import resolve_question_type
 from sciera.generate.refusal import refusal, refusal_reason
@@ -86,7 +89,12 @@ class LLMGenerator:
         explain_yesno: bool = True,
         max_words: int = 200,
         passage_words: int = 200,
+        yesno_prior: str = "none",
     ) -> None:
+        if yesno_prior not in ("none", "content_free"):
+            raise ValueError(f"yesno_prior must be 'none' or 'content_free', not {yesno_prior!r}")
+        self.yesno_prior = yesno_prior
+        self._priors: dict[tuple[str, ...], dict[str, float]] = {}
         self.llm = llm
         self.allow_maybe, self.extractive = allow_maybe, extractive
         self.refuse_on_empty, self.refuse_on_insufficient = refuse_on_empty, refuse_on_insufficient
@@ -112,6 +120,7 @@ class LLMGenerator:
             "explain_yesno": a.explain_yesno,
             "max_words": a.max_words,
             "passage_words": a.passage_words,
+            "yesno_prior": a.yesno_prior,
         }
         return cls(llm, **{**opts, **kwargs})
 
@@ -160,16 +169,33 @@ class LLMGenerator:
 
     # -- one method per question type -------------------------------------------------
     def _messages(self, kind: str, question: str, evidence: Sequence[Evidence], **extra: Any):
+        return self._render(kind, question, render_evidence(evidence, self.passage_words), **extra)
+
+    def _render(self, kind: str, question: str, evidence_text: str, **extra: Any):
         from sciera.llm.prompting import load_prompt
 
         template = load_prompt(PROMPTS[kind])
         values = {
             "question": question,
-            "evidence": render_evidence(evidence, self.passage_words),
+            "evidence": evidence_text,
             "style": style(self.extractive),
             **extra,
         }
         return template.render(**values), f"{template.name}@{template.version}"
+
+    def _prior(self, options: Sequence[str], shown: str) -> dict[str, float]:
+        """The model's yes/no(/maybe) prior on content-free inputs, once per option set."""
+        from sciera.llm.prompting import delimit_passages
+
+        key = tuple(options)
+        if key not in self._priors:
+            rows = []
+            for filler in CONTENT_FREE:
+                evidence = delimit_passages([filler])
+                messages, _ = self._render("yesno", filler, evidence, options=shown)
+                rows.append(self.llm.choice_logprobs(messages, options).probs)
+            self._priors[key] = average_prior(rows, options)
+        return self._priors[key]
 
     def _json(self, kind: str, question: str, evidence, schema, max_tokens: int, **extra: Any):
         messages, prompt = self._messages(kind, question, evidence, **extra)
@@ -202,7 +228,12 @@ class LLMGenerator:
         if not probs.probs or max(probs.probs.values()) <= 0.0:
             trace["degraded"] = "no yes/no decision could be read from the model"
             return self._degraded_text(trace), (), trace
-        decision = max(options, key=lambda o: (probs.probs.get(o, 0.0), -options.index(o)))
+        decide = dict(probs.probs)
+        if self.yesno_prior == "content_free":
+            trace["prior"] = self._prior(options, shown)
+            trace["probs_raw"] = decide
+            decide = trace["probs"] = apply_prior(decide, trace["prior"])
+        decision = max(options, key=lambda o: (decide.get(o, 0.0), -options.index(o)))
         head = decision.capitalize() + "."
         if not self.explain_yesno:
             return head, (decision,), {**trace, "cite_all": True}
