@@ -183,16 +183,20 @@ class LLMGenerator:
         }
         return template.render(**values), f"{template.name}@{template.version}"
 
-    def _prior(self, options: Sequence[str], shown: str) -> dict[str, float]:
+    def yesno_options(self) -> list[str]:
+        return ["yes", "no", "maybe"] if self.allow_maybe else ["yes", "no"]
+
+    def content_free_prior(self) -> dict[str, float]:
         """The model's yes/no(/maybe) prior on content-free inputs, once per option set."""
         from sciera.llm.prompting import delimit_passages
 
+        options = self.yesno_options()
         key = tuple(options)
         if key not in self._priors:
             rows = []
             for filler in CONTENT_FREE:
                 evidence = delimit_passages([filler])
-                messages, _ = self._render("yesno", filler, evidence, options=shown)
+                messages, _ = self._render("yesno", filler, evidence, options=_shown(options))
                 rows.append(self.llm.choice_logprobs(messages, options).probs)
             self._priors[key] = average_prior(rows, options)
         return self._priors[key]
@@ -215,9 +219,8 @@ class LLMGenerator:
         return f"No answer: {trace['degraded']}."
 
     def _yesno(self, question: str, evidence: Sequence[Evidence]):
-        options = ["yes", "no", "maybe"] if self.allow_maybe else ["yes", "no"]
-        shown = ", ".join(options[:-1]) + f" or {options[-1]}"
-        messages, prompt = self._messages("yesno", question, evidence, options=shown)
+        options = self.yesno_options()
+        messages, prompt = self._messages("yesno", question, evidence, options=_shown(options))
         probs = self.llm.choice_logprobs(messages, options)
         trace: dict[str, Any] = {
             "prompts": [prompt],
@@ -230,7 +233,7 @@ class LLMGenerator:
             return self._degraded_text(trace), (), trace
         decide = dict(probs.probs)
         if self.yesno_prior == "content_free":
-            trace["prior"] = self._prior(options, shown)
+            trace["prior"] = self.content_free_prior()
             trace["probs_raw"] = decide
             decide = trace["probs"] = apply_prior(decide, trace["prior"])
         decision = max(options, key=lambda o: (decide.get(o, 0.0), -options.index(o)))
@@ -275,6 +278,11 @@ class LLMGenerator:
         text, cut = limit_words(" ".join(str(value["answer"]).split()), self.max_words)
         trace["truncated"] = cut
         return text, (), trace
+
+
+def _shown(options: Sequence[str]) -> str:
+    """``yes or no`` / ``yes, no or maybe`` as the prompt lists them."""
+    return ", ".join(options[:-1]) + f" or {options[-1]}"
 
 
 def _with_trace(answer: Answer, extra: dict[str, Any]) -> Answer:
