@@ -213,6 +213,7 @@ class LLMGenerator:
             error = res.failure.error if res.failure else "no value"
             trace["degraded"] = f"unreadable {kind} reply ({error})"
             trace["raw"] = res.completion.text
+            trace["finish_reason"] = res.completion.finish_reason
         return res.value, trace
 
     def _degraded_text(self, trace: dict[str, Any]) -> str:
@@ -274,10 +275,30 @@ class LLMGenerator:
             "ideal", question, evidence, _IDEAL, 2 * self.max_words + 64, max_words=self.max_words
         )
         if value is None:
-            return self._degraded_text(trace), (), trace
+            value = _salvage_cut_answer(trace)
+            if value is None:
+                return self._degraded_text(trace), (), trace
         text, cut = limit_words(" ".join(str(value["answer"]).split()), self.max_words)
-        trace["truncated"] = cut
+        trace["truncated"] = cut or bool(trace.get("salvaged"))
         return text, (), trace
+
+
+def _salvage_cut_answer(trace: dict[str, Any]) -> dict[str, str] | None:
+    """An ideal answer cut by the token limit (the 1.5B can run past 200 words, sometimes
+    repeating itself) keeps its whole sentences instead of degrading the answer."""
+    from sciera.llm.parsing import cut_json_string
+
+    if trace.get("finish_reason") != "length":
+        return None
+    partial = cut_json_string(trace.get("raw", ""), "answer")
+    sentences = split_sentences(" ".join((partial or "").split()))
+    if sentences and not sentences[-1].rstrip().endswith((".", "!", "?", "]", ")")):
+        sentences = sentences[:-1]  # the sentence the cut went through
+    if not sentences:
+        return None
+    trace["salvaged"] = trace.pop("degraded") + "; kept its whole sentences before the cut"
+    trace.pop("raw", None)
+    return {"answer": " ".join(sentences)}
 
 
 def _shown(options: Sequence[str]) -> str:

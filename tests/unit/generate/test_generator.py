@@ -90,6 +90,28 @@ def test_ideal_is_cut_to_the_word_limit():
     assert EXTRACTIVE_STYLE in llm.calls[0].prompt and "at most 200 words" in llm.calls[0].prompt
 
 
+def test_ideal_cut_by_the_token_limit_keeps_its_whole_sentences():
+    # the 1.5B ran past 464 tokens on 3 of 7 PubMedQA ideal answers: an unterminated string
+    body = " ".join(f"Albendazole works {i} [1]." for i in range(40))
+    llm = ScriptedLLM().on("Write one paragraph", '{"answer": "' + body)
+    gen = LLMGenerator(llm, max_words=20)  # max_tokens 2 * 20 + 64 = 104 words
+    a = gen.answer("Describe albendazole.", EV)
+    assert "degraded" not in a.trace and "token limit" not in a.text
+    assert a.text.startswith("Albendazole works 0 [1].") and a.text.endswith("[1].")
+    assert len(a.text.split()) <= 20 and a.trace["truncated"]
+    assert "kept its whole sentences" in a.trace["salvaged"]
+    assert [c.passage_id for c in a.citations] == ["d1#0"]
+
+
+def test_ideal_unreadable_without_a_cut_is_still_degraded():
+    llm = ScriptedLLM().on("Write one paragraph", '{"answer": "Albendazole works [1]. It')
+    a = LLMGenerator(llm).answer("Describe albendazole.", EV)  # ended, not cut
+    assert "degraded" in a.trace and a.text.startswith("No answer")
+    cut = ScriptedLLM().on("Write one paragraph", '{"answer": "' + "word " * 600)
+    b = LLMGenerator(cut, max_words=20).answer("Describe albendazole.", EV)
+    assert "degraded" in b.trace  # cut, but no whole sentence to keep
+
+
 def test_limit_words_hard_cut_without_sentences():
     assert limit_words("a b c d", 2) == ("a b", True)
     assert limit_words("a b", 2) == ("a b", False)

@@ -199,3 +199,16 @@ def test_extract_tag() -> None:
     assert extract_tag(reply, "extract") == "the evidence"
     assert extract_tag("<extract>cut off mid", "extract") == "cut off mid"
     assert isinstance(extract_tag("no tags", "extract"), ParseFailure)
+
+
+def test_cut_json_string_decodes_a_string_cut_by_the_token_limit():
+    from sciera.llm.parsing import cut_json_string
+
+    assert cut_json_string('{"answer": "Yes [1]. It \\"also\\" goes\\nhere', "answer") == (
+        'Yes [1]. It "also" goes\nhere'
+    )
+    assert cut_json_string('{"x": "a", "answer": "caf\\u00e9 \\u00', "answer") == "café "
+    assert cut_json_string('```json\n{"answer": "fenced and cut', "answer") == "fenced and cut"
+    assert cut_json_string('{"answer": "closed"}', "answer") is None
+    assert cut_json_string('{"other": "cut', "answer") is None
+    assert cut_json_string("no json at all", "answer") is None
