@@ -2,20 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[3] / "benchmarks" / "pubmedqa_prior.py"
-
-
-@pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("pubmedqa_prior", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+SCRIPT = "pubmedqa_prior"
 
 
 def test_redecide_divides_by_the_prior_and_keeps_refusals(bench):
