@@ -16,24 +16,15 @@ with the prior, to ``benchmarks/results/pubmedqa_prior.json``. Refusals stay ref
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-LABELS = ("yes", "no", "maybe")
-
-
-def _answer_bench() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "pubmedqa_answer", ROOT / "benchmarks" / "pubmedqa_answer.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from pubmedqa_answer import LABELS, ROOT, load_done
 
 
 def redecide(rows: Sequence[dict[str, Any]], prior: dict[str, float]) -> list[str]:
@@ -69,10 +60,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from sciera.llm.registry import make_llm
     from sciera.settings import load_settings
 
-    bench = _answer_bench()
     run = json.loads(args.results.read_text(encoding="utf-8"))
     cfg = run["config"]
-    done = bench.load_done(Path(cfg["jsonl"]), cfg["key"])
+    done = load_done(Path(cfg["jsonl"]), cfg["key"])
     settings = load_settings(None)
     llm = make_llm(settings)
     if llm.model_id != run["model"]:

@@ -94,7 +94,7 @@ class LLMGenerator:
         if yesno_prior not in ("none", "content_free"):
             raise ValueError(f"yesno_prior must be 'none' or 'content_free', not {yesno_prior!r}")
         self.yesno_prior = yesno_prior
-        self._priors: dict[tuple[str, ...], dict[str, float]] = {}
+        self._prior: dict[str, float] | None = None  # computed on first use
         self.llm = llm
         self.allow_maybe, self.extractive = allow_maybe, extractive
         self.refuse_on_empty, self.refuse_on_insufficient = refuse_on_empty, refuse_on_insufficient
@@ -187,19 +187,18 @@ class LLMGenerator:
         return ["yes", "no", "maybe"] if self.allow_maybe else ["yes", "no"]
 
     def content_free_prior(self) -> dict[str, float]:
-        """The model's yes/no(/maybe) prior on content-free inputs, once per option set."""
+        """The model's yes/no(/maybe) prior on content-free inputs, computed once."""
         from sciera.llm.prompting import delimit_passages
 
-        options = self.yesno_options()
-        key = tuple(options)
-        if key not in self._priors:
+        if self._prior is None:
+            options = self.yesno_options()
             rows = []
             for filler in CONTENT_FREE:
                 evidence = delimit_passages([filler])
                 messages, _ = self._render("yesno", filler, evidence, options=_shown(options))
                 rows.append(self.llm.choice_logprobs(messages, options).probs)
-            self._priors[key] = average_prior(rows, options)
-        return self._priors[key]
+            self._prior = average_prior(rows, options)
+        return self._prior
 
     def _json(self, kind: str, question: str, evidence, schema, max_tokens: int, **extra: Any):
         messages, prompt = self._messages(kind, question, evidence, **extra)

@@ -177,9 +177,6 @@ def json_result(completion: Completion, schema: Mapping[str, Any]) -> JSONResult
     return JSONResult(parsed, completion)
 
 
-_OPEN_STRING = re.compile(r'"(?P<field>[A-Za-z_][\w-]*)"\s*:\s*"')
-
-
 def cut_json_string(text: str, field: str) -> str | None:
     """The value of string ``field`` in a JSON reply cut off inside that string (a reply that
     hit the token limit), decoded up to the cut; None if the field never opened.
@@ -189,30 +186,29 @@ def cut_json_string(text: str, field: str) -> str | None:
     did close is left to :func:`parse_json`.
     """
     cleaned = clean_reply(text)
-    for m in _OPEN_STRING.finditer(cleaned):
-        if m.group("field") != field:
+    opened = re.search(rf'"{re.escape(field)}"\s*:\s*"', cleaned)
+    if opened is None:
+        return None
+    body = cleaned[opened.end() :]
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch == '"':
+            return None  # the string closed: not a cut reply
+        if ch == "\\":
+            esc = body[i : i + 6] if body[i + 1 : i + 2] == "u" else body[i : i + 2]
+            if len(esc) < 2 or (esc[1] == "u" and len(esc) < 6):
+                break  # a half escape at the cut
+            try:
+                out.append(json.loads(f'"{esc}"'))
+            except ValueError:
+                out.append(esc[1:])
+            i += len(esc)
             continue
-        body = cleaned[m.end() :]
-        out: list[str] = []
-        i = 0
-        while i < len(body):
-            ch = body[i]
-            if ch == '"':
-                return None  # the string closed: not a cut reply
-            if ch == "\\":
-                esc = body[i : i + 6] if body[i + 1 : i + 2] == "u" else body[i : i + 2]
-                if len(esc) < 2 or (esc[1] == "u" and len(esc) < 6):
-                    break  # a half escape at the cut
-                try:
-                    out.append(json.loads(f'"{esc}"'))
-                except ValueError:
-                    out.append(esc[1:])
-                i += len(esc)
-                continue
-            out.append(ch)
-            i += 1
-        return "".join(out)
-    return None
+        out.append(ch)
+        i += 1
+    return "".join(out)
 
 
 def _on_scale(num: float, den: float | None, percent: bool, lo: float, hi: float) -> float | None:

@@ -43,7 +43,7 @@ def _biased_llm() -> ScriptedLLM:
     )
 
 
-def test_generator_divides_by_the_content_free_prior_once_per_option_set():
+def test_generator_divides_by_the_content_free_prior_computed_once():
     llm = _biased_llm()
     gen = LLMGenerator(llm, allow_maybe=True, explain_yesno=False, yesno_prior="content_free")
     a = gen.answer(Q, EV)
