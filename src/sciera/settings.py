@@ -72,6 +72,11 @@ class LLMSettings(_Section):
     )
     threads: int = Field(2, ge=1)
     n_ctx: int = Field(4096, ge=512)
+    extra_buffers: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="llama.cpp weight repacking (CPU_REPACK/AMX buffers); auto = off on "
+        "CPUs with AMX, where llama.cpp's AMX kernels crashed.",
+    )
     base_url: str | None = Field(None, description="OpenAI-compatible server URL.")
     api_key: str | None = None
     timeout: float = Field(120.0, gt=0, description="Seconds per request.")

@@ -1,6 +1,6 @@
 """OpenAICompatLLM and CachedLLM against a real llama.cpp server on loopback.
 
-Starts ``python -m llama_cpp.server`` with the registered 0.5B GGUF (assembled and
+Starts ``llama_cpp.server`` (under sciera's AMX guard) with the registered 0.5B GGUF (assembled and
 verified by ``ensure_model``) on a free port, once for the module. The 0.5B model
 is near chance as a judge, so the assertions check the protocol (shapes, sums,
 modes, cache, timeouts) and only instruction-following that even it gets right.
@@ -37,6 +37,17 @@ SCHEMA = {
 }
 
 
+# llama_cpp.server run under the same AMX guard as LlamaCppLLM (sciera.llm.llamacpp_buffers):
+# with its defaults it crashes at the first decode on CPUs with AMX.
+SERVE = """
+import runpy, llama_cpp
+from sciera.llm.llamacpp_buffers import model_params_override, system_info, use_extra_buffers
+extra = use_extra_buffers("auto", system_info(llama_cpp))
+with model_params_override(llama_cpp, use_extra_bufts=extra):
+    runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
+"""
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -67,7 +78,7 @@ def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = _free_port()
     log = tmp_path_factory.mktemp("llama-server") / "server.log"
     cmd = [
-        sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", MODEL,
+        sys.executable, "-c", SERVE, "--model", str(gguf), "--model_alias", MODEL,
         "--host", "127.0.0.1", "--port", str(port), "--n_threads", "2", "--n_ctx", "2048",
     ]  # fmt: skip
     with log.open("w") as out:

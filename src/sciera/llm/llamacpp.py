@@ -23,6 +23,12 @@ import numpy as np
 
 from sciera.errors import ScieraError, require
 from sciera.llm.base import ChoiceProbs, Completion, JSONResult, Message
+from sciera.llm.llamacpp_buffers import (
+    ExtraBuffers,
+    model_params_override,
+    system_info,
+    use_extra_buffers,
+)
 from sciera.llm.parsing import json_result
 from sciera.llm.schema import grammar_schema
 
@@ -122,6 +128,9 @@ class LlamaCppLLM:
     ``threads`` sets both ``n_threads`` (generation) and ``n_threads_batch`` (prompt).
     Calls with ``temperature=0`` are greedy and deterministic; sampling uses ``seed``.
     ``prefix_reuse=False`` clears the KV cache before every call (for benchmarks only).
+    ``extra_buffers`` (auto | on | off) governs llama.cpp's weight repacking; ``auto`` is
+    off on CPUs with AMX, whose kernels crashed here (see :mod:`sciera.llm.llamacpp_buffers`).
+    The resolved choice is the ``extra_buffers`` attribute.
 
     llama.cpp's CPU kernels are not batch-invariant: evaluating a prompt in different
     pieces (which prefix reuse does, depending on the previous call) moves probabilities by
@@ -139,6 +148,7 @@ class LlamaCppLLM:
         seed: int = 0,
         n_batch: int = 512,
         prefix_reuse: bool = True,
+        extra_buffers: ExtraBuffers = "auto",
     ) -> None:
         llama_cpp = require("llama_cpp", "llm")
         chat_format = require("llama_cpp.llama_chat_format", "llm")
@@ -148,17 +158,19 @@ class LlamaCppLLM:
         self._lock = threading.RLock()
         self._evaluated = 0
         self._llama_cpp = llama_cpp
+        self.extra_buffers = use_extra_buffers(extra_buffers, system_info(llama_cpp))
         try:
-            self._llama = llama_cpp.Llama(
-                model_path=os.fspath(model_path),
-                n_ctx=n_ctx,
-                n_batch=min(n_batch, n_ctx),
-                n_threads=threads,
-                n_threads_batch=threads,
-                seed=seed,
-                logits_all=False,
-                verbose=False,
-            )
+            with model_params_override(llama_cpp, use_extra_bufts=self.extra_buffers):
+                self._llama = llama_cpp.Llama(
+                    model_path=os.fspath(model_path),
+                    n_ctx=n_ctx,
+                    n_batch=min(n_batch, n_ctx),
+                    n_threads=threads,
+                    n_threads_batch=threads,
+                    seed=seed,
+                    logits_all=False,
+                    verbose=False,
+                )
         except ValueError as exc:  # llama-cpp-python's "Failed to load model from file"
             raise ScieraError(f"{model_path}: llama.cpp could not load the model: {exc}") from exc
         template = self._llama.metadata.get("tokenizer.chat_template")

@@ -30,6 +30,7 @@ def _llamacpp(settings: Settings) -> LLM:
         n_ctx=cfg.n_ctx,
         threads=cfg.threads,
         seed=cfg.seed,
+        extra_buffers=cfg.extra_buffers,
     )
 
 
