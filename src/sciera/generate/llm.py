@@ -283,21 +283,16 @@ class LLMGenerator:
 
 
 def _salvage_cut_answer(trace: dict[str, Any]) -> dict[str, str] | None:
-    """An ideal answer cut by the token limit (the 1.5B can run past 200 words, sometimes
-    repeating itself) keeps its whole sentences instead of degrading the answer."""
-    from sciera.llm.parsing import cut_json_string
+    """An ideal answer cut by the token limit keeps its whole sentences instead of
+    degrading the answer."""
+    from sciera.llm.parsing import salvage_cut_field
 
-    if trace.get("finish_reason") != "length":
-        return None
-    partial = cut_json_string(trace.get("raw", ""), "answer")
-    sentences = split_sentences(" ".join((partial or "").split()))
-    if sentences and not sentences[-1].rstrip().endswith((".", "!", "?", "]", ")")):
-        sentences = sentences[:-1]  # the sentence the cut went through
-    if not sentences:
+    kept = salvage_cut_field(trace.get("raw", ""), "answer", trace.get("finish_reason", ""))
+    if kept is None:
         return None
     trace["salvaged"] = trace.pop("degraded") + "; kept its whole sentences before the cut"
     trace.pop("raw", None)
-    return {"answer": " ".join(sentences)}
+    return {"answer": kept}
 
 
 def _shown(options: Sequence[str]) -> str:

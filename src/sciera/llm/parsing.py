@@ -211,6 +211,24 @@ def cut_json_string(text: str, field: str) -> str | None:
     return "".join(out)
 
 
+def salvage_cut_field(text: str, field: str, finish_reason: str) -> str | None:
+    """The whole sentences of string ``field`` in a JSON reply that the token limit cut
+    (``finish_reason == "length"``); None when the reply was not cut, the field never
+    opened, or no sentence ended before the cut (the sentence the cut went through is
+    dropped; a sentence repeated by a generation loop is kept once). The 1.5B runs past
+    its limit on long fields, sometimes repeating itself.
+    """
+    if finish_reason != "length":
+        return None
+    from sciera.corpus.sentences import split_sentences
+
+    partial = cut_json_string(text, field)
+    sentences = split_sentences(" ".join((partial or "").split()))
+    if sentences and not sentences[-1].rstrip().endswith((".", "!", "?", "]", ")")):
+        sentences = sentences[:-1]
+    return " ".join(dict.fromkeys(sentences)) or None  # a looping reply: each sentence once
+
+
 def _on_scale(num: float, den: float | None, percent: bool, lo: float, hi: float) -> float | None:
     if den is not None:
         if den <= 0:

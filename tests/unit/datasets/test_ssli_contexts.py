@@ -81,8 +81,10 @@ def test_distractor_rejected_then_regenerated_with_feedback() -> None:
         llm, QUESTION, ANSWER, GOLD, ("hepatic", "glucose", "production"), ctx, 2, retries=1
     )
     assert [g.target_type for g in out.guidance] == ["misleading", "background"]
-    assert [r.reason for _, _, r in out.rejected] == ["contains_answer", "contains_answer"]
-    assert len(out.accepted) == 2 and "type 1" in out.accepted[0][0]
+    # the second slot's retry writes the first slot's passage again: a duplicate
+    reasons = [r.reason for _, _, r in out.rejected]
+    assert reasons == ["contains_answer", "contains_answer", "duplicate_distractor"]
+    assert len(out.accepted) == 1 and "type 1" in out.accepted[0][0]
     feedback = [c for c in llm.calls if "previous attempt" in c.prompt]
     assert len(feedback) == 2 and "repeated the gold answer" in feedback[0].prompt
     # the first attempt sees the gold answer; a retry after contains_answer does not
@@ -120,3 +122,28 @@ def test_unparseable_guidance_gives_no_distractors() -> None:
     out = generate_distractors(llm, QUESTION, ANSWER, GOLD, (), [_p(1)], 3)
     assert out.guidance == [] and out.accepted == [] and "bogus" in out.error
     assert len(llm.calls) == 1
+
+
+def test_distractor_cut_by_the_token_limit_keeps_its_whole_sentences() -> None:
+    guidance = {
+        "guidance": [
+            {"DocID": 1, "TargetType": "misleading", "MainIdea": "m", "AnswerAvoidance": "a"},
+            {"DocID": 1, "TargetType": "background", "MainIdea": "m", "AnswerAvoidance": "a"},
+        ]
+    }
+    first = "Metformin alters gut microbiota composition in type 2 diabetes."
+    more = " ".join(["Bile acids shift in treated mice."] * 60)  # 360 words
+    # a reply that runs past the 220-token limit: its JSON string is never closed
+    cut = '{"passage": "' + first + " " + more + '"}'
+    unclosed = '{"passage": "Metformin changes hepatic lipid storage in diabetes'  # not cut
+    llm = (
+        ScriptedLLM()
+        .on("design distractor passages", guidance)
+        .on("write one distractor", [cut, unclosed])
+    )
+    out = generate_distractors(llm, QUESTION, ANSWER, GOLD, ("30 percent",), [_p(1)], 2)
+    ((text, _),) = out.accepted  # then validated as any other
+    assert text.startswith(first) and text.endswith("treated mice.")
+    assert len(text.split()) < 220  # the sentence the cut went through is dropped
+    assert out.salvaged == 1
+    assert [r.reason for _, _, r in out.rejected] == ["parse_failure"]  # the short unclosed one

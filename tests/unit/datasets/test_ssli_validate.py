@@ -10,7 +10,10 @@ from sciera.datasets.ssli.validate import (
     check_answer_supported,
     check_duplicate,
     check_no_answer_span,
+    check_not_duplicate_distractor,
+    check_not_meta,
     check_not_near_duplicate,
+    check_not_repetitive,
     check_on_topic,
     check_self_contained,
     key_span,
@@ -162,3 +165,42 @@ def test_screen_pairs_applies_rules_in_order() -> None:
         "answer_unsupported",
     ]
     assert seen == {question_key(QUESTION)}
+
+
+# Distractors the 1.5B wrote in a real SciFact build (shortened), and real-looking ones.
+META = [
+    "The retrieved context discusses the detection of very small embryonic-like stem cells, "
+    "but it does not provide any information about the two populations.",
+    "The characteristics of the bigger 4-7 um PSCs were not described in the retrieved context.",
+    "They were not mentioned in the answer and did not state or imply the gold answer.",
+]
+SCIENCE = [
+    "The curli-DNA composites formed by bacterial biofilms are essential for adhesion to "
+    "surfaces. These composites are composed of DNA and curli proteins.",
+    "Metformin was not associated with weight gain in 120 patients followed for two years.",
+]
+
+
+@pytest.mark.parametrize("text", META)
+def test_meta_text_is_rejected(text):
+    rejection = check_not_meta(text)
+    assert rejection is not None and rejection.reason == "meta_text"
+
+
+@pytest.mark.parametrize("text", SCIENCE)
+def test_scientific_text_is_not_meta(text):
+    assert check_not_meta(text) is None
+
+
+def test_a_repeated_sentence_is_rejected():
+    loop = "Cells were small. They were not studied further. They were not studied further."
+    assert check_not_repetitive(loop).reason == "repetitive"
+    assert check_not_repetitive(SCIENCE[0]) is None
+
+
+def test_a_distractor_like_an_accepted_one_is_rejected():
+    accepted = [SCIENCE[0]]
+    copy = SCIENCE[0].replace("essential", "needed")
+    assert check_not_duplicate_distractor(copy, accepted).reason == "duplicate_distractor"
+    assert check_not_duplicate_distractor(SCIENCE[1], accepted) is None
+    assert check_not_duplicate_distractor(copy, []) is None

@@ -212,3 +212,13 @@ def test_cut_json_string_decodes_a_string_cut_by_the_token_limit():
     assert cut_json_string('{"answer": "closed"}', "answer") is None
     assert cut_json_string('{"other": "cut', "answer") is None
     assert cut_json_string("no json at all", "answer") is None
+
+
+def test_salvage_cut_field_keeps_whole_sentences_of_a_cut_reply_only():
+    from sciera.llm.parsing import salvage_cut_field
+
+    cut = '{"passage": "First finding holds. Second one [1]. Third is cut mid'
+    assert salvage_cut_field(cut, "passage", "length") == "First finding holds. Second one [1]."
+    assert salvage_cut_field(cut, "passage", "stop") is None  # unfinished but not cut
+    assert salvage_cut_field('{"passage": "no sentence ends here', "passage", "length") is None
+    assert salvage_cut_field('{"other": "A. B', "passage", "length") is None

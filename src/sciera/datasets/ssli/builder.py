@@ -215,6 +215,7 @@ class SSLIBuilder:
             "guidance": [g.to_dict() for g in outcome.guidance],
             "guidance_error": outcome.error,
             "distractors_accepted": len(accepted),
+            "distractors_salvaged": outcome.salvaged,
             "distractors_rejected": [
                 {"reason": r.reason, "detail": r.detail, "text": text}
                 for text, _, r in outcome.rejected

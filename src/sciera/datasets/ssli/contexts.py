@@ -25,7 +25,10 @@ from typing import TYPE_CHECKING, Any
 from sciera.datasets.ssli.validate import (
     Rejection,
     check_no_answer_span,
+    check_not_duplicate_distractor,
+    check_not_meta,
     check_not_near_duplicate,
+    check_not_repetitive,
     check_on_topic,
 )
 from sciera.types import Candidate, Passage, Ranking
@@ -37,6 +40,7 @@ if TYPE_CHECKING:
 GUIDANCE_PROMPT = "ssli_guidance"
 DISTRACTOR_PROMPT = "ssli_distractor"
 TARGET_TYPES = ("misleading", "background", "irrelevant")
+SALVAGED = "cut by the token limit; its whole sentences were kept"
 HARD_NEGATIVE = "hard_negative"
 
 GUIDANCE_SCHEMA: dict[str, Any] = {
@@ -102,6 +106,7 @@ class DistractorOutcome:
     accepted: list[tuple[str, Guidance]] = field(default_factory=list)
     rejected: list[tuple[str, Guidance, Rejection]] = field(default_factory=list)
     error: str = ""
+    salvaged: int = 0  # replies cut by the token limit whose whole sentences were used
 
 
 # -- Base ---------------------------------------------------------------------------------
@@ -182,6 +187,7 @@ def write_distractor(
 ) -> tuple[str | None, str]:
     """One distractor text, or (None, error). ``show_answer=False`` leaves the gold
     answer out of the prompt (its block says "(withheld)")."""
+    from sciera.llm.parsing import salvage_cut_field
     from sciera.llm.prompting import delimit, load_prompt
 
     block = (
@@ -196,7 +202,13 @@ def write_distractor(
     )
     result = llm.complete_json(messages, DISTRACTOR_SCHEMA, max_tokens=220)
     if not result.ok or result.value is None:
-        return None, result.failure.error if result.failure else "no value"
+        # A passage cut by the token limit keeps its whole sentences and is then validated
+        # like any other: 7 of the first 12 distractors of a 1.5B build ran past the limit.
+        reply = result.completion
+        kept = salvage_cut_field(reply.text, "passage", reply.finish_reason)
+        if kept is None:
+            return None, result.failure.error if result.failure else "no value"
+        return kept, SALVAGED
     text = " ".join(str(result.value.get("passage", "")).split())
     return (text, "") if text else (None, "empty passage")
 
@@ -208,8 +220,13 @@ def check_distractor(
     span: Sequence[str],
     rules: DistractorRules = DistractorRules(),
     cosine: Cosine | None = None,
+    accepted: Sequence[str] = (),
 ) -> Rejection | None:
-    """The distractor rules in order: answer span, on-topic floor, near-duplicate of gold."""
+    """The distractor rules in order: no meta text, no repeated sentence, answer span,
+    on-topic floor, near-duplicate of gold, duplicate of an ``accepted`` distractor."""
+    cheap = check_not_meta(text) or check_not_repetitive(text)
+    if cheap is not None:
+        return cheap
     q_cos = g_cos = None
     if cosine is not None:
         q_cos = cosine(question, [text])[0]
@@ -226,6 +243,7 @@ def check_distractor(
             max_jaccard=rules.max_jaccard,
             max_cosine=rules.max_cosine,
         )
+        or check_not_duplicate_distractor(text, accepted, max_jaccard=rules.max_jaccard)
     )
 
 
@@ -258,7 +276,9 @@ def generate_distractors(
             if text is None:
                 out.rejected.append(("", item, Rejection("parse_failure", error)))
                 break
-            rejection = check_distractor(text, question, gold_text, span, rules, cosine)
+            out.salvaged += error == SALVAGED
+            done = [t for t, _ in out.accepted]
+            rejection = check_distractor(text, question, gold_text, span, rules, cosine, done)
             if rejection is None:
                 out.accepted.append((text, item))
                 break
@@ -275,6 +295,11 @@ def generate_distractors(
                     f"A previous attempt was rejected ({rejection.reason}: "
                     f"{rejection.detail}). Write a different passage that fixes this."
                 )
+                if rejection.reason == "meta_text":
+                    feedback += (
+                        " Write it as an abstract reporting its own methods and findings; "
+                        "never say what a context, question or answer does or does not say."
+                    )
     return out
 
 

@@ -27,12 +27,13 @@ def build_stats(
     dis_reasons: Counter[str] = Counter()
     accepted_types: Counter[str] = Counter()
     settings: Counter[str] = Counter()
-    guidance_failures = 0
+    guidance_failures = salvaged = 0
     gold_ranks = []
     for rec in records:
         detail = rec.get("distractors") or {}
         dis_reasons.update(r["reason"] for r in detail.get("distractors_rejected", []))
         guidance_failures += bool(detail.get("guidance_error"))
+        salvaged += detail.get("distractors_salvaged", 0)
         for inst in rec["instances"]:
             settings[inst["setting"]] += 1
             if inst["setting"] == "ssli":
@@ -69,6 +70,7 @@ def build_stats(
             "gold_retrieved_at_1": sum(1 for r in gold_ranks if r == 1),
             "distractors_accepted": dict(accepted_types),
             "distractors_rejected": dict(dis_reasons),
+            "distractors_salvaged": salvaged,
             "guidance_failures": guidance_failures,
             "mean_seconds": _mean(contexts_s),
         },

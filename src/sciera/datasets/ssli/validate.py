@@ -26,6 +26,13 @@ Rules and their defaults (all thresholds are keyword arguments):
   is given, the cosine is below ``min_cosine`` (0.3) too (close on either is enough).
 - ``near_duplicate_gold``: content-word Jaccard with the gold passage >= ``max_jaccard``
   (0.6), or embedding cosine >= ``max_cosine`` (0.95) when given.
+- ``meta_text``: the distractor talks about the benchmark instead of science ("the
+  retrieved context does not provide any information about ...", "the gold answer"):
+  a passage no abstract would contain, which gives itself away. The 1.5B wrote such
+  text for about half of its first distractors.
+- ``repetitive``: a sentence occurs twice (a generation loop).
+- ``duplicate_distractor``: content-word Jaccard >= ``max_jaccard`` with a distractor
+  already accepted for the same question.
 """
 
 from __future__ import annotations
@@ -60,6 +67,16 @@ _SELF_REFERENCE = re.compile(
     re.I,
 )
 
+_META = re.compile(
+    r"\b(?:retrieved|given|provided|above)\s+(?:contexts?|passages?|documents?)\b"
+    r"|\bgold(?:en)?\s+answer\b|\bthe\s+(?:question|answer)\s+(?:asks|is|was)\b"
+    r"|\bno\s+(?:specific\s+)?information\s+(?:about|on|regarding)\b"
+    r"|\b(?:does|do|did|is|are|was|were)\s+not\s+(?:explicitly\s+)?"
+    r"(?:provide|address|mention|answer|state|discuss|describe|specif(?:y|ied)|imply)(?:d|ed)?\b",
+    re.I,
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
 REASONS = (
     "self_reference",
     "answer_in_question",
@@ -68,6 +85,9 @@ REASONS = (
     "contains_answer",
     "off_topic",
     "near_duplicate_gold",
+    "meta_text",
+    "repetitive",
+    "duplicate_distractor",
 )
 
 
@@ -249,4 +269,34 @@ def check_not_near_duplicate(
         return Rejection("near_duplicate_gold", f"jaccard with gold {jac:.2f} >= {max_jaccard}")
     if cosine is not None and cosine >= max_cosine:
         return Rejection("near_duplicate_gold", f"cosine with gold {cosine:.2f} >= {max_cosine}")
+    return None
+
+
+def check_not_meta(distractor: str) -> Rejection | None:
+    match = _META.search(distractor)
+    if match:
+        return Rejection("meta_text", f"talks about the benchmark: {match.group(0)!r}")
+    return None
+
+
+def check_not_repetitive(distractor: str) -> Rejection | None:
+    seen: set[str] = set()
+    for sentence in _SENTENCE_END.split(distractor):
+        key = normalize_text(sentence)
+        if key and key in seen:
+            return Rejection("repetitive", f"repeats the sentence {sentence.strip()[:60]!r}")
+        seen.add(key)
+    return None
+
+
+def check_not_duplicate_distractor(
+    distractor: str, accepted: Sequence[str], *, max_jaccard: float = 0.6
+) -> Rejection | None:
+    for other in accepted:
+        jac = jaccard(distractor, other)
+        if jac >= max_jaccard:
+            return Rejection(
+                "duplicate_distractor",
+                f"jaccard with an accepted distractor {jac:.2f} >= {max_jaccard}",
+            )
     return None
