@@ -25,6 +25,7 @@ at each tau keeps. Per-question LLM results are appended to
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shlex
@@ -165,6 +166,22 @@ def summarize(ds: Any, qids: list[str], rows: dict[str, dict], pools: dict) -> d
     }
 
 
+def judged_passages(ds: Any, q: str) -> list:
+    """The passages the judge grades for ``q``: its gold passages and its distractors."""
+    judged = {p for p, g in ds.qrels[q].items() if g > 0} | set(ds.distractors[q])
+    return [p for p in ds.candidates[q] if p.passage_id in judged]
+
+
+def pool_key(ds: Any, q: str) -> str:
+    """What a row judged: the question text and its judged passages' ids and texts. A row
+    is reused only for the same key, so a rebuilt dataset (same question ids, other
+    questions or distractors) is judged again instead of inheriting stale grades."""
+    h = hashlib.sha256(ds.queries[q].encode("utf-8"))
+    for p in sorted(judged_passages(ds, q), key=lambda p: p.passage_id):
+        h.update(f"\0{p.passage_id}\0{p.contents}".encode())
+    return h.hexdigest()[:16]
+
+
 def read_rows(path: Path) -> dict[str, dict]:
     rows: dict[str, dict] = {}
     if path.exists():
@@ -193,10 +210,11 @@ def judge_pending(
                 and time.perf_counter() - began >= 60 * args.limit_minutes
             ):
                 return f"time budget of {args.limit_minutes} min reached"
-            judged = {p for p, g in ds.qrels[q].items() if g > 0} | set(ds.distractors[q])
-            passages = [p for p in ds.candidates[q] if p.passage_id in judged]
+            passages = judged_passages(ds, q)
             rec = judge_question(llm, ds.queries[q], passages, args.max_words)
-            rec.update(qid=q, model_id=llm.model_id, distractor_types=types[q])
+            rec.update(
+                qid=q, pool_key=pool_key(ds, q), model_id=llm.model_id, distractor_types=types[q]
+            )
             fh.write(json.dumps(rec) + "\n")
             fh.flush()
             rows[q] = rec
@@ -218,6 +236,8 @@ def main() -> None:
     qids = [q for q in ds.qids if ds.distractors[q]]
     args.rows_path = args.out_dir / "ssli_discrimination_rows.jsonl"
     rows = read_rows(args.rows_path)
+    stale = [q for q in qids if q in rows and rows[q].get("pool_key") != pool_key(ds, q)]
+    rows = {q: r for q, r in rows.items() if q in qids and q not in stale}
     pending = [q for q in qids if q not in rows]
     stopped = ""
     try:
@@ -231,6 +251,7 @@ def main() -> None:
         "setting": "ssli",
         "model_ids": sorted({r["model_id"] for r in rows.values()}),
         "stopped": stopped or "all questions judged",
+        "stale_rows_judged_again": len(stale),
         **summarize(ds, qids, rows, pool_rankings(ds, qids)),
     }
     (args.out_dir / "ssli_discrimination.json").write_text(json.dumps(report, indent=2) + "\n")
