@@ -172,12 +172,12 @@ def judged_passages(ds: Any, q: str) -> list:
     return [p for p in ds.candidates[q] if p.passage_id in judged]
 
 
-def pool_key(ds: Any, q: str) -> str:
+def pool_key(question: str, passages: list) -> str:
     """What a row judged: the question text and its judged passages' ids and texts. A row
     is reused only for the same key, so a rebuilt dataset (same question ids, other
     questions or distractors) is judged again instead of inheriting stale grades."""
-    h = hashlib.sha256(ds.queries[q].encode("utf-8"))
-    for p in sorted(judged_passages(ds, q), key=lambda p: p.passage_id):
+    h = hashlib.sha256(question.encode("utf-8"))
+    for p in sorted(passages, key=lambda p: p.passage_id):
         h.update(f"\0{p.passage_id}\0{p.contents}".encode())
     return h.hexdigest()[:16]
 
@@ -212,9 +212,8 @@ def judge_pending(
                 return f"time budget of {args.limit_minutes} min reached"
             passages = judged_passages(ds, q)
             rec = judge_question(llm, ds.queries[q], passages, args.max_words)
-            rec.update(
-                qid=q, pool_key=pool_key(ds, q), model_id=llm.model_id, distractor_types=types[q]
-            )
+            key = pool_key(ds.queries[q], passages)
+            rec.update(qid=q, pool_key=key, model_id=llm.model_id, distractor_types=types[q])
             fh.write(json.dumps(rec) + "\n")
             fh.flush()
             rows[q] = rec
@@ -236,7 +235,11 @@ def main() -> None:
     qids = [q for q in ds.qids if ds.distractors[q]]
     args.rows_path = args.out_dir / "ssli_discrimination_rows.jsonl"
     rows = read_rows(args.rows_path)
-    stale = [q for q in qids if q in rows and rows[q].get("pool_key") != pool_key(ds, q)]
+    stale = [
+        q
+        for q in qids
+        if q in rows and rows[q].get("pool_key") != pool_key(ds.queries[q], judged_passages(ds, q))
+    ]
     rows = {q: r for q, r in rows.items() if q in qids and q not in stale}
     pending = [q for q in qids if q not in rows]
     stopped = ""

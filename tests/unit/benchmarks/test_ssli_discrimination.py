@@ -27,7 +27,9 @@ def test_only_gold_and_distractors_are_judged(bench):
 
 
 def test_pool_key_changes_with_the_question_or_a_distractor(bench):
-    key = bench.pool_key(_ds("Q?", "a distractor"), "q")
-    assert key == bench.pool_key(_ds("Q?", "a distractor"), "q")
-    assert key != bench.pool_key(_ds("Another Q?", "a distractor"), "q")
-    assert key != bench.pool_key(_ds("Q?", "another distractor"), "q")
+    def key(question, distractor):
+        return bench.pool_key(question, bench.judged_passages(_ds(question, distractor), "q"))
+
+    assert key("Q?", "a distractor") == key("Q?", "a distractor")
+    assert key("Q?", "a distractor") != key("Another Q?", "a distractor")
+    assert key("Q?", "a distractor") != key("Q?", "another distractor")

@@ -186,7 +186,8 @@ def write_distractor(
     show_answer: bool = True,
 ) -> tuple[str | None, str]:
     """One distractor text, or (None, error). ``show_answer=False`` leaves the gold
-    answer out of the prompt (its block says "(withheld)")."""
+    answer out of the prompt (its block says "(withheld)"). A text salvaged from a reply
+    cut by the token limit comes with the note :data:`SALVAGED` in place of an error."""
     from sciera.llm.parsing import salvage_cut_field
     from sciera.llm.prompting import delimit, load_prompt
 

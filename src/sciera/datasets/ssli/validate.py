@@ -75,7 +75,6 @@ _META = re.compile(
     r"(?:provide|address|mention|answer|state|discuss|describe|specif(?:y|ied)|imply)(?:d|ed)?\b",
     re.I,
 )
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 REASONS = (
     "self_reference",
@@ -280,8 +279,10 @@ def check_not_meta(distractor: str) -> Rejection | None:
 
 
 def check_not_repetitive(distractor: str) -> Rejection | None:
+    from sciera.corpus.sentences import split_sentences
+
     seen: set[str] = set()
-    for sentence in _SENTENCE_END.split(distractor):
+    for sentence in split_sentences(distractor):
         key = normalize_text(sentence)
         if key and key in seen:
             return Rejection("repetitive", f"repeats the sentence {sentence.strip()[:60]!r}")
