@@ -13,7 +13,9 @@ Every loader returns one :class:`EvalDataset`, the form the experiment runner re
 - ``distractors`` and ``settings`` (``"base"`` / ``"ssli"``, or ``"all"``).
 
 ``load_dataset(type, path, split=..., limit=..., seed=...)`` also draws a seeded
-subset: ``limit`` questions sampled with ``random.Random(seed)`` from the sorted ids.
+subset: ``limit`` questions sampled with ``random.Random(seed)`` from the sorted ids. A
+question asked in several settings (SSLI's ``Q/base`` and ``Q/ssli``) counts once and keeps
+all its settings, so a limited SSLI set stays paired.
 """
 
 from __future__ import annotations
@@ -137,7 +139,20 @@ def load_dataset(
     limit: int | None = None,
     seed: int = 0,
 ) -> EvalDataset:
-    """Load a dataset by type; ``limit`` questions (seeded sample), judged ones only."""
+    """Load a dataset by type; ``limit`` questions (seeded sample), judged ones only.
+
+    The sample is drawn over questions, not ids: every setting of a sampled question is
+    kept (``limit=10`` on an SSLI set gives 10 Base and the same 10 SSLI instances)."""
     data = dataset_loader(kind)(Path(path), split=split)
-    judged = [q for q in data.queries if q in data.qrels]
-    return data.subset(seeded_subset(judged, limit, seed))
+    by_question: dict[str, list[str]] = {}
+    for qid in data.queries:
+        if qid in data.qrels:
+            by_question.setdefault(question_of(qid, data.settings.get(qid)), []).append(qid)
+    picked = seeded_subset(list(by_question), limit, seed)
+    return data.subset(sorted(qid for question in picked for qid in by_question[question]))
+
+
+def question_of(qid: str, setting: str | None) -> str:
+    """The question an instance id asks: ``"Q/ssli"`` -> ``"Q"``; other ids as they are."""
+    suffix = f"/{setting}"
+    return qid[: -len(suffix)] if setting and qid.endswith(suffix) else qid

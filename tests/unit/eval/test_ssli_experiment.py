@@ -243,3 +243,17 @@ def test_dense_and_hybrid_run_with_a_stand_in_embedder(
     assert record["rerank_input"] == 6  # the whole pool, distractors included
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["plan"] == {"bm25": 1, "dense": 1, "dense-e5": 1, "hybrid": 1}
+
+
+def test_limit_samples_questions_and_keeps_both_settings(tmp_path: Path) -> None:
+    from sciera.datasets import load_dataset
+
+    folder = write_instances(tmp_path / "set")
+    for seed in range(6):  # whichever question the seed draws, both its settings come along
+        one = load_dataset("ssli", folder, limit=1, seed=seed)
+        (question,) = {qid.split("/")[0] for qid in one.qids}
+        assert one.qids == [f"{question}/base", f"{question}/ssli"]
+        assert one.settings == {f"{question}/base": "base", f"{question}/ssli": "ssli"}
+    assert load_dataset("ssli", folder, limit=2).qids == [i[0] for i in sorted(INSTANCES)]
+    ssli_only = load_dataset("ssli", folder, split="ssli", limit=1, seed=0)
+    assert len(ssli_only.qids) == 1 and ssli_only.qids[0].endswith("/ssli")
