@@ -238,6 +238,33 @@ def test_resume_after_crash_matches_clean_build(corpus: Path, tmp_path: Path) ->
     assert _without_timings(tmp_path / "resumed" / "instances.jsonl") == clean
 
 
+def test_resume_makes_again_a_question_whose_logged_distractor_fails_current_rules(
+    corpus: Path, tmp_path: Path
+) -> None:
+    _build(corpus, tmp_path, _llm())
+    clean = _without_timings(tmp_path / "instances.jsonl")
+    log = tmp_path / "contexts.jsonl"
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    # as if an older, looser rule had accepted a distractor restating the gold answer
+    ssli = next(i for i in records[1]["instances"] if i["setting"] == "ssli")
+    leak = next(c for c in ssli["candidates"] if c["is_distractor"])
+    leak["text"] = f"In mice, {ssli['answer']}"
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+    llm = _llm()
+    stats = _build(corpus, tmp_path, llm)
+    # only that question is made again: one guidance call, then its distractors
+    guidance = [c for c in llm.calls if "design distractor passages" in c.prompt]
+    assert len(guidance) == 1 and llm.calls[0] is guidance[0]
+    assert all("distractor" in c.prompt for c in llm.calls)
+    assert _without_timings(tmp_path / "instances.jsonl") == clean  # no duplicate, no leak
+    assert len(log.read_text().splitlines()) == len(records) + 1  # the old line is kept
+    assert stats["contexts"]["made_again_after_rule_change"] == 1
+    again = _llm()
+    _build(corpus, tmp_path, again)
+    assert again.calls == []
+
+
 def test_other_options_refused_on_resume(corpus: Path, tmp_path: Path) -> None:
     _build(corpus, tmp_path, _llm(), BuildConfig(**{**CONFIG.to_dict(), "settings": ("base",)}))
     with pytest.raises(ScieraError, match="other options"):

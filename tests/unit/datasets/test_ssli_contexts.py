@@ -8,7 +8,13 @@ from sciera.datasets.ssli.contexts import (
     generate_distractors,
     inject,
 )
+from sciera.datasets.ssli.validate import AnswerKey
 from sciera.types import Candidate, Passage, Ranking
+
+
+def _key(*span: str) -> AnswerKey:
+    """A key span only (no answer words: the restatement rules stay quiet)."""
+    return AnswerKey(tuple(span), frozenset())
 
 
 def _p(i: int) -> Passage:
@@ -78,7 +84,7 @@ def test_distractor_rejected_then_regenerated_with_feedback() -> None:
     )
     ctx = [_p(1)]
     out = generate_distractors(
-        llm, QUESTION, ANSWER, GOLD, ("hepatic", "glucose", "production"), ctx, 2, retries=1
+        llm, QUESTION, ANSWER, GOLD, _key("hepatic", "glucose", "production"), ctx, 2, retries=1
     )
     assert [g.target_type for g in out.guidance] == ["misleading", "background"]
     # the second slot's retry writes the first slot's passage again: a duplicate
@@ -107,7 +113,7 @@ def test_off_topic_retry_keeps_the_answer_and_names_the_reason() -> None:
         .on("previous attempt was rejected", {"passage": "Soil bacteria fix nitrogen."})
         .on("write one distractor", {"passage": "Rainfall patterns shifted in Peru."})
     )
-    out = generate_distractors(llm, QUESTION, ANSWER, GOLD, ("hepatic",), [_p(1)], 1, retries=1)
+    out = generate_distractors(llm, QUESTION, ANSWER, GOLD, _key("hepatic"), [_p(1)], 1, retries=1)
     assert [r.reason for _, _, r in out.rejected] == ["off_topic", "off_topic"]
     assert out.accepted == []
     retry = [c for c in llm.calls if "previous attempt" in c.prompt]
@@ -119,7 +125,7 @@ def test_unparseable_guidance_gives_no_distractors() -> None:
         "guidance": [{"DocID": 1, "TargetType": "bogus", "MainIdea": "m", "AnswerAvoidance": "a"}]
     }
     llm = ScriptedLLM().on("design distractor passages", bad)
-    out = generate_distractors(llm, QUESTION, ANSWER, GOLD, (), [_p(1)], 3)
+    out = generate_distractors(llm, QUESTION, ANSWER, GOLD, _key(), [_p(1)], 3)
     assert out.guidance == [] and out.accepted == [] and "bogus" in out.error
     assert len(llm.calls) == 1
 
@@ -141,7 +147,7 @@ def test_distractor_cut_by_the_token_limit_keeps_its_whole_sentences() -> None:
         .on("design distractor passages", guidance)
         .on("write one distractor", [cut, unclosed])
     )
-    out = generate_distractors(llm, QUESTION, ANSWER, GOLD, ("30 percent",), [_p(1)], 2)
+    out = generate_distractors(llm, QUESTION, ANSWER, GOLD, _key("30", "percent"), [_p(1)], 2)
     ((text, _),) = out.accepted  # then validated as any other
     assert text.startswith(first) and text.endswith("treated mice.")
     assert len(text.split()) < 220  # the sentence the cut went through is dropped

@@ -6,9 +6,11 @@ import pytest
 
 from sciera.datasets.ssli.qa import QAPair, screen_pairs
 from sciera.datasets.ssli.validate import (
+    answer_key,
     answer_support,
     check_answer_supported,
     check_duplicate,
+    check_no_answer,
     check_no_answer_span,
     check_not_duplicate_distractor,
     check_not_meta,
@@ -173,6 +175,10 @@ META = [
     "but it does not provide any information about the two populations.",
     "The characteristics of the bigger 4-7 um PSCs were not described in the retrieved context.",
     "They were not mentioned in the answer and did not state or imply the gold answer.",
+    "The incidence of distal forearm fractures is not relevant to the question about "
+    "childhood fractures.",
+    "The role of ER-associated peptidase activity in tailoring peptides, which is unrelated "
+    "to the question.",
 ]
 SCIENCE = [
     "The curli-DNA composites formed by bacterial biofilms are essential for adhesion to "
@@ -204,3 +210,58 @@ def test_a_distractor_like_an_accepted_one_is_rejected():
     assert check_not_duplicate_distractor(copy, accepted).reason == "duplicate_distractor"
     assert check_not_duplicate_distractor(SCIENCE[1], accepted) is None
     assert check_not_duplicate_distractor(copy, []) is None
+
+
+# A real SciFact gold passage (shortened), a question and answer the 1.5B generated from it,
+# and distractors it wrote: the first two restate the answer with a word changed, which
+# whole-span matching let through.
+IGF_GOLD = (
+    "Loss of IGF-IEa or IGF-IEb impairs myogenic differentiation. To address functions of "
+    "IGF-I splice variants, we examined the impact of loss of IGF-IEa and IGF-IEb on cultured "
+    "mouse myoblasts. Cells deficient in total IGF-I or IGF-IEa alone proliferated "
+    "significantly slower than control cells or cells deficient in IGF-IEb in serum-free "
+    "media. Provision of mature IGF-I, but not synthetic E peptides, restored Myh3 expression. "
+    "Collectively, these data suggest that IGF-I splice variants may regulate myoblast "
+    "differentiation through the actions of mature IGF-I and not the E peptides."
+)
+IGF_QUESTION = "What is the role of IGF-I splice variants in myoblast differentiation?"
+IGF_ANSWER = (
+    "These data suggest that IGF-I splice variants may regulate myoblast differentiation "
+    "through the actions of mature IGF-I and not the E peptides"
+)
+IGF_RESTATED = [
+    "The study aimed to investigate the role of IGF-I splice variants in myoblast "
+    "differentiation. It found that these variants may regulate myoblast differentiation "
+    "through the actions of mature IGF-I and not the E peptides.",
+    # every answer word, reworded and reordered: no six-token run survives
+    "Not the E peptides but the actions of mature IGF-I: through them the data suggest "
+    "splice variants regulate how myoblasts differentiate.",
+]
+IGF_ON_TOPIC = [
+    "IGF-I splice variants are expressed at different levels during myoblast differentiation "
+    "in aged rats, and their expression declines with denervation of the muscle.",
+    "Myoblast differentiation in culture depends on serum withdrawal; we followed myogenin "
+    "and MyoD expression over 72 hours in C2C12 cells.",
+]
+
+
+@pytest.mark.parametrize("text", IGF_RESTATED)
+def test_a_distractor_restating_a_long_answer_is_rejected(text):
+    key = answer_key(IGF_ANSWER, IGF_GOLD, IGF_QUESTION)
+    assert check_no_answer_span(text, key.span) is None  # the old, whole-span rule missed it
+    rejection = check_no_answer(text, key)
+    assert rejection is not None and rejection.reason == "contains_answer"
+
+
+@pytest.mark.parametrize("text", IGF_ON_TOPIC)
+def test_an_on_topic_distractor_that_does_not_answer_passes(text):
+    assert check_no_answer(text, answer_key(IGF_ANSWER, IGF_GOLD, IGF_QUESTION)) is None
+
+
+def test_answer_words_leave_out_the_question_and_the_reporting():
+    key = answer_key(IGF_ANSWER, IGF_GOLD, IGF_QUESTION)
+    assert {"matur", "peptid", "regul"} <= key.words
+    assert not key.words & {"splice", "variant", "myoblast", "differenti", "suggest"}
+    short = answer_key(ANSWER, PASSAGE, QUESTION)  # two answer words: no share rule
+    assert check_no_answer("Over 720 species were found on the island.", short) is not None
+    assert check_no_answer("The collection holds species from 1850.", short) is None

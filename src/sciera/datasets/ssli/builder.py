@@ -12,8 +12,12 @@ Files in the output folder::
 
 Every ``*.jsonl`` line is appended and fsynced after its work is done, so a run that is
 killed loses at most the item in flight; the next run skips every item already logged
-(a half-written last line is discarded). LLM calls go through the caller's LLM, which
-:func:`sciera.llm.make_llm` wraps in the persistent response cache.
+(a half-written last line is discarded). A question's logged LLM distractors are checked
+again against the current distractor rules when a run resumes: if one fails (the rules
+became stricter since it was written), the question's contexts are made again and the new
+line supersedes the old one, which stays in the log (the latest line of a question wins).
+LLM calls go through the caller's LLM, which :func:`sciera.llm.make_llm` wraps in the
+persistent response cache, so distractors that still pass come back from it.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from sciera.datasets.ssli.io import INSTANCES_FILE, STATS_FILE, JsonlLog, write_
 from sciera.datasets.ssli.io import instance_from_dict as _instance
 from sciera.datasets.ssli.questions import QuestionSource
 from sciera.datasets.ssli.stats import build_stats
-from sciera.datasets.ssli.validate import key_span
+from sciera.datasets.ssli.validate import Rejection, answer_key
 from sciera.types import Candidate, Passage, QAInstance
 
 if TYPE_CHECKING:
@@ -125,12 +129,17 @@ class SSLIBuilder:
             selection = source.select(self.out / "selection.json")
             questions = source.questions(selection, self.out, self._llm_or_none())
             self._contexts(store, questions)
-        records = JsonlLog(self.out / "contexts.jsonl").records
+        logged = JsonlLog(self.out / "contexts.jsonl").records
+        latest = {r["qid"]: r for r in logged}
         order = {q["qid"]: i for i, q in enumerate(questions)}
-        records = sorted((r for r in records if r["qid"] in order), key=lambda r: order[r["qid"]])
+        records = sorted(
+            (r for r in latest.values() if r["qid"] in order), key=lambda r: order[r["qid"]]
+        )
         instances = [_instance(d) for r in records for d in r["instances"]]
         write_instances(instances, self.out / INSTANCES_FILE)
         stats = build_stats(self.out, selection, questions, records, self._llm_or_none())
+        if "contexts" in stats:
+            stats["contexts"]["made_again_after_rule_change"] = len(logged) - len(latest)
         stats["seconds_this_run"] = round(time.perf_counter() - started, 3)
         tmp = self.out / (STATS_FILE + ".tmp")
         tmp.write_text(json.dumps(stats, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -154,11 +163,20 @@ class SSLIBuilder:
         from sciera.llm.accounting import stage
 
         log = JsonlLog(self.out / "contexts.jsonl")
-        done = {r["qid"] for r in log.records}
+        done = {r["qid"]: r for r in log.records}
         for n, q in enumerate(questions):
             self.progress("contexts", n, len(questions))
             if q["qid"] in done:
-                continue
+                failed = self._fails_current_rules(done[q["qid"]], store)
+                if failed is None:
+                    continue
+                logger.warning(
+                    "%s: a logged distractor fails the current rules (%s: %s); making its "
+                    "contexts again",
+                    q["qid"],
+                    failed.reason,
+                    failed.detail,
+                )
             t0 = time.perf_counter()
             gold = store.get_passages(q["gold_passage_ids"])
             ranking = self.retriever.search(q["question"], self.config.total + len(gold))
@@ -185,6 +203,34 @@ class SSLIBuilder:
             log.append({"qid": q["qid"], "instances": instances, "distractors": detail})
         self.progress("contexts", len(questions), len(questions))
 
+    def _fails_current_rules(self, record: dict[str, Any], store: Any) -> Rejection | None:
+        """The first logged LLM distractor of ``record`` the current rules reject, checked in
+        the order they were accepted (so the duplicate rule sees the same earlier ones)."""
+        if (record.get("distractors") or {}).get("distractor_source") != "llm":
+            return None
+        ssli = next((i for i in record["instances"] if i["setting"] == "ssli"), None)
+        if ssli is None:
+            return None
+        gold_text = "\n".join(g.contents for g in store.get_passages(ssli["gold_passage_ids"]))
+        key = answer_key(ssli["answer"], gold_text, ssli["question"])
+        accepted: list[str] = []
+        for c in ssli["candidates"]:
+            if not c["is_distractor"]:
+                continue
+            rejection = ctx.check_distractor(
+                c["text"],
+                ssli["question"],
+                gold_text,
+                key,
+                self.config.rules,
+                self.cosine,
+                accepted,
+            )
+            if rejection is not None:
+                return rejection
+            accepted.append(c["text"])
+        return None
+
     def _distractors(
         self, q: dict[str, Any], gold: list[Passage], base: list[Candidate], gold_ids: set[str]
     ) -> tuple[list[Candidate], dict[str, Any]]:
@@ -202,7 +248,7 @@ class SSLIBuilder:
             q["question"],
             q["answer"],
             gold_text,
-            key_span(q["answer"], gold_text, q["question"]),
+            answer_key(q["answer"], gold_text, q["question"]),
             top3,
             cfg.n_distractors,
             retries=cfg.retries,

@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sciera.datasets.ssli.validate import (
+    AnswerKey,
     Rejection,
-    check_no_answer_span,
+    check_no_answer,
     check_not_duplicate_distractor,
     check_not_meta,
     check_not_near_duplicate,
@@ -218,12 +219,12 @@ def check_distractor(
     text: str,
     question: str,
     gold_text: str,
-    span: Sequence[str],
+    key: AnswerKey,
     rules: DistractorRules = DistractorRules(),
     cosine: Cosine | None = None,
     accepted: Sequence[str] = (),
 ) -> Rejection | None:
-    """The distractor rules in order: no meta text, no repeated sentence, answer span,
+    """The distractor rules in order: no meta text, no repeated sentence, no answer,
     on-topic floor, near-duplicate of gold, duplicate of an ``accepted`` distractor."""
     cheap = check_not_meta(text) or check_not_repetitive(text)
     if cheap is not None:
@@ -233,7 +234,7 @@ def check_distractor(
         q_cos = cosine(question, [text])[0]
         g_cos = cosine(gold_text, [text])[0]
     return (
-        check_no_answer_span(text, span)
+        check_no_answer(text, key)
         or check_on_topic(
             text, question, cosine=q_cos, min_overlap=rules.min_overlap, min_cosine=rules.min_cosine
         )
@@ -253,7 +254,7 @@ def generate_distractors(
     question: str,
     answer: str,
     gold_text: str,
-    span: Sequence[str],
+    key: AnswerKey,
     contexts: Sequence[Passage],
     n: int,
     *,
@@ -279,7 +280,7 @@ def generate_distractors(
                 break
             out.salvaged += error == SALVAGED
             done = [t for t, _ in out.accepted]
-            rejection = check_distractor(text, question, gold_text, span, rules, cosine, done)
+            rejection = check_distractor(text, question, gold_text, key, rules, cosine, done)
             if rejection is None:
                 out.accepted.append((text, item))
                 break

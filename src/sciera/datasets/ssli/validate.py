@@ -20,7 +20,13 @@ Rules and their defaults (all thresholds are keyword arguments):
   occur in the source passage. An answer without content words is rejected too.
 - ``duplicate_question``: the normalized question text was already accepted.
 - ``contains_answer``: the distractor contains the gold answer's *key span* (see
-  :func:`key_span`) as a contiguous run of normalized tokens.
+  :func:`key_span`) as a contiguous run of normalized tokens, or restates the answer:
+  it has a run of ``min_run`` (6) consecutive key-span tokens holding two answer words, or
+  at least ``max_share`` (0.8) of the answer's distinct *answer words* (:func:`answer_words`)
+  when there are at least ``min_words`` (3). Long answers copied from the passage made
+  whole-span matching too strict: about 30% of the distractors a 1.5B build accepted under
+  it repeated the answer with a word changed ("It found that these variants may regulate
+  ..." for "These data suggest that IGF-I splice variants may regulate ...").
 - ``off_topic``: the distractor is far from the question: the share of the question's
   content words it contains is below ``min_overlap`` (0.2) and, when an embedding cosine
   is given, the cosine is below ``min_cosine`` (0.3) too (close on either is enough).
@@ -72,7 +78,8 @@ _META = re.compile(
     r"|\bgold(?:en)?\s+answer\b|\bthe\s+(?:question|answer)\s+(?:asks|is|was)\b"
     r"|\bno\s+(?:specific\s+)?information\s+(?:about|on|regarding)\b"
     r"|\b(?:does|do|did|is|are|was|were)\s+not\s+(?:explicitly\s+)?"
-    r"(?:provide|address|mention|answer|state|discuss|describe|specif(?:y|ied)|imply)(?:d|ed)?\b",
+    r"(?:provide|address|mention|answer|state|discuss|describe|specif(?:y|ied)|imply)(?:d|ed)?\b"
+    r"|\b(?:unrelated|irrelevant|not\s+relevant)\s+to\s+the\s+(?:question|query|answer)\b",
     re.I,
 )
 
@@ -148,8 +155,35 @@ _REPORTING_TEXT = """study studies studied result results finding findings found
     showed shown demonstrate demonstrated demonstrates involve involved involves use used
     using aim aimed aims investigate investigated investigates provide provides provided
     suggest suggests suggested indicate indicated indicates method methods significance
-    purpose research researchers authors paper"""
+    purpose research researchers authors paper report reports reported reveal reveals
+    revealed summarize summarizes summarized describe describes described uncover uncovers
+    uncovered analysis conclude concludes concluded recent recently"""
 _REPORTING_WORDS = frozenset(_REPORTING_TEXT.split())
+
+
+@lru_cache(maxsize=1)
+def _reporting_stems() -> frozenset[str]:
+    return frozenset(_stemmer().stemWords(sorted(_REPORTING_WORDS)))
+
+
+def answer_words(answer: str, question: str = "") -> frozenset[str]:
+    """Stems of the answer's content words that the question does not have and that do
+    not describe the reporting: what the answer adds to the question."""
+    asked = set(content_words(question))
+    reporting = _reporting_stems()
+    return frozenset(w for w in content_words(answer) if w not in asked and w not in reporting)
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerKey:
+    """What a distractor must not contain: the key span and the answer words."""
+
+    span: tuple[str, ...]
+    words: frozenset[str]
+
+
+def answer_key(answer: str, passage: str, question: str = "") -> AnswerKey:
+    return AnswerKey(key_span(answer, passage, question), answer_words(answer, question))
 
 
 def key_span(answer: str, passage: str, question: str = "") -> tuple[str, ...]:
@@ -237,6 +271,34 @@ def check_duplicate(question: str, seen: set[str]) -> Rejection | None:
 def check_no_answer_span(distractor: str, span: Sequence[str]) -> Rejection | None:
     if span and _runs(tokens(distractor), span):
         return Rejection("contains_answer", f"contains key span {' '.join(span)!r}")
+    return None
+
+
+def check_no_answer(
+    distractor: str,
+    key: AnswerKey,
+    *,
+    min_run: int = 6,
+    max_share: float = 0.8,
+    min_words: int = 3,
+) -> Rejection | None:
+    """``contains_answer``: the key span, a ``min_run``-token run of it holding two answer
+    words, or ``max_share`` of the answer words (when the answer has ``min_words``)."""
+    whole = check_no_answer_span(distractor, key.span)
+    if whole is not None:
+        return whole
+    text = tokens(distractor)
+    stem = _stemmer().stemWord
+    for i in range(len(key.span) - min_run + 1):
+        run = key.span[i : i + min_run]
+        if sum(stem(t) in key.words for t in run) >= 2 and _runs(text, run):
+            return Rejection("contains_answer", f"repeats the answer's {' '.join(run)!r}")
+    if len(key.words) >= min_words:
+        share = len(key.words & set(content_words(distractor))) / len(key.words)
+        if share >= max_share:
+            return Rejection(
+                "contains_answer", f"has {share:.0%} of the answer's words (>= {max_share:.0%})"
+            )
     return None
 
 
