@@ -20,7 +20,9 @@ all its settings, so a limited SSLI set stays paired.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import json
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -58,6 +60,20 @@ class EvalDataset:
 
     def setting(self, qid: str) -> str:
         return self.settings.get(qid, "all")
+
+    def input_key(self, qid: str) -> str:
+        """A digest of everything a pipeline reads or is scored on for ``qid``: the
+        question, its judgments, answers, label, distractors and pool (ids and texts)."""
+        spec = {
+            "query": self.queries[qid],
+            "qrels": sorted(self.qrels.get(qid, {}).items()),
+            "answers": list(self.answers.get(qid, ())),
+            "label": self.labels.get(qid),
+            "distractors": sorted(self.distractors.get(qid, ())),
+            "pool": [[p.passage_id, p.title, p.text] for p in self.candidates.get(qid, ())],
+        }
+        canonical = json.dumps(spec, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
     def subset(self, qids: list[str]) -> EvalDataset:
         keep = set(qids)

@@ -19,7 +19,10 @@ First-stage searches run in batches of ``BATCH`` questions (seconds per question
 batch time / batch size); everything after runs question by question.
 
 A question is done when its line is in ``results.jsonl``; a restarted run skips
-done questions (never writing a line twice) and continues with the next one.
+done questions (never writing a line twice) and continues with the next one. Each line
+records the digest of the question's inputs (:meth:`EvalDataset.input_key`): if the
+dataset has changed under a logged question since (a rebuilt SSLI set with the same ids),
+the run stops with an error instead of mixing old and new results.
 Each repeat r runs with seed ``seeds[r]``; its LLM is cached per seed (see
 :mod:`sciera.eval.runllm`), so re-running reuses every cached call.
 
@@ -157,6 +160,7 @@ def run_experiment(
             key = f"{p.name}/r{r}"
             folder = out / "runs" / p.name / f"r{r}"
             with QueryLog.open(folder / "results.jsonl") as log:
+                _check_inputs(log, data)
                 todo = [q for q in data.queries if q not in log]
                 summary.skipped[key] = len(data.queries) - len(todo)
                 summary.ran[key] = 0
@@ -174,6 +178,22 @@ def run_experiment(
                 write_repeat_outputs(folder, p.name, r, log.records, data)
             mark_repeat_done(out, p.name, r, seed, stages_model(p, factory, settings, seed))
     return summary
+
+
+def _check_inputs(log: QueryLog, data: EvalDataset) -> None:
+    """Refuse to resume over questions whose logged inputs differ from the dataset's now
+    (lines written before inputs were recorded are taken as they are)."""
+    changed = [
+        q
+        for q, rec in log.records.items()
+        if q in data.queries and rec.get("input") not in (None, data.input_key(q))
+    ]
+    if changed:
+        raise ScieraError(
+            f"{log.path}: {len(changed)} logged question(s) were run on other inputs than "
+            f"the dataset now holds (first: {changed[0]!r}); the dataset changed since. "
+            "Use another --out, or delete this results directory to run it again"
+        )
 
 
 def stages_model(p: PipelineSpec, factory: LLMFactory, settings: Settings, seed: int) -> str:
@@ -284,7 +304,7 @@ def _run_query(
 ) -> dict[str, Any]:
     p, query = st.spec, data.queries[qid]
     cost: dict[str, dict[str, float]] = {"first_stage": {"seconds": first_seconds}}
-    rec: dict[str, Any] = {"qid": qid, "setting": data.setting(qid)}
+    rec: dict[str, Any] = {"qid": qid, "setting": data.setting(qid), "input": data.input_key(qid)}
     rec["first"] = unit_scores(ranking, data.unit, p.depth)
     final = ranking
     if st.reranker is not None:

@@ -257,3 +257,21 @@ def test_limit_samples_questions_and_keeps_both_settings(tmp_path: Path) -> None
     assert load_dataset("ssli", folder, limit=2).qids == [i[0] for i in sorted(INSTANCES)]
     ssli_only = load_dataset("ssli", folder, split="ssli", limit=1, seed=0)
     assert len(ssli_only.qids) == 1 and ssli_only.qids[0].endswith("/ssli")
+
+
+def test_resume_refuses_a_dataset_that_changed_under_logged_questions(tmp_path: Path) -> None:
+    exp = load_experiment(example(tmp_path))
+    bm25_only = exp.model_copy(update={"pipelines": exp.pipelines[:1]})
+    out = tmp_path / "res"
+    run_experiment(bm25_only, out)
+    assert run_experiment(bm25_only, out).ran == {"bm25/r0": 0}  # same inputs: all reused
+    path = tmp_path / "corpora" / "ssli-scifact" / "instances.jsonl"
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    # the set is rebuilt: same ids, another distractor text for q1/ssli
+    records[1]["candidates"][-1]["text"] = "vitamin fracture risk rises in winter"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    log = out / "runs" / "bm25" / "r0" / "results.jsonl"
+    before = log.read_bytes()
+    with pytest.raises(ScieraError, match=r"1 logged question\(s\) .*first: 'q1/ssli'"):
+        run_experiment(bm25_only, out)
+    assert log.read_bytes() == before  # nothing logged is lost or mixed
