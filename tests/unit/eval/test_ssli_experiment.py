@@ -20,6 +20,7 @@ from sciera.eval.runner import run_experiment
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLE = REPO / "benchmarks" / "experiments" / "ssli_scifact.yaml"
+DEEPERA = EXAMPLE.with_name("ssli_scifact_deepera.yaml")
 
 Q1 = "Is vitamin D linked to fracture risk?"  # tokens: vitamin link fractur risk
 Q2 = "Does aspirin prevent stroke?"  # tokens: aspirin prevent stroke
@@ -171,15 +172,24 @@ def test_example_loads_without_models_or_absolute_paths(tmp_path: Path) -> None:
     assert all(p.rerank_depth is not None and p.rerank_depth >= 30 for p in exp.pipelines)
 
 
-def test_commented_deepera_pipeline_is_valid_when_enabled(tmp_path: Path) -> None:
+def test_deepera_experiment_is_a_paired_subset_beside_hybrid(tmp_path: Path) -> None:
     path = example(tmp_path)
-    lines = path.read_text().splitlines()
-    start = lines.index("  # - name: deepera")
-    lines[start:] = [ln.replace("  # ", "  ", 1) for ln in lines[start:]]
-    path.write_text("\n".join(lines) + "\n")
-    exp = load_experiment(path)
-    deepera = exp.pipelines[-1]
-    assert (deepera.name, deepera.reranker, exp.repeats_of(deepera)) == ("deepera", "deepera", 3)
+    shutil.copy(DEEPERA, path.parent / DEEPERA.name)
+    exp = load_experiment(path.parent / DEEPERA.name)
+    assert exp.dataset.path.resolve() == (tmp_path / "corpora" / "ssli-scifact").resolve()
+    hybrid, deepera = exp.pipelines
+    assert hybrid.model_dump(exclude={"name"}) == load_experiment(path).pipelines[3].model_dump(
+        exclude={"name"}
+    )
+    assert (deepera.reranker, deepera.pool_order, exp.repeats_of(deepera)) == (
+        "deepera",
+        "neutral",
+        1,
+    )
+    params = deepera.reranker_params
+    assert (params["use_filter"], params["top_k"]) == (False, None)
+    calibrator = json.loads((REPO / params["calibrator"]).read_text())
+    assert calibrator["features"] == ["grade"]  # reads no rank: the pool is a set
 
 
 def test_bad_ensemble_member_is_reported_at_load(tmp_path: Path) -> None:
