@@ -154,16 +154,25 @@ def load_dataset(
     split: str | None = None,
     limit: int | None = None,
     seed: int = 0,
+    distractors_only: bool = False,
 ) -> EvalDataset:
     """Load a dataset by type; ``limit`` questions (seeded sample), judged ones only.
 
     The sample is drawn over questions, not ids: every setting of a sampled question is
-    kept (``limit=10`` on an SSLI set gives 10 Base and the same 10 SSLI instances)."""
-    data = dataset_loader(kind)(Path(path), split=split)
+    kept (``limit=10`` on an SSLI set gives 10 Base and the same 10 SSLI instances).
+    ``distractors_only`` keeps only the questions one of whose instances holds a
+    distractor (an SSLI build can accept none for a question), in every setting, so
+    that Base and SSLI are compared on the questions the distractors test."""
+    loader = dataset_loader(kind)
+    data = loader(Path(path), split=split)
     by_question: dict[str, list[str]] = {}
     for qid in data.queries:
         if qid in data.qrels:
             by_question.setdefault(question_of(qid, data.settings.get(qid)), []).append(qid)
+    if distractors_only:
+        full = loader(Path(path), split=None) if split is not None else data
+        tested = {question_of(q, full.settings.get(q)) for q, d in full.distractors.items() if d}
+        by_question = {question: ids for question, ids in by_question.items() if question in tested}
     picked = seeded_subset(list(by_question), limit, seed)
     return data.subset(sorted(qid for question in picked for qid in by_question[question]))
 

@@ -44,6 +44,10 @@ class DatasetSpec(_Strict):
     split: str | None = Field(None, description="BEIR qrels split; SSLI setting filter.")
     limit: int | None = Field(None, ge=1, description="Seeded subset of this many questions.")
     seed: int = 0
+    distractors_only: bool = Field(
+        False,
+        description="Only questions with a distractor (SSLI), in every setting; before limit.",
+    )
 
     @field_validator("type")
     @classmethod

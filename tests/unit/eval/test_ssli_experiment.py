@@ -285,3 +285,22 @@ def test_resume_refuses_a_dataset_that_changed_under_logged_questions(tmp_path: 
     with pytest.raises(ScieraError, match=r"1 logged question\(s\) .*first: 'q1/ssli'"):
         run_experiment(bm25_only, out)
     assert log.read_bytes() == before  # nothing logged is lost or mixed
+
+
+def test_distractors_only_keeps_the_questions_the_distractors_test(tmp_path: Path) -> None:
+    from sciera.datasets import load_dataset
+
+    folder = write_instances(tmp_path / "set")
+    path = folder / "instances.jsonl"
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    for c in records[3]["candidates"]:  # q2/ssli: the build accepted no distractor
+        c["is_distractor"], c["distractor_type"] = False, ""
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert load_dataset("ssli", folder).qids == ["q1/base", "q1/ssli", "q2/base", "q2/ssli"]
+    assert load_dataset("ssli", folder, distractors_only=True).qids == ["q1/base", "q1/ssli"]
+    base = load_dataset("ssli", folder, split="base", distractors_only=True)
+    assert base.qids == ["q1/base"]  # decided on the SSLI instances, kept in every setting
+    assert load_dataset("ssli", folder, limit=5, distractors_only=True).qids == [
+        "q1/base",
+        "q1/ssli",
+    ]
