@@ -1,4 +1,4 @@
-"""``sciera dataset build|stats|inspect``: SciRAG-SSLI benchmarks from an ingested corpus."""
+"""``sciera dataset build|stats|inspect|pack|unpack``: SciRAG-SSLI sets from a corpus."""
 
 from __future__ import annotations
 
@@ -126,3 +126,33 @@ def inspect_cmd(
     if not found:
         raise ScieraError(f"no instance or question {instance_id!r} in {out}")
     typer.echo(format_instances(found, None if full else 300))
+
+
+@dataset_app.command("pack")
+def pack_cmd(
+    out: Annotated[Path, typer.Argument(help="A build folder or instances.jsonl file.")],
+    packed: Annotated[Path, typer.Argument(help="Packed file to write (.jsonl or .jsonl.gz).")],
+) -> None:
+    """Write the set without the corpus's texts (distractors keep theirs), to share it."""
+    from sciera.datasets.ssli.io import load_ssli
+    from sciera.datasets.ssli.pack import write_packed
+
+    n = write_packed(load_ssli(out), packed)
+    typer.echo(f"{n} instances packed into {packed}")
+
+
+@dataset_app.command("unpack")
+def unpack_cmd(
+    packed: Annotated[Path, typer.Argument(help="A file written by `sciera dataset pack`.")],
+    corpus: Annotated[
+        Path, typer.Option("--corpus", help="The ingested corpus the set was built from.")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="Folder for instances.jsonl.")],
+) -> None:
+    """Restore the passage texts of a packed set from its corpus into OUT/instances.jsonl."""
+    from sciera.corpus.store import PassageStore
+    from sciera.datasets.ssli.pack import unpack_to
+
+    with PassageStore.open(corpus) as store:
+        n = unpack_to(packed, store, out)
+    typer.echo(f"{n} instances written to {out / 'instances.jsonl'}")

@@ -8,12 +8,13 @@ write -> :func:`read_instances` -> write reproduces the file byte for byte.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from sciera.errors import InputError
 from sciera.types import Candidate, QAInstance
@@ -115,10 +116,27 @@ def write_instances(instances: Iterable[QAInstance], path: str | Path) -> int:
     return n
 
 
+def open_text(path: str | Path, mode: str = "r") -> IO[str]:
+    """A UTF-8 text file, through gzip when its name ends in ``.gz``."""
+    path = Path(path)
+    newline = None if mode == "r" else "\n"  # read any line ending, write "\n"
+    if path.name.endswith(".gz"):
+        return gzip.open(path, mode + "t", encoding="utf-8", newline=newline)
+    return path.open(mode, encoding="utf-8", newline=newline)
+
+
+def _lines(src: IO[str], path: str | Path) -> Iterator[tuple[int, str]]:
+    try:
+        yield from enumerate(src, start=1)
+    except (gzip.BadGzipFile, EOFError, UnicodeDecodeError) as exc:
+        raise InputError(str(path), None, "file", f"unreadable: {exc}") from None
+
+
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each non-empty line; a bad line raises InputError."""
-    with Path(path).open(encoding="utf-8") as src:
-        for n, line in enumerate(src, start=1):
+    """(line number, object) for each non-empty line; a bad line raises InputError.
+    A name ending in ``.gz`` is read through gzip."""
+    with open_text(path) as src:
+        for n, line in _lines(src, path):
             if not line.strip():
                 continue
             try:

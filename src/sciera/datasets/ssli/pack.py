@@ -1,0 +1,93 @@
+"""Packed SSLI sets: the builder's own output without the corpus's texts.
+
+An SSLI set repeats the text of every candidate passage, so most of ``instances.jsonl``
+is the source corpus (a 100-question SciFact set holds 1,789 of its abstracts). A packed
+set keeps the text of the distractors only, which the builder wrote; every other
+candidate keeps its passage id, and :func:`unpack` reads its text back from the ingested
+corpus (``Passage.contents``, the text the builder stored). Questions, answers and
+provenance stay as they are. Pack, then unpack against the same corpus, gives the same
+``instances.jsonl`` byte for byte; a passage the corpus lacks is an error naming the
+packed file, line and candidate.
+
+    sciera dataset pack OUT set.packed.jsonl.gz
+    sciera dataset unpack set.packed.jsonl.gz --corpus corpora/scifact --out OUT
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from sciera.datasets.ssli.io import (
+    INSTANCES_FILE,
+    dumps,
+    instance_from_dict,
+    instance_to_dict,
+    iter_jsonl,
+    open_text,
+    write_instances,
+)
+from sciera.errors import InputError
+from sciera.types import QAInstance
+
+
+def packed_record(inst: QAInstance) -> dict[str, Any]:
+    """The instance as a dict whose non-distractor candidates have no ``text``."""
+    record = instance_to_dict(inst)
+    for cand in record["candidates"]:
+        if not cand["is_distractor"]:
+            del cand["text"]
+    return record
+
+
+def write_packed(instances: Iterable[QAInstance], path: str | Path) -> int:
+    """Write the packed set (gzip if the name ends in ``.gz``), atomically; the count."""
+    path = Path(path)
+    tmp = path.with_name(".tmp-" + path.name)  # same suffix: compressed like the target
+    n = 0
+    with open_text(tmp, "w") as out:
+        for inst in instances:
+            out.write(dumps(packed_record(inst)) + "\n")
+            n += 1
+    os.replace(tmp, path)
+    return n
+
+
+def unpack(path: str | Path, store: Any) -> list[QAInstance]:
+    """The instances of a packed file, texts read from ``store`` (a PassageStore)."""
+    records = list(iter_jsonl(path))
+    wanted = sorted(
+        {
+            c.get("passage_id")
+            for _, rec in records
+            for c in rec.get("candidates", [])
+            if isinstance(c, dict) and not c.get("is_distractor") and "text" not in c
+        }
+        - {None}
+    )
+    texts = {p.passage_id: p.contents for p in store.get_passages(wanted)}
+    out = []
+    for line, rec in records:
+        for n, cand in enumerate(rec.get("candidates") or []):
+            if isinstance(cand, dict) and not cand.get("is_distractor") and "text" not in cand:
+                pid = cand.get("passage_id")
+                if pid not in texts:
+                    raise InputError(
+                        str(path),
+                        line,
+                        f"candidates[{n}].passage_id",
+                        f"{pid!r} is not in the corpus (unpack against the corpus the set "
+                        "was built from)",
+                    )
+                cand["text"] = texts[pid]
+        out.append(instance_from_dict(rec, str(path), line))
+    return out
+
+
+def unpack_to(path: str | Path, store: Any, out_dir: str | Path) -> int:
+    """Unpack into ``out_dir/instances.jsonl`` (loadable by ``sciera eval run``)."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return write_instances(unpack(path, store), out_dir / INSTANCES_FILE)
