@@ -45,12 +45,17 @@ def rank_samples(results: Results, pipeline: str) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {}
     if not reps:
         return out
+    # with distractors anywhere in the dataset, only they count (a Base instance has none);
+    # without any, every non-gold item stands in for them
+    any_distractors = any(ds.get("distractors", {}).values())
     for qid, rec in results.records[pipeline][reps[0]].items():
         gold = {d for d, g in ds["qrels"].get(qid, {}).items() if g > 0}
         first = trec_order({i: s for i, s in rec["first"]})
         if "rerank_input" in rec:
             first = first[: rec["rerank_input"]]
-        distract = set(ds.get("distractors", {}).get(qid, [])) or (set(first) - gold)
+        distract = set(ds.get("distractors", {}).get(qid, []))
+        if not any_distractors:
+            distract = set(first) - gold
         lists = {"before": first}
         if "reranked" in rec:
             lists["after"] = trec_order({i: s for i, s in rec["reranked"]})

@@ -304,3 +304,17 @@ def test_distractors_only_keeps_the_questions_the_distractors_test(tmp_path: Pat
         "q1/base",
         "q1/ssli",
     ]
+
+
+def test_rank_plot_counts_only_real_distractors(tmp_path: Path) -> None:
+    from sciera.eval.plots import rank_samples
+    from sciera.eval.runstore import load_results
+
+    exp = load_experiment(example(tmp_path))
+    out = tmp_path / "res"
+    run_experiment(exp.model_copy(update={"pipelines": exp.pipelines[:1]}), out)
+    samples = rank_samples(load_results(out), "bm25")
+    # 2 SSLI instances x 2 distractors; the Base instances' other passages are not counted
+    assert len(samples["distractor before"]) == 4 and len(samples["gold before"]) == 4
+    # q1/ssli ranks its distractors 1st and 3rd, q2/ssli 3rd and 6th (hand-checked above)
+    assert sorted(samples["distractor after"]) == [1, 3, 3, 6]
