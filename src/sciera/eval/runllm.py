@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sciera.llm.accounting import UsageTracker
-from sciera.llm.base import LLM, ChoiceProbs, Completion, JSONResult, Message
+from sciera.llm.base import LLM, SEED_TAG, ChoiceProbs, Completion, JSONResult, Message
 
 
 class SeedTagged:
@@ -28,7 +28,7 @@ class SeedTagged:
 
     @property
     def model_id(self) -> str:
-        return f"{self.inner.model_id}#seed={self.seed}"
+        return f"{self.inner.model_id}{SEED_TAG}{self.seed}"
 
     def complete(self, messages: Sequence[Message], **kw: Any) -> Completion:
         return self.inner.complete(messages, **kw)

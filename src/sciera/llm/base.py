@@ -117,6 +117,17 @@ class LLM(Protocol):
     ) -> ChoiceProbs: ...
 
 
+SEED_TAG = "#seed="
+"""Appended to a model id to partition the response cache by sampling seed (the eval
+runner's repeats); it names the same weights and prompts, see :func:`model_identity`."""
+
+
+def model_identity(model_id: str) -> str:
+    """The model a (possibly seed-tagged) model id names: ``"m@abc#seed=2"`` -> ``"m@abc"``.
+    Artifacts fitted to a model's outputs, such as DeepEra's calibrators, key on this."""
+    return model_id.split(SEED_TAG, 1)[0]
+
+
 def context_limits(llm: object) -> tuple[int, Any] | None:
     """(context window in tokens, token counter) of the backend behind any wrappers.
 

@@ -254,3 +254,20 @@ def test_guard_drops_passages_that_address_the_grader():
 def test_top_k_below_one_is_refused():
     with pytest.raises(ValueError, match="top_k must be at least 1"):
         DeepEraReranker(OverlapLLM(), top_k=0)
+
+
+def test_a_seed_tagged_llm_uses_its_models_calibrator(tmp_path):
+    """The eval runner tags model ids with the repeat's seed to partition the response
+    cache; the calibrator of the model still applies, passed in or found by "auto"."""
+    from sciera.eval.runllm import SeedTagged
+    from sciera.llm.base import model_identity
+    from sciera.settings import Settings
+
+    llm = OverlapLLM()
+    tagged = SeedTagged(llm, 2)
+    assert tagged.model_id == llm.model_id + "#seed=2"
+    assert model_identity(tagged.model_id) == model_identity(llm.model_id) == llm.model_id
+    cal = _rank_heavy_calibrator(llm.model_id)
+    assert DeepEraReranker(tagged, calibrator=cal).calibrator == cal
+    cal.save(tmp_path / "calibrators" / artifact_name(llm.model_id, calibration_key()))
+    assert DeepEraReranker.from_settings(Settings(home=tmp_path), llm=tagged).calibrator == cal

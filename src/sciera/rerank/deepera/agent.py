@@ -20,6 +20,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sciera.llm.base import model_identity
 from sciera.rerank.base import first_stage_key
 from sciera.rerank.calibrate import Calibrator, find_calibrator, first_stage_features
 from sciera.rerank.deepera import assess as assess_mod
@@ -92,7 +93,7 @@ class DeepEraReranker:
         self.guard, self.prune = guard, prune
         self.calibrator_source = ""
         if calibrator is not None:
-            calibrator.check_key(llm.model_id, calibration_key(use_intent))
+            calibrator.check_key(model_identity(llm.model_id), calibration_key(use_intent))
         self.last_trace: DeepEraTrace | None = None
 
     @classmethod
@@ -111,7 +112,7 @@ class DeepEraReranker:
         source = ""
         if cal == "auto":
             key = calibration_key(kwargs.get("use_intent", True))
-            path = find_calibrator(settings.home, llm.model_id, key)
+            path = find_calibrator(settings.home, model_identity(llm.model_id), key)
             cal, source = (Calibrator.load(path), str(path)) if path else (None, "")
         elif isinstance(cal, str | Path):
             cal, source = Calibrator.load(cal), str(cal)
