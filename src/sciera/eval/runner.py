@@ -136,14 +136,7 @@ def run_experiment(
     """Run (or resume) ``exp`` into ``out_dir``; ``repeats`` overrides the experiment's."""
     settings = settings or experiment_settings(exp)
     ds = exp.dataset
-    data = load_dataset(
-        ds.type,
-        ds.path,
-        split=ds.split,
-        limit=ds.limit,
-        seed=ds.seed,
-        distractors_only=ds.distractors_only,
-    )
+    data = load_dataset(ds.type, ds.path, **ds.model_dump(exclude={"type", "path"}))
     if not data.queries:
         raise ScieraError(f"{ds.path}: the dataset has no judged question")
     for i, p in enumerate(exp.pipelines):
