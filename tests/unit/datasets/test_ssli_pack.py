@@ -26,7 +26,10 @@ class Store:
         self.passages = passages
 
     def get_passages(self, ids):
-        return [self.passages[i] for i in ids if i in self.passages]
+        missing = [i for i in ids if i not in self.passages]
+        if missing:
+            raise KeyError(f"unknown passage id {missing[0]!r}")
+        return [self.passages[i] for i in ids]
 
 
 def _instances() -> list[QAInstance]:
