@@ -28,9 +28,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from rerank_calibrate import RESULTS, out_of_fold
+from rerank_calibrate import DATA, RESULTS, out_of_fold
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
 METRICS = ("ndcg@10", "hit@1", "hit@3")
 CEILINGS = {
     "first stage only": ("first_stage_norm", "reciprocal_rank"),

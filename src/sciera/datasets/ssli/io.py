@@ -12,7 +12,7 @@ import gzip
 import json
 import os
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -103,14 +103,19 @@ def instance_from_dict(
     )
 
 
-def write_instances(instances: Iterable[QAInstance], path: str | Path) -> int:
-    """Write ``instances`` to ``path`` (replacing it atomically); returns the count."""
+def write_instances(
+    instances: Iterable[QAInstance],
+    path: str | Path,
+    to_record: Callable[[QAInstance], Mapping[str, Any]] = instance_to_dict,
+) -> int:
+    """Write ``instances`` to ``path`` (replacing it atomically, gzip if the name ends in
+    ``.gz``), one ``to_record`` line each; returns the count."""
     path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = path.with_name(".tmp-" + path.name)  # same suffix: compressed like the target
     n = 0
-    with tmp.open("w", encoding="utf-8", newline="\n") as out:
+    with open_text(tmp, "w") as out:
         for inst in instances:
-            out.write(dumps(instance_to_dict(inst)) + "\n")
+            out.write(dumps(to_record(inst)) + "\n")
             n += 1
     os.replace(tmp, path)
     return n

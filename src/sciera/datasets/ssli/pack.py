@@ -15,18 +15,15 @@ packed file, line and candidate.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from sciera.datasets.ssli.io import (
     INSTANCES_FILE,
-    dumps,
     instance_from_dict,
     instance_to_dict,
     iter_jsonl,
-    open_text,
     write_instances,
 )
 from sciera.errors import InputError
@@ -44,15 +41,12 @@ def packed_record(inst: QAInstance) -> dict[str, Any]:
 
 def write_packed(instances: Iterable[QAInstance], path: str | Path) -> int:
     """Write the packed set (gzip if the name ends in ``.gz``), atomically; the count."""
-    path = Path(path)
-    tmp = path.with_name(".tmp-" + path.name)  # same suffix: compressed like the target
-    n = 0
-    with open_text(tmp, "w") as out:
-        for inst in instances:
-            out.write(dumps(packed_record(inst)) + "\n")
-            n += 1
-    os.replace(tmp, path)
-    return n
+    return write_instances(instances, path, to_record=packed_record)
+
+
+def _needs_text(cand: Any) -> bool:
+    """A packed candidate whose text is the corpus's."""
+    return isinstance(cand, dict) and not cand.get("is_distractor") and "text" not in cand
 
 
 def unpack(path: str | Path, store: Any) -> list[QAInstance]:
@@ -62,8 +56,8 @@ def unpack(path: str | Path, store: Any) -> list[QAInstance]:
         {
             c.get("passage_id")
             for _, rec in records
-            for c in rec.get("candidates", [])
-            if isinstance(c, dict) and not c.get("is_distractor") and "text" not in c
+            for c in rec.get("candidates") or []
+            if _needs_text(c)
         }
         - {None}
     )
@@ -71,7 +65,7 @@ def unpack(path: str | Path, store: Any) -> list[QAInstance]:
     out = []
     for line, rec in records:
         for n, cand in enumerate(rec.get("candidates") or []):
-            if isinstance(cand, dict) and not cand.get("is_distractor") and "text" not in cand:
+            if _needs_text(cand):
                 pid = cand.get("passage_id")
                 if pid not in texts:
                     raise InputError(
