@@ -31,8 +31,8 @@ PIPELINES = ("bm25", "dense", "hybrid")
 def restored(scifact_full_corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("ssli-shipped") / "set"
     packed = SHIPPED / "build" / "instances.packed.jsonl.gz"
-    proc = sciera("dataset", "unpack", str(packed), "--corpus", str(scifact_full_corpus),
-                  "--out", str(out))  # fmt: skip
+    corpus = str(scifact_full_corpus)
+    proc = sciera("dataset", "unpack", str(packed), "--corpus", corpus, "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     return out
 

@@ -141,8 +141,8 @@ class PassageStore:
             for row in rows:
                 yield _passage(row[1:])
 
-    def get_passages(self, ids: Sequence[str]) -> list[Passage]:
-        """Passages in the order of ``ids``; an unknown id raises KeyError naming it."""
+    def find_passages(self, ids: Sequence[str]) -> dict[str, Passage]:
+        """The passages of ``ids`` the store has, by id (unknown ids are left out)."""
         found: dict[str, Passage] = {}
         unique = list(dict.fromkeys(ids))
         with self._lock:
@@ -153,7 +153,12 @@ class PassageStore:
                     f"SELECT {PASSAGE_COLUMNS} FROM passages WHERE passage_id IN ({marks})", chunk
                 ).fetchall()
                 found.update((row[0], _passage(row)) for row in rows)
-        for pid in unique:
+        return found
+
+    def get_passages(self, ids: Sequence[str]) -> list[Passage]:
+        """Passages in the order of ``ids``; an unknown id raises KeyError naming it."""
+        found = self.find_passages(ids)
+        for pid in ids:
             if pid not in found:
                 raise KeyError(f"unknown passage id {pid!r}")
         return [found[pid] for pid in ids]

@@ -59,6 +59,9 @@ def test_get_passages_keeps_the_given_order_and_names_unknown_ids(store: Passage
     assert [p.passage_id for p in store.get_passages(ids)] == ids
     with pytest.raises(KeyError, match="unknown passage id '9#0'"):
         store.get_passages(["0#0", "9#0"])
+    # find_passages leaves unknown ids out instead of raising
+    known = store.get_passages(["0#0", "1#0"])
+    assert store.find_passages(["9#0", "1#0", "0#0", "1#0"]) == {p.passage_id: p for p in known}
     many = [f"{i % 3}#0" for i in range(1200)]  # more ids than one SQL query takes
     assert [p.passage_id for p in store.get_passages(many)] == many
 

@@ -25,11 +25,8 @@ class Store:
     def __init__(self, passages: dict[str, Passage]) -> None:
         self.passages = passages
 
-    def get_passages(self, ids):
-        missing = [i for i in ids if i not in self.passages]
-        if missing:
-            raise KeyError(f"unknown passage id {missing[0]!r}")
-        return [self.passages[i] for i in ids]
+    def find_passages(self, ids):
+        return {i: self.passages[i] for i in ids if i in self.passages}
 
 
 def _instances() -> list[QAInstance]:

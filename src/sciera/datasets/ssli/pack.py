@@ -61,7 +61,7 @@ def unpack(path: str | Path, store: Any) -> list[QAInstance]:
         }
         - {None}
     )
-    texts = {p.passage_id: p.contents for p in _known_passages(store, wanted)}
+    texts = {pid: p.contents for pid, p in store.find_passages(wanted).items()}
     out = []
     for line, rec in records:
         for n, cand in enumerate(rec.get("candidates") or []):
@@ -78,21 +78,6 @@ def unpack(path: str | Path, store: Any) -> list[QAInstance]:
                 cand["text"] = texts[pid]
         out.append(instance_from_dict(rec, str(path), line))
     return out
-
-
-def _known_passages(store: Any, ids: list[str]) -> list[Any]:
-    """The passages of ``ids`` the store has (its ``get_passages`` raises KeyError on an
-    unknown id; the caller then names the instance that needs it)."""
-    try:
-        return store.get_passages(ids)
-    except KeyError:
-        found = []
-        for pid in ids:
-            try:
-                found += store.get_passages([pid])
-            except KeyError:
-                continue
-        return found
 
 
 def unpack_to(path: str | Path, store: Any, out_dir: str | Path) -> int:

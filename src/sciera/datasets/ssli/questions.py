@@ -7,6 +7,7 @@ set (queries + qrels, e.g. SciFact claims with their gold abstracts).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import time
@@ -47,14 +48,9 @@ def _write_json(path: Path, data: Any) -> None:
 
 def doc_passages(store: PassageStore, doc_id: str, limit: int = 50) -> list[str]:
     """Passage ids of one document (``doc#0``, ``doc#1`` ... until one is missing)."""
-    ids = []
-    for i in range(limit):
-        try:
-            store.get_passages([f"{doc_id}#{i}"])
-        except KeyError:
-            break
-        ids.append(f"{doc_id}#{i}")
-    return ids
+    wanted = [f"{doc_id}#{i}" for i in range(limit)]
+    found = store.find_passages(wanted)
+    return list(itertools.takewhile(found.__contains__, wanted))
 
 
 def question_id(passage_id: str, n: int) -> str:
