@@ -68,3 +68,12 @@ def test_a_file_that_is_not_gzip_is_a_clear_input_error(tmp_path: Path) -> None:
     bad.write_text(json.dumps({"id": "x"}) + "\n")
     with pytest.raises(InputError, match="unreadable"):
         unpack(bad, Store(CORPUS))
+
+
+def test_an_empty_packed_file_is_refused_and_writes_nothing(tmp_path: Path) -> None:
+    empty = tmp_path / "set.jsonl.gz"
+    with gzip.open(empty, "wt"):
+        pass
+    with pytest.raises(InputError, match=r"set\.jsonl\.gz: instances: the file holds no instance"):
+        unpack_to(empty, Store(CORPUS), tmp_path / "out")
+    assert not (tmp_path / "out").exists()

@@ -52,6 +52,8 @@ def _needs_text(cand: Any) -> bool:
 def unpack(path: str | Path, store: Any) -> list[QAInstance]:
     """The instances of a packed file, texts read from ``store`` (a PassageStore)."""
     records = list(iter_jsonl(path))
+    if not records:  # a truncated download or the wrong file: do not write an empty set
+        raise InputError(str(path), None, "instances", "the file holds no instance")
     wanted = sorted(
         {
             c.get("passage_id")
@@ -82,6 +84,7 @@ def unpack(path: str | Path, store: Any) -> list[QAInstance]:
 
 def unpack_to(path: str | Path, store: Any, out_dir: str | Path) -> int:
     """Unpack into ``out_dir/instances.jsonl`` (loadable by ``sciera eval run``)."""
+    instances = unpack(path, store)  # every error before anything is written
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    return write_instances(unpack(path, store), out_dir / INSTANCES_FILE)
+    return write_instances(instances, out_dir / INSTANCES_FILE)
