@@ -78,6 +78,24 @@ def test_answer_that_restates_the_question_rejected() -> None:
     assert rejection is not None and rejection.reason == "answer_in_question"
     answer = "Losartan lowered nighttime short-term blood pressure variability."
     assert check_answer_adds_content(question, answer) is None
+    # two questions of the shipped SciFact set (built before reporting words counted):
+    # the answers add only "study", "involved", "found"
+    cases = [
+        (
+            "What is the purpose of using bacterial biofilms to stimulate autoimmunity in mice?",
+            "The study involved the use of bacterial biofilms to stimulate autoimmunity in mice.",
+        ),
+        (
+            "How does RACK1 bind both the NR2B subunit of the NMDA receptor and Fyn?",
+            "We found that RACK1 binds both the NR2B subunit of the NMDA receptor and Fyn.",
+        ),
+    ]
+    for q, a in cases:
+        rejection = check_answer_adds_content(q, a)
+        assert rejection is not None and rejection.reason == "answer_in_question", (q, a)
+    # a reporting word beside a finding is not enough to reject
+    found = "We found that RACK1 binds NR2B through its WD40 repeats."
+    assert check_answer_adds_content(cases[1][0], found) is None
 
 
 def test_duplicate_rejected_after_normalization() -> None:

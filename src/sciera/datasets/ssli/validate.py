@@ -14,8 +14,9 @@ Rules and their defaults (all thresholds are keyword arguments):
 
 - ``self_reference``: the question points at its source ("this passage", "the study",
   "the authors", "our results" ...) instead of being self-contained (Figure 10).
-- ``answer_in_question``: every content word of the answer is in the question (the answer
-  restates the question).
+- ``answer_in_question``: the answer has no *answer word* (:func:`answer_words`): every
+  content word is in the question or only describes the reporting ("We found that RACK1
+  binds ..." for "How does RACK1 bind ...?"), so it restates the question.
 - ``answer_unsupported``: fewer than ``min_share`` (0.6) of the answer's content words
   occur in the source passage. An answer without content words is rejected too.
 - ``duplicate_question``: the normalized question text was already accepted.
@@ -245,11 +246,14 @@ def check_answer_supported(
 
 
 def check_answer_adds_content(question: str, answer: str) -> Rejection | None:
-    """Rejects an answer whose content words all occur in the question ("What is the
-    purpose of the trial of X?" -> "A trial of X."): it restates instead of answering."""
-    new = set(content_words(answer)) - set(content_words(question))
-    if not new:
-        return Rejection("answer_in_question", "every answer content word is in the question")
+    """Rejects an answer that adds nothing to the question but reporting words ("What is
+    the purpose of the trial of X?" -> "The study involved a trial of X."): it restates
+    instead of answering."""
+    if not answer_words(answer, question):
+        return Rejection(
+            "answer_in_question",
+            "every answer content word is in the question or describes the reporting",
+        )
     return None
 
 
