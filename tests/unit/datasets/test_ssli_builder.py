@@ -19,6 +19,7 @@ from sciera.corpus import ingest
 from sciera.datasets.ssli.builder import SSLIBuilder
 from sciera.datasets.ssli.config import BuildConfig
 from sciera.datasets.ssli.io import load_ssli
+from sciera.datasets.ssli.questions import question_id
 from sciera.errors import ScieraError
 from sciera.retrieve import build_indexes, open_retriever
 from sciera.settings import load_settings
@@ -263,6 +264,29 @@ def test_resume_makes_again_a_question_whose_logged_distractor_fails_current_rul
     again = _llm()
     _build(corpus, tmp_path, again)
     assert again.calls == []
+
+
+def test_resume_leaves_out_a_checkpointed_question_the_current_rules_reject(
+    corpus: Path, tmp_path: Path
+) -> None:
+    _build(corpus, tmp_path, _llm())
+    log = tmp_path / "qa.jsonl"
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    # as if an older, looser rule had accepted an answer that only restates its question
+    pair = records[0]["accepted"][0]
+    pair["answer"] = "The study found that " + pair["question"].rstrip("?")
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    qid = question_id(records[0]["passage_id"], 1)
+    assert any(i.id.startswith(f"{qid}/") for i in load_ssli(tmp_path))
+
+    llm = _llm()
+    stats = _build(corpus, tmp_path, llm)
+    assert llm.calls == []  # nothing to write again: the question is only left out
+    assert stats["qa"]["dropped_after_rule_change"] == [
+        {"qid": qid, "reason": "answer_in_question"}
+    ]
+    assert stats["questions"] == 3 and stats["instances"] == {"base": 3, "ssli": 3}
+    assert not any(i.id.startswith(f"{qid}/") for i in load_ssli(tmp_path))
 
 
 def test_other_options_refused_on_resume(corpus: Path, tmp_path: Path) -> None:

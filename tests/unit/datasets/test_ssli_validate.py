@@ -20,6 +20,7 @@ from sciera.datasets.ssli.validate import (
     check_self_contained,
     key_span,
     question_key,
+    tokens,
 )
 
 PASSAGE = (
@@ -280,6 +281,65 @@ def test_answer_words_leave_out_the_question_and_the_reporting():
     key = answer_key(IGF_ANSWER, IGF_GOLD, IGF_QUESTION)
     assert {"matur", "peptid", "regul"} <= key.words
     assert not key.words & {"splice", "variant", "myoblast", "differenti", "suggest"}
-    short = answer_key(ANSWER, PASSAGE, QUESTION)  # two answer words: no share rule
+    short = answer_key(ANSWER, PASSAGE, QUESTION)  # two answer words: both must be there
     assert check_no_answer("Over 720 species were found on the island.", short) is not None
     assert check_no_answer("The collection holds species from 1850.", short) is None
+
+
+# accepted under the old rules (a share of 0.8, nothing below three answer words) in the
+# shipped SciFact set: each states the answer
+RESTATED_IN_THE_SHIPPED_SET = [
+    (  # one answer word ("facilitates")
+        "What role does RAD52 play in promoting mitotic DNA synthesis following replication "
+        "stress?",
+        "RAD52 facilitates mitotic DNA synthesis following replication stress.",
+        "RAD52 Facilitates Mitotic DNA Synthesis Following Replication Stress.\nHomologous "
+        "recombination-based repair of DNA breaks in human cells.",
+        "RAD52 is a crucial protein involved in DNA repair and replication. It plays a vital "
+        "role in promoting mitotic DNA synthesis following replication stress. This is "
+        "because RAD52 facilitates the repair of damaged DNA.",
+    ),
+    (  # one answer word ("29")
+        "What percentage of patients with HER2-negative tumors had HER2-positive CTC?",
+        "29% of patients with HER2-negative tumors had HER2-positive CTC.",
+        "CTC were HER2-positive in 29 of 100 patients whose tumors were HER2-negative.",
+        "We found that 29% of patients with HER2-negative tumors had HER2-positive CTC.",
+    ),
+    (  # eight of eleven answer words (0.73)
+        "What is the noncanonical thermogenic mechanism discovered in beige fat?",
+        "The study uncovers a noncanonical thermogenic mechanism through which beige fat "
+        "controls whole-body energy homeostasis via Ca2+ cycling, which may have implications "
+        "for the treatment of obesity and diabetes.",
+        "The study uncovers a noncanonical thermogenic mechanism through which beige fat "
+        "controls whole-body energy homeostasis via Ca2+ cycling, which may have implications "
+        "for the treatment of obesity and diabetes.",
+        "The study reveals a novel noncanonical thermogenic mechanism in beige fat, which "
+        "regulates whole-body energy homeostasis through Ca2+ cycling. This mechanism may "
+        "have therapeutic applications for obesity and diabetes.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("question", "answer", "gold", "text"), RESTATED_IN_THE_SHIPPED_SET)
+def test_restatements_the_old_share_rule_let_through_are_rejected(question, answer, gold, text):
+    rejection = check_no_answer(text, answer_key(answer, gold, question))
+    assert rejection is not None and rejection.reason == "contains_answer"
+
+
+def test_sentences_joined_without_a_space_are_split():
+    # SciFact joins an abstract's sentences with no space after the full stop
+    gold = "Receptors were found in 60% of receptor-positive tumors.29% of patients with "
+    gold += "HER2-negative tumors had HER2-positive CTC.Survival was longer (p = 0.29)."
+    words = tokens(gold)
+    assert words[7:10] == ["tumors", "29", "of"] and "ctc" in words and "029" in words
+    question, answer, _, _ = RESTATED_IN_THE_SHIPPED_SET[1]
+    assert key_span(answer, gold, question)[:3] == ("29", "of", "patients")
+
+
+def test_a_single_answer_word_distractor_without_it_passes():
+    question, answer, gold, _ = RESTATED_IN_THE_SHIPPED_SET[0]
+    other = (
+        "RAD52 loss slows fork restart in S phase; mitotic DNA synthesis following "
+        "replication stress was not measured."
+    )
+    assert check_no_answer(other, answer_key(answer, gold, question)) is None

@@ -140,6 +140,8 @@ class SSLIBuilder:
         stats = build_stats(self.out, selection, questions, records, self._llm_or_none())
         if "contexts" in stats:
             stats["contexts"]["made_again_after_rule_change"] = len(logged) - len(latest)
+        if "qa" in stats:
+            stats["qa"]["dropped_after_rule_change"] = source.dropped
         stats["seconds_this_run"] = round(time.perf_counter() - started, 3)
         tmp = self.out / (STATS_FILE + ".tmp")
         tmp.write_text(json.dumps(stats, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -32,6 +33,8 @@ from sciera.datasets.ssli.qa import (
 from sciera.datasets.ssli.select import document_vectors, select_documents
 from sciera.datasets.ssli.validate import Rejection, question_key
 from sciera.errors import ScieraError
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from sciera.corpus.store import PassageStore
@@ -74,6 +77,8 @@ class QuestionSource:
         progress: Callable[[str, int, int], None],
     ) -> None:
         self.store, self.config, self._embedder, self.progress = store, config, embedder, progress
+        # checkpointed questions the current question rules reject (left out of the set)
+        self.dropped: list[dict[str, str]] = []
 
     # -- step 1 ----------------------------------------------------------------------------
     def select(self, path: Path) -> dict[str, Any]:
@@ -273,6 +278,17 @@ class QuestionSource:
             for i, pair in enumerate(rec["accepted"], start=1):
                 if limit is not None and len(questions) >= limit:
                     break
+                failed = self._fails_current_rules(pair, passage)
+                if failed is not None:
+                    qid = question_id(pid, i)
+                    logger.warning(
+                        "%s: fails the current question rules (%s: %s); left out",
+                        qid,
+                        failed.reason,
+                        failed.detail,
+                    )
+                    self.dropped.append({"qid": qid, "reason": failed.reason})
+                    continue
                 questions.append(
                     {
                         "qid": question_id(pid, i),
@@ -291,6 +307,13 @@ class QuestionSource:
                 )
         self.progress("questions", len(items), len(items))
         return questions
+
+    def _fails_current_rules(self, pair: dict[str, Any], passage: Passage) -> Rejection | None:
+        """The rule a checkpointed pair fails today (duplicates aside: they were screened
+        in order when the pair was accepted), so a resumed build applies new rules."""
+        qa = QAPair(pair["question"], pair["answer"], pair.get("kind", ""))
+        _, bad = screen_pairs([qa], passage.contents, set(), min_support=self.config.min_support)
+        return bad[0][1] if bad else None
 
     def _repair(
         self,
