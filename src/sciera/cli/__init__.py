@@ -40,6 +40,11 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    # the level on the handler too: bm25s sets its own logger to DEBUG when imported, and
+    # a logger's own level decides what reaches the root's handler ("DEBUG bm25s:
+    # Building index from IDs" once per query otherwise)
+    for handler in logging.getLogger().handlers:
+        handler.setLevel(logging.WARNING)
     # SIGTERM (kill, a job scheduler, a container stop) unwinds like Ctrl-C: open
     # transactions roll back, files are closed, and the command can be run again to resume.
     signal.signal(signal.SIGTERM, _interrupt)
