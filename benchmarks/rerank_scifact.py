@@ -307,6 +307,11 @@ def summarize(
         if ok and name != "first_stage":
             base = scores([fs[r["qid"]] for r in ok], qrels)
             rec["first_stage_same_claims"] = base
+            # claims whose list came back in the first stage's order (a small LLM asked
+            # for a permutation of 20 passages may copy the one it was shown)
+            rec["first_stage_order_kept"] = sum(
+                r["ranked"] == fs[r["qid"]]["ranked"][: len(r["ranked"])] for r in ok
+            )
             rec["delta_vs_first_stage"] = {m: round(rec[m] - base[m], 4) for m in METRICS}
         out[name] = rec
     if {"deepera", "llm_listwise"} <= set(names):

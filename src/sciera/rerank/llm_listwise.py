@@ -143,6 +143,7 @@ class LLMListwiseReranker:
             "passage_words": words,
             "reply": reply.text,
             "repaired": repaired,
+            "unchanged": order == list(range(m)),  # the window's order copied back
             "prompt_tokens": reply.prompt_tokens,
             "completion_tokens": reply.completion_tokens,
             "seconds": time.perf_counter() - t0,

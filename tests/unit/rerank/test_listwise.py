@@ -52,6 +52,15 @@ def test_sliding_window_moves_a_strong_passage_from_the_bottom_to_the_top():
     assert out.items[0].passage_id == "d2#0"
     assert [(c["start"], c["end"]) for c in lw.last_calls] == [(2, 5), (0, 3)]
     assert [it.score for it in out.items] == [1.0, 0.8, 0.6, 0.4, 0.2]
+    assert [c["unchanged"] for c in lw.last_calls] == [False, False]
+
+
+def test_a_reply_that_copies_the_window_order_is_flagged():
+    # what the 1.5B answers for nearly every 20-passage window on SciFact
+    lw = LLMListwiseReranker(ReplyLLM("[1] > [2] > [3] > [4] > [5]"))
+    out = lw.rerank(QUERY, make_ranking())
+    assert out.passage_ids == make_ranking().passage_ids
+    assert [(c["unchanged"], c["repaired"]) for c in lw.last_calls] == [(True, False)]
 
 
 class SmallContextLLM(ReplyLLM):
