@@ -310,7 +310,8 @@ def summarize(
             # claims whose list came back in the first stage's order (a small LLM asked
             # for a permutation of 20 passages may copy the one it was shown)
             rec["first_stage_order_kept"] = sum(
-                r["ranked"] == fs[r["qid"]]["ranked"][: len(r["ranked"])] for r in ok
+                bool(r["ranked"]) and r["ranked"] == fs[r["qid"]]["ranked"][: len(r["ranked"])]
+                for r in ok
             )
             rec["delta_vs_first_stage"] = {m: round(rec[m] - base[m], 4) for m in METRICS}
         out[name] = rec
@@ -552,7 +553,7 @@ def main() -> None:
         ),
         "candidates_file": str(args.cands_path),
         "rows_file": str(args.rows_path),
-        "stopped": stopped or "all selected work done",
+        "stopped": stopped or ("report only" if args.report_only else "all selected work done"),
         "claims_run_this_time": claims_run,
         "rerankers_run_this_time": todo,
         "reranker_config": ctx["configs"],

@@ -21,6 +21,7 @@ def test_summary_counts_claims_returned_in_first_stage_order(bench, tmp_path: Pa
         ("embedding", "q1"): {"qid": "q1", "ranked": ["b", "a", "c"], "seconds": 1.0},
         ("embedding", "q2"): {"qid": "q2", "ranked": ["d", "e", "f"], "seconds": 1.0},
     }
+    rows[("llm_pointwise", "q1")] = {"qid": "q1", "ranked": [], "seconds": 9.0}  # returned nothing
     for key, row in rows.items():
         row.update(reranker=key[0], n_candidates=3)
     out = bench.summarize(rows, ["q1", "q2"], qrels, _cands(), tmp_path)
@@ -28,3 +29,4 @@ def test_summary_counts_claims_returned_in_first_stage_order(bench, tmp_path: Pa
     assert rec["claims_completed"] == 2 and rec["first_stage_order_kept"] == 1
     assert rec["hit@1"] == 1.0 and rec["first_stage_same_claims"]["hit@1"] == 0.5
     assert rec["delta_vs_first_stage"]["hit@1"] == 0.5
+    assert out["llm_pointwise"]["first_stage_order_kept"] == 0  # an empty list is no order
