@@ -206,6 +206,20 @@ def check_same_config(rows: dict, configs: dict[str, dict[str, Any]]) -> None:
             )
 
 
+def report_configs(rows: dict, configs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Each reranker's configuration for the report: this run's, else the one its rows
+    recorded (so a --report-only report keeps them); rows with several configs list all."""
+    out: dict[str, Any] = {}
+    for (name, _qid), row in sorted(rows.items()):
+        if name in configs or row.get("config") is None:
+            continue
+        seen = out.setdefault(name, [])
+        if row["config"] not in seen:
+            seen.append(row["config"])
+    out = {name: seen[0] if len(seen) == 1 else seen for name, seen in out.items()}
+    return {**out, **configs}
+
+
 def warm_up(llm: Any) -> None:
     """One uncached, unmetered 1-token reply: the first evaluation pages ~1 GB of weights in."""
     from sciera.llm.base import Message
@@ -556,7 +570,7 @@ def main() -> None:
         "stopped": stopped or ("report only" if args.report_only else "all selected work done"),
         "claims_run_this_time": claims_run,
         "rerankers_run_this_time": todo,
-        "reranker_config": ctx["configs"],
+        "reranker_config": report_configs(rows, ctx["configs"]),
         "results": summarize(rows, qids, qrels, cands, args.out_dir),
         "load_avg_at_start": load_start,
         "load_avg_at_end": os.getloadavg(),

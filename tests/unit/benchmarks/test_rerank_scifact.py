@@ -30,3 +30,19 @@ def test_summary_counts_claims_returned_in_first_stage_order(bench, tmp_path: Pa
     assert rec["hit@1"] == 1.0 and rec["first_stage_same_claims"]["hit@1"] == 0.5
     assert rec["delta_vs_first_stage"]["hit@1"] == 0.5
     assert out["llm_pointwise"]["first_stage_order_kept"] == 0  # an empty list is no order
+
+
+def test_report_keeps_the_configs_rows_recorded_for_rerankers_not_run(bench) -> None:
+    old = {"window": 20, "model_id": "m"}
+    rows = {
+        ("llm_listwise", "q1"): {"config": old},
+        ("llm_listwise", "q2"): {"config": old},
+        ("deepera", "q1"): {"config": {"tau": 0.8}},
+        ("deepera", "q2"): {"config": {"tau": 0.5}},
+        ("first_stage", "q1"): {},
+    }
+    now = {"deepera": {"tau": 0.7}}
+    out = bench.report_configs(rows, now)
+    assert out == {"llm_listwise": old, "deepera": {"tau": 0.7}}
+    del now["deepera"]
+    assert bench.report_configs(rows, now)["deepera"] == [{"tau": 0.8}, {"tau": 0.5}]
