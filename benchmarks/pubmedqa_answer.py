@@ -298,7 +298,32 @@ def paired_results(
             results[setting] = {
                 n: summarize([done[(setting, n, p)] for p in qs], setting) for n in extractors
             }
+            for n in extractors[1:]:
+                results[setting][n][f"vs_{extractors[0]}"] = paired_tests(
+                    [done[(setting, extractors[0], p)] for p in qs],
+                    [done[(setting, n, p)] for p in qs],
+                )
     return results, paired
+
+
+def paired_tests(base: Sequence[dict[str, Any]], other: Sequence[dict[str, Any]]) -> dict:
+    """``other`` against ``base`` on the same questions: exact McNemar on right/wrong
+    answers and, with ideal answers, a paired randomization test on their token F1."""
+    from sciera.eval.significance import mcnemar_exact, paired_randomization
+
+    out = {
+        "accuracy": mcnemar_exact(
+            [r["gold"] == r["pred"] for r in base], [r["gold"] == r["pred"] for r in other]
+        ).as_dict()
+    }
+    pairs = [
+        (a["ideal_f1"], b["ideal_f1"])
+        for a, b in zip(base, other, strict=True)
+        if "ideal_f1" in a and "ideal_f1" in b
+    ]
+    if pairs:
+        out["ideal_token_f1"] = paired_randomization(*zip(*pairs, strict=True)).as_dict()
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -323,6 +348,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--ideal", action="store_true", help="Also score ideal answers (token F1).")
     ap.add_argument("--preset", default=None)
     ap.add_argument("--limit-minutes", type=float, help="Start no new question after this.")
+    ap.add_argument(
+        "--report-only", action="store_true", help="Answer nothing; report the rows on disk."
+    )
     ap.add_argument("--work", type=Path, default=Path("/tmp/sciera-bench/pubmedqa"))
     ap.add_argument("--jsonl", type=Path, default=ROOT / "benchmarks/results/pubmedqa_answer.jsonl")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/pubmedqa_answer.json")
@@ -337,7 +365,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     key = config_key(args, runner.llm.model_id)
     done = load_done(args.jsonl, key)
     retriever = None
-    if "retrieval" in args.settings:
+    if "retrieval" in args.settings and not args.report_only:
         retriever = open_corpus(data, args.work, runner.settings, args.first_stage)
 
     args.jsonl.parent.mkdir(parents=True, exist_ok=True)
@@ -345,8 +373,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # stop cleanly, still report
     stopped = ""
     try:
-        with args.jsonl.open("a", encoding="utf-8") as log:
-            stopped = run_questions(args, runner, pmids, data, retriever, done, key, log, started)
+        if args.report_only:
+            stopped = "report only"
+        else:
+            with args.jsonl.open("a", encoding="utf-8") as log:
+                stopped = run_questions(
+                    args, runner, pmids, data, retriever, done, key, log, started
+                )
     except KeyboardInterrupt:
         stopped = "interrupted"
     results, paired = paired_results(done, pmids, args.settings, args.extractors)
@@ -367,13 +400,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     for setting, per in results.items():
-        print(f"\n{setting}: extractor  acc  macroF1  refused  CR  recall")
+        print(f"\n{setting}: extractor  acc  macroF1  refused  CR  recall  p(acc vs first)")
         for name, m in per.items():
             recall = f"{m['evidence_recall']:.2f}" if "evidence_recall" in m else "-"
             cr = "-" if m["mean_cr"] is None else f"{m['mean_cr']:.2f}"
+            vs = next((v for k, v in m.items() if k.startswith("vs_")), None)
+            p = "-" if vs is None else f"{vs['accuracy']['p_value']:.3g}"
             print(
                 f"  {name:11s} {m['accuracy']:.3f}  {m['macro_f1']:.3f}  "
-                f"{m['refusal_rate']:.2f}  {cr}  {recall}"
+                f"{m['refusal_rate']:.2f}  {cr}  {recall}  {p}"
             )
     return 0
 

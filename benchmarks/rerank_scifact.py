@@ -63,7 +63,8 @@ from typing import Any
 
 from sciera.corpus import PassageStore, ingest, load_beir_queries, load_qrels
 from sciera.errors import StaleIndexError
-from sciera.eval.metrics import evaluate
+from sciera.eval.metrics import evaluate, evaluate_per_query
+from sciera.eval.significance import mcnemar_exact, paired_randomization
 from sciera.settings import Settings, load_settings
 from sciera.types import Ranking, ScoredPassage
 
@@ -295,6 +296,25 @@ def scores(rows: list[dict], qrels: Mapping) -> dict[str, float]:
     return {m: round(v, 4) for m, v in res.items()}
 
 
+def paired_tests(base: list[dict], other: list[dict], qrels: Mapping) -> dict[str, Any]:
+    """``other`` against ``base`` claim by claim: exact McNemar on hit@1 and hit@3,
+    paired randomization on nDCG@10 (two-sided p-values)."""
+
+    def per_query(rows: list[dict]) -> dict[str, dict[str, float]]:
+        run = {r["qid"]: r["ranked"] for r in rows}
+        return evaluate_per_query(run, {q: qrels[q] for q in run}, ("ndcg@10", "hit@1", "hit@3"))
+
+    a, b = per_query(base), per_query(other)
+    qids = sorted(a)
+
+    def col(res: dict, metric: str) -> list[float]:
+        return [res[q][metric] for q in qids]
+
+    out = {m: mcnemar_exact(col(a, m), col(b, m)).as_dict() for m in ("hit@1", "hit@3")}
+    out["ndcg@10"] = paired_randomization(col(a, "ndcg@10"), col(b, "ndcg@10")).as_dict()
+    return out
+
+
 def summarize(
     rows: dict, qids: list[str], qrels: Mapping, cands: dict, out_dir: Path
 ) -> dict[str, Any]:
@@ -328,6 +348,7 @@ def summarize(
                 for r in ok
             )
             rec["delta_vs_first_stage"] = {m: round(rec[m] - base[m], 4) for m in METRICS}
+            rec["significance_vs_first_stage"] = paired_tests([fs[r["qid"]] for r in ok], ok, qrels)
         out[name] = rec
     if {"deepera", "llm_listwise"} <= set(names):
         out["deepera_vs_llm_listwise"] = paired_speed(rows, qids, qrels)

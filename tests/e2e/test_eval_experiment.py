@@ -94,3 +94,38 @@ def test_rerun_resumes_without_new_work(experiment_results: Path) -> None:
     assert "ran 0 question runs, resumed past 100" in proc.stdout
     after = (experiment_results / "runs" / "bm25" / "r0" / "results.jsonl").read_bytes()
     assert after == before
+
+
+def test_report_against_a_named_baseline(experiment_results: Path) -> None:
+    import numpy as np
+    from scipy import stats
+
+    from sciera.eval.metrics import evaluate_per_query
+
+    proc = sciera("eval", "report", str(experiment_results), "--no-plots", "--baseline", "hybrid")
+    assert proc.returncode == 0, proc.stderr
+    assert "### Against hybrid, question by question" in proc.stdout
+    sig = json.loads((experiment_results / "report" / "significance.json").read_text())
+    row = next(c for c in sig if c["pipeline"] == "bm25" and c["metric"] == "ndcg@10")
+    # the same test by scipy on the per-question scores of the written runs
+    dataset = json.loads((experiment_results / "dataset.json").read_text())
+    qrels = {q: dataset["qrels"][q] for q in dataset["queries"]}
+    per = {
+        name: evaluate_per_query(
+            read_trec_run(experiment_results / "runs" / name / "r0" / "run.trec"),
+            qrels,
+            ["ndcg@10"],
+        )
+        for name in ("bm25", "hybrid")
+    }
+    a = np.array([per["hybrid"][q]["ndcg@10"] for q in qrels])
+    b = np.array([per["bm25"][q]["ndcg@10"] for q in qrels])
+    assert row["diff"] == pytest.approx(b.mean() - a.mean(), abs=1e-12)
+    ref = stats.permutation_test(
+        (b, a), lambda x, y: np.mean(x - y), permutation_type="samples", n_resamples=100_000
+    ).pvalue
+    assert row["p_value"] == pytest.approx(ref, abs=0.01)  # both Monte Carlo, 1e5 resamples
+
+    bad = sciera("eval", "report", str(experiment_results), "--no-plots", "--baseline", "nope")
+    assert bad.returncode != 0
+    assert "baseline 'nope' is not a pipeline" in bad.stderr + bad.stdout

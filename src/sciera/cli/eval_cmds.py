@@ -133,11 +133,18 @@ def run(
 def report_cmd(
     results: Annotated[Path, typer.Argument(help="Results directory of `sciera eval run`.")],
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write PNG plots.")] = True,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline", help="Pipeline the others are tested against (default: the first)."
+        ),
+    ] = None,
 ) -> None:
-    """Write RESULTS/report/table.{md,csv,json} (mean ± std, best in bold) and PNG plots."""
+    """Write RESULTS/report/table.{md,csv,json} (mean ± std, best in bold), paired
+    p-values against a baseline (significance.json) and PNG plots."""
     from sciera.eval.report import write_report
 
-    paths = write_report(results, plots=plots)
+    paths = write_report(results, plots=plots, baseline=baseline)
     typer.echo(paths["md"].read_text(encoding="utf-8"))
     for name, path in paths.items():
         typer.echo(f"{name}: {path}", err=True)

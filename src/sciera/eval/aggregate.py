@@ -32,6 +32,7 @@ from sciera.eval.metrics import (
     parse_metric,
 )
 from sciera.eval.metrics.ranking import neutral_order
+from sciera.eval.metrics.registry import MetricSpec
 from sciera.eval.runstore import Results, final_run
 
 COST_PREFIX = "s/q "
@@ -80,15 +81,20 @@ def complete_repeats(results: Results, pipeline: str) -> list[int]:
     return [r for r, recs in sorted(results.records[pipeline].items()) if wanted <= set(recs)]
 
 
-def repeat_scores(
-    results: Results, records: Mapping[str, Mapping[str, Any]], qids: Sequence[str]
-) -> dict[str, float]:
-    """Every column for one repeat over ``qids`` (columns that cannot be scored are left out)."""
+@dataclass(frozen=True, slots=True)
+class RankingInputs:
+    """What query metrics score for one repeat: the final run and its judgments."""
+
+    run: Mapping[str, Any]
+    qrels: Mapping[str, Mapping[str, float]]
+    distractors: Mapping[str, Sequence[str]]
+    n_candidates: Mapping[str, int]
+
+
+def ranking_inputs(
+    results: Results, recs: Mapping[str, Mapping[str, Any]], qids: Sequence[str]
+) -> RankingInputs:
     ds = results.dataset
-    recs = {q: records[q] for q in qids}
-    qrels = {q: ds["qrels"][q] for q in qids if q in ds["qrels"]}
-    specs = [parse_metric(m) for m in results.metrics]
-    out: dict[str, float] = {}
     distractors = {q: ds.get("distractors", {}).get(q, []) for q in qids}
     scored = final_run(recs)
     # pools with distractors: ties in neutral order (trec_eval's id order favours `ssli:` ids)
@@ -97,23 +103,55 @@ def repeat_scores(
         if any(distractors.values())
         else scored
     )
-    n_cands = {q: int(r.get("rerank_input", len(r["first"]))) for q, r in recs.items()}
+    return RankingInputs(
+        run,
+        {q: ds["qrels"][q] for q in qids if q in ds["qrels"]},
+        distractors,
+        {q: int(r.get("rerank_input", len(r["first"]))) for q, r in recs.items()},
+    )
+
+
+def answer_references(results: Results, qids: Sequence[str]) -> dict[str, Any]:
+    answers = results.dataset.get("answers", {})
+    return {q: answers[q] for q in qids if answers.get(q)}
+
+
+def answer_predictions(recs: Mapping[str, Mapping[str, Any]], spec: MetricSpec) -> dict[str, Any]:
+    """The logged answers a spec scores: exact answers for BioASQ specs (the text in
+    records logged before exact answers were stored), else the free text."""
+    answers = {q: r["answer"] for q, r in recs.items() if r.get("answer")}
+    if spec.definition.exact:
+        return {q: a.get("exact", a["text"]) for q, a in answers.items()}
+    return {q: a["text"] for q, a in answers.items()}
+
+
+def repeat_scores(
+    results: Results, records: Mapping[str, Mapping[str, Any]], qids: Sequence[str]
+) -> dict[str, float]:
+    """Every column for one repeat over ``qids`` (columns that cannot be scored are left out)."""
+    ds = results.dataset
+    recs = {q: records[q] for q in qids}
+    specs = [parse_metric(m) for m in results.metrics]
+    out: dict[str, float] = {}
+    rank = ranking_inputs(results, recs, qids)
     for s in specs:
-        if s.definition.kind == "query" and qrels:
+        if s.definition.kind == "query" and rank.qrels:
             try:
                 out[s.label] = evaluate(
-                    run, qrels, [s.label], distractors=distractors, n_candidates=n_cands
+                    rank.run,
+                    rank.qrels,
+                    [s.label],
+                    distractors=rank.distractors,
+                    n_candidates=rank.n_candidates,
                 )[s.label]
             except ValueError:  # e.g. cdr without any (gold, distractor) pair
                 continue
     answers = {q: r["answer"] for q, r in recs.items() if r.get("answer")}
-    texts = {q: a["text"] for q, a in answers.items()}
     exacts = {q: a.get("exact", a["text"]) for q, a in answers.items()}  # old logs: the text
-    refs = {q: ds["answers"][q] for q in qids if ds.get("answers", {}).get(q)}
+    refs = answer_references(results, qids)
     for s in specs:
         if s.definition.kind == "answer" and answers and refs:
-            preds = exacts if s.definition.exact else texts
-            out.update(evaluate_answers(preds, refs, [s.label]))
+            out.update(evaluate_answers(answer_predictions(recs, s), refs, [s.label]))
     label_specs = [s.label for s in specs if s.definition.kind == "label"]
     gold = {q: ds["labels"][q] for q in qids if q in ds.get("labels", {})}
     if label_specs and answers and gold:

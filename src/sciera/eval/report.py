@@ -6,7 +6,9 @@
 The table has one row per pipeline and setting; a cell is ``mean ± std`` over
 the complete repeats (just the mean with one repeat). In each setting the best
 value of every column is in bold: the highest for quality columns, the lowest
-for cost columns (``s/q``, ``tok/q``, ``*_failures``).
+for cost columns (``s/q``, ``tok/q``, ``*_failures``). Below it, every pipeline
+against the baseline question by question with a paired two-sided p-value
+(:mod:`sciera.eval.compare`).
 """
 
 from __future__ import annotations
@@ -115,9 +117,16 @@ def _notes(results: Results) -> list[str]:
     return notes
 
 
-def write_report(results_dir: str | Path, plots: bool = True) -> dict[str, Path]:
-    """Write ``report/table.{md,csv,json}`` (and the PNG plots); returns the paths by name."""
+def write_report(
+    results_dir: str | Path, plots: bool = True, baseline: str | None = None
+) -> dict[str, Path]:
+    """Write ``report/table.{md,csv,json}``, ``report/significance.json`` (every pipeline
+    against ``baseline``, default the first, question by question) and the PNG plots;
+    returns the paths by name."""
+    from sciera.eval.compare import compare_pipelines, markdown_comparisons
+
     results = load_results(results_dir)
+    comparisons = compare_pipelines(results, baseline)
     rows = aggregate(results)
     out = Path(results_dir) / "report"
     out.mkdir(exist_ok=True)
@@ -127,9 +136,15 @@ def write_report(results_dir: str | Path, plots: bool = True) -> dict[str, Path]
     text = markdown_table(rows, f"{name} ({ds.get('name', '')}, {ds.get('unit', '')}s)")
     notes = _notes(results)
     text += "".join(f"\n- {n}" for n in notes) + ("\n" if notes else "")
+    if comparisons:
+        text += "\n" + markdown_comparisons(comparisons)
     paths["md"].write_text(text, encoding="utf-8")
     write_csv(paths["csv"], rows)
     paths["json"].write_text(json.dumps(table_json(rows, results), indent=2), encoding="utf-8")
+    paths["significance"] = out / "significance.json"
+    paths["significance"].write_text(
+        json.dumps([c.as_dict() for c in comparisons], indent=2), encoding="utf-8"
+    )
     if plots:
         from sciera.eval.plots import write_plots
 

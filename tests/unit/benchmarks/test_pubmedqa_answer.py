@@ -83,3 +83,21 @@ def test_mean_cr_leaves_out_refusals(bench):
     m = bench.summarize(rows, "reasoning")
     assert m["mean_cr"] == 2.0 and m["with_evidence"] == 1 and m["refusal_rate"] == 0.5
     assert bench.summarize(rows[1:], "reasoning")["mean_cr"] is None
+
+
+def test_each_extractor_is_tested_against_the_first_on_the_same_questions(bench):
+    preds = {"full": ["yes"] * 6, "rational": ["no"] * 5 + ["yes"]}
+    done = {
+        ("reasoning", name, str(i)): _row("reasoning", name, str(i), pred=p)
+        for name, ps in preds.items()
+        for i, p in enumerate(ps)
+    }
+    for i in range(6):  # ideal answers where both have one
+        done[("reasoning", "full", str(i))]["ideal_f1"] = 0.5
+        done[("reasoning", "rational", str(i))]["ideal_f1"] = 0.5 + 0.1 * (i > 2)
+    results, _ = bench.paired_results(done, [str(i) for i in range(6)], ["reasoning"], list(preds))
+    assert "vs_full" not in results["reasoning"]["full"]
+    vs = results["reasoning"]["rational"]["vs_full"]
+    assert vs["accuracy"]["a_only"] == 5 and vs["accuracy"]["b_only"] == 0
+    assert vs["accuracy"]["p_value"] == 0.0625  # 2 * (1/2)**5
+    assert vs["ideal_token_f1"]["mean_diff"] == 0.05 and vs["ideal_token_f1"]["p_value"] == 0.25

@@ -29,6 +29,9 @@ def test_summary_counts_claims_returned_in_first_stage_order(bench, tmp_path: Pa
     assert rec["claims_completed"] == 2 and rec["first_stage_order_kept"] == 1
     assert rec["hit@1"] == 1.0 and rec["first_stage_same_claims"]["hit@1"] == 0.5
     assert rec["delta_vs_first_stage"]["hit@1"] == 0.5
+    sig = rec["significance_vs_first_stage"]
+    assert (sig["hit@1"]["b_only"], sig["hit@1"]["a_only"], sig["hit@1"]["p_value"]) == (1, 0, 1.0)
+    assert sig["ndcg@10"]["n"] == 2 and sig["ndcg@10"]["mean_diff"] > 0
     assert out["llm_pointwise"]["first_stage_order_kept"] == 0  # an empty list is no order
 
 

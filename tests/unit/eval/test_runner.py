@@ -195,3 +195,38 @@ def test_neutral_pool_order_hides_where_distractors_were_listed(tmp_path: Path) 
         ids = [d for d, _ in first]
         assert ids == neutral_order(qid, dict.fromkeys(ids, 0.0))
     assert [d for d, _ in firsts["q2"]] == ["q2-g", "q2-d0", "q2-d1"]  # listed: d0, d1, g
+
+
+def test_report_tests_each_pipeline_against_the_baseline_question_by_question(
+    tmp_path: Path,
+) -> None:
+    from sciera.errors import ScieraError
+    from sciera.eval.compare import compare_pipelines
+    from sciera.eval.runstore import load_results
+
+    out = tmp_path / "res"
+    run_experiment(experiment(tmp_path), out, llm_factory=scripted)
+    paths = write_report(out, plots=False)
+    sig = {
+        (c["setting"], c["metric"]): c
+        for c in json.loads(paths["significance"].read_text())
+        if c["pipeline"] == "pointwise"
+    }
+    assert "cdr" not in {m for _, m in sig}  # pooled over pairs, not a mean over questions
+    # base hit@1 per question, mean over the 2 repeats: pool (0, 0), pointwise (1, 0.5);
+    # sign flips of (1, 0.5): |mean| 0.75, 0.25, 0.25, 0.75 -> p = 2/4
+    base = sig[("base", "hit@1")]
+    assert (base["baseline_mean"], base["mean"], base["diff"]) == (0.0, 0.75, 0.75)
+    assert base["test"] == "paired_randomization" and base["p_value"] == 0.5
+    # ssli: one question, 0 vs 1 in both repeats -> McNemar, one discordant question
+    ssli = sig[("ssli", "hit@1")]
+    assert ssli["test"] == "mcnemar_exact" and (ssli["b_only"], ssli["a_only"]) == (1, 0)
+    assert ssli["p_value"] == 1.0
+    md = paths["md"].read_text()
+    assert "### Against pool" in md
+    assert "| pointwise | base | hit@1 | 2 | 0.0000 | 0.7500 | +0.7500 | 0.5 |" in md
+    flipped = compare_pipelines(load_results(out), baseline="pointwise")
+    assert {c.pipeline for c in flipped} == {"pool"}
+    assert next(c for c in flipped if (c.setting, c.metric) == ("base", "hit@1")).diff == -0.75
+    with pytest.raises(ScieraError, match="baseline 'nope' is not a pipeline"):
+        compare_pipelines(load_results(out), baseline="nope")

@@ -70,6 +70,12 @@ class MetricDef:
     weight: Callable[[QueryInput], float] = field(default=_one)
     exact: bool = False
 
+    @property
+    def mean_of_queries(self) -> bool:
+        """Whether the run's value is the plain mean of per-query values (not CDR's
+        pair-weighted pool), so a paired test over queries tests that very value."""
+        return self.kind == "answer" or (self.kind == "query" and self.weight is _one)
+
 
 @dataclass(frozen=True, slots=True)
 class MetricSpec:

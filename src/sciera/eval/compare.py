@@ -1,0 +1,182 @@
+"""Every pipeline against a baseline on the same questions, with paired p-values.
+
+    from sciera.eval.compare import compare_pipelines
+    for c in compare_pipelines(load_results("results/scifact"), baseline="bm25"):
+        print(c.pipeline, c.metric, c.diff, c.test.p_value)
+
+For each setting and each metric whose table value is a mean over questions (ranking
+metrics except the pair-pooled CDR, and answer metrics), a question's score is its
+mean over the pipeline's complete repeats; the pipeline and the baseline are then
+compared on the questions both scored: the exact McNemar test when every score is
+0 or 1 (hit@1 with one repeat, yes/no accuracy), else the paired randomization test
+(:mod:`sciera.eval.significance`). The baseline is the experiment's first pipeline
+unless named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sciera.errors import ScieraError
+from sciera.eval.aggregate import (
+    answer_predictions,
+    answer_references,
+    complete_repeats,
+    qids_of,
+    ranking_inputs,
+    settings_of,
+)
+from sciera.eval.metrics import evaluate_answers_per_query, evaluate_per_query, parse_metric
+from sciera.eval.metrics.registry import MetricSpec
+from sciera.eval.runstore import Results
+from sciera.eval.significance import PairedTest, mcnemar_exact, paired_randomization
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """``pipeline`` minus ``baseline`` on ``metric`` over the same questions."""
+
+    setting: str
+    pipeline: str
+    baseline: str
+    metric: str
+    baseline_mean: float
+    mean: float
+    test: PairedTest
+
+    @property
+    def diff(self) -> float:
+        return self.mean - self.baseline_mean
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "setting": self.setting,
+            "pipeline": self.pipeline,
+            "baseline": self.baseline,
+            "metric": self.metric,
+            "baseline_mean": self.baseline_mean,
+            "mean": self.mean,
+            "diff": self.diff,
+            **{
+                f"test_{k}" if k in ("n", "exact") else k: v
+                for k, v in self.test.as_dict().items()
+                if k != "mean_diff"
+            },
+        }
+
+
+def per_query_scores(
+    results: Results,
+    recs: Mapping[str, Mapping[str, Any]],
+    qids: Sequence[str],
+    specs: Sequence[MetricSpec],
+) -> dict[str, dict[str, float]]:
+    """``{metric: {qid: value}}`` for one repeat; a question a metric cannot score
+    (no judgments, no reference answer) is absent."""
+    out: dict[str, dict[str, float]] = {s.label: {} for s in specs}
+    rank = ranking_inputs(results, recs, qids)
+    query = [s.label for s in specs if s.definition.kind == "query"]
+    if query and rank.qrels:
+        per_q = evaluate_per_query(
+            rank.run,
+            rank.qrels,
+            query,
+            distractors=rank.distractors,
+            n_candidates=rank.n_candidates,
+        )
+        for qid, values in per_q.items():
+            for label, value in values.items():
+                out[label][qid] = value
+    refs = answer_references(results, qids)
+    for s in specs:
+        if s.definition.kind == "answer" and refs:
+            per_a = evaluate_answers_per_query(answer_predictions(recs, s), refs, [s.label])
+            out[s.label] = {q: v[s.label] for q, v in per_a.items()}
+    return out
+
+
+def _mean_over_repeats(
+    results: Results, pipeline: str, qids: Sequence[str], specs: Sequence[MetricSpec]
+) -> dict[str, dict[str, float]]:
+    repeats = complete_repeats(results, pipeline)
+    runs = [per_query_scores(results, results.records[pipeline][r], qids, specs) for r in repeats]
+    out: dict[str, dict[str, float]] = {}
+    for s in specs:
+        common = set.intersection(*(set(run[s.label]) for run in runs)) if runs else set()
+        out[s.label] = {
+            q: sum(run[s.label][q] for run in runs) / len(runs) for q in qids if q in common
+        }
+    return out
+
+
+def paired_test(a: Sequence[float], b: Sequence[float]) -> PairedTest:
+    """McNemar for 0/1 scores, the randomization test otherwise."""
+    if all(v in (0.0, 1.0) for v in (*a, *b)):
+        return mcnemar_exact(a, b)
+    return paired_randomization(a, b)
+
+
+def compare_pipelines(results: Results, baseline: str | None = None) -> list[Comparison]:
+    """Each pipeline with complete repeats against ``baseline`` (default: the first)."""
+    pipelines = results.pipelines
+    base = baseline or pipelines[0]
+    if base not in pipelines:
+        raise ScieraError(
+            f"{results.root}: baseline {base!r} is not a pipeline of this experiment "
+            f"(pipelines: {', '.join(pipelines)})"
+        )
+    specs = [parse_metric(m) for m in results.metrics]
+    specs = [s for s in specs if s.definition.mean_of_queries]
+    others = [p for p in pipelines if p != base and complete_repeats(results, p)]
+    if not specs or not others or not complete_repeats(results, base):
+        return []
+    out: list[Comparison] = []
+    for setting in settings_of(results):
+        qids = qids_of(results, setting)
+        ref = _mean_over_repeats(results, base, qids, specs)
+        for pipeline in others:
+            scores = _mean_over_repeats(results, pipeline, qids, specs)
+            for s in specs:
+                common = [q for q in qids if q in ref[s.label] and q in scores[s.label]]
+                if not common:
+                    continue
+                a = [ref[s.label][q] for q in common]
+                b = [scores[s.label][q] for q in common]
+                out.append(
+                    Comparison(
+                        setting,
+                        pipeline,
+                        base,
+                        s.label,
+                        sum(a) / len(a),
+                        sum(b) / len(b),
+                        paired_test(a, b),
+                    )
+                )
+    return out
+
+
+def markdown_comparisons(comparisons: Sequence[Comparison]) -> str:
+    """A table of differences and two-sided p-values (``*`` marks p < 0.05)."""
+    if not comparisons:
+        return ""
+    base = comparisons[0].baseline
+    lines = [
+        f"### Against {base}, question by question (paired, two-sided)\n",
+        "| pipeline | setting | metric | questions | baseline | pipeline | diff | p | test |",
+        "|---|---|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for c in comparisons:
+        star = "*" if c.test.p_value < 0.05 else ""
+        lines.append(
+            f"| {c.pipeline} | {c.setting} | {c.metric} | {c.test.n} | {c.baseline_mean:.4f} "
+            f"| {c.mean:.4f} | {c.diff:+.4f} | {c.test.p_value:.3g}{star} | {c.test.test} |"
+        )
+    lines.append(
+        f"\n`*`: p < 0.05, uncorrected for the {len(comparisons)} comparisons in this table "
+        f"(Bonferroni: p < {0.05 / len(comparisons):.2g}). Scores are per-question means "
+        "over complete repeats."
+    )
+    return "\n".join(lines) + "\n"
