@@ -306,6 +306,39 @@ def paired_results(
     return results, paired
 
 
+def always_yes(
+    done: Mapping[tuple[str, str, str], dict[str, Any]],
+    pmids: Sequence[str],
+    settings: Sequence[str],
+    extractors: Sequence[str],
+) -> dict[str, dict[str, Any]]:
+    """Per setting, the trivial answer "yes" to every question on the paired questions:
+    gold label counts, its accuracy and macro-F1, and each extractor tested against it
+    (exact McNemar on right/wrong answers)."""
+    from sciera.eval.metrics.bioasq import macro_f1
+    from sciera.eval.significance import mcnemar_exact
+
+    out: dict[str, dict[str, Any]] = {}
+    for setting in settings:
+        qs = [p for p in pmids if all((setting, n, p) in done for n in extractors)]
+        if not qs:
+            continue
+        rows = {n: [done[(setting, n, p)] for p in qs] for n in extractors}
+        gold = [r["gold"] for r in rows[extractors[0]]]
+        trivial = [g == "yes" for g in gold]
+        out[setting] = {
+            "n": len(qs),
+            "gold": {c: gold.count(c) for c in LABELS},
+            "accuracy": sum(trivial) / len(gold),
+            "macro_f1": macro_f1(gold, ["yes"] * len(gold), LABELS),
+            "extractors_vs_always_yes": {
+                n: mcnemar_exact(trivial, [r["pred"] == r["gold"] for r in rs]).as_dict()
+                for n, rs in rows.items()
+            },
+        }
+    return out
+
+
 def paired_tests(base: Sequence[dict[str, Any]], other: Sequence[dict[str, Any]]) -> dict:
     """``other`` against ``base`` on the same questions: exact McNemar on right/wrong
     answers and, with ideal answers, a paired randomization test on their token F1."""
@@ -383,6 +416,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         stopped = "interrupted"
     results, paired = paired_results(done, pmids, args.settings, args.extractors)
+    trivial = always_yes(done, pmids, args.settings, args.extractors)
 
     out = {
         "benchmark": "pubmedqa_answer",
@@ -396,6 +430,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "stopped": stopped or "all questions done",
         "questions_paired": paired,
         "results": results,
+        "always_yes": trivial,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
@@ -410,6 +445,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"  {name:11s} {m['accuracy']:.3f}  {m['macro_f1']:.3f}  "
                 f"{m['refusal_rate']:.2f}  {cr}  {recall}  {p}"
             )
+        t = trivial[setting]
+        print(f"  always yes  {t['accuracy']:.3f}  {t['macro_f1']:.3f}  gold {t['gold']}")
     return 0
 
 

@@ -101,3 +101,20 @@ def test_each_extractor_is_tested_against_the_first_on_the_same_questions(bench)
     assert vs["accuracy"]["a_only"] == 5 and vs["accuracy"]["b_only"] == 0
     assert vs["accuracy"]["p_value"] == 0.0625  # 2 * (1/2)**5
     assert vs["ideal_token_f1"]["mean_diff"] == 0.05 and vs["ideal_token_f1"]["p_value"] == 0.25
+
+
+def test_always_yes_counts_gold_and_tests_each_extractor_against_it(bench):
+    done = {}
+    for i, gold in enumerate(["yes", "yes", "no", "maybe"]):
+        for name, pred in (("full", "yes"), ("rational", gold)):  # rational always right
+            row = _row("reasoning", name, str(i), pred=pred)
+            row["gold"] = gold
+            done[("reasoning", name, str(i))] = row
+    out = bench.always_yes(done, ["0", "1", "2", "3", "4"], ["reasoning"], ["full", "rational"])
+    t = out["reasoning"]
+    assert t["n"] == 4 and t["gold"] == {"yes": 2, "no": 1, "maybe": 1}
+    assert t["accuracy"] == 0.5 and t["macro_f1"] == pytest.approx((2 / 3) / 3)
+    vs = t["extractors_vs_always_yes"]
+    assert vs["full"]["b_only"] == vs["full"]["a_only"] == 0
+    assert (vs["rational"]["b_only"], vs["rational"]["a_only"]) == (2, 0)
+    assert vs["rational"]["p_value"] == 0.5
