@@ -282,6 +282,16 @@ def run_questions(
     return ""
 
 
+def paired_questions(
+    done: Mapping[tuple[str, str, str], dict[str, Any]],
+    pmids: Sequence[str],
+    setting: str,
+    extractors: Sequence[str],
+) -> list[str]:
+    """The questions every extractor answered in ``setting``, in subset order."""
+    return [p for p in pmids if all((setting, n, p) in done for n in extractors)]
+
+
 def paired_results(
     done: Mapping[tuple[str, str, str], dict[str, Any]],
     pmids: Sequence[str],
@@ -292,7 +302,7 @@ def paired_results(
     results: dict[str, dict[str, Any]] = {}
     paired: dict[str, int] = {}
     for setting in settings:
-        qs = [p for p in pmids if all((setting, n, p) in done for n in extractors)]
+        qs = paired_questions(done, pmids, setting, extractors)
         paired[setting] = len(qs)
         if qs:
             results[setting] = {
@@ -320,7 +330,7 @@ def always_yes(
 
     out: dict[str, dict[str, Any]] = {}
     for setting in settings:
-        qs = [p for p in pmids if all((setting, n, p) in done for n in extractors)]
+        qs = paired_questions(done, pmids, setting, extractors)
         if not qs:
             continue
         rows = {n: [done[(setting, n, p)] for p in qs] for n in extractors}

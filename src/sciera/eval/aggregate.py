@@ -32,7 +32,6 @@ from sciera.eval.metrics import (
     parse_metric,
 )
 from sciera.eval.metrics.ranking import neutral_order
-from sciera.eval.metrics.registry import MetricSpec
 from sciera.eval.runstore import Results, final_run
 
 COST_PREFIX = "s/q "
@@ -116,11 +115,11 @@ def answer_references(results: Results, qids: Sequence[str]) -> dict[str, Any]:
     return {q: answers[q] for q in qids if answers.get(q)}
 
 
-def answer_predictions(recs: Mapping[str, Mapping[str, Any]], spec: MetricSpec) -> dict[str, Any]:
-    """The logged answers a spec scores: exact answers for BioASQ specs (the text in
+def answer_predictions(recs: Mapping[str, Mapping[str, Any]], exact: bool) -> dict[str, Any]:
+    """The logged answers: the exact answers (for BioASQ specs and labels; the text in
     records logged before exact answers were stored), else the free text."""
     answers = {q: r["answer"] for q, r in recs.items() if r.get("answer")}
-    if spec.definition.exact:
+    if exact:
         return {q: a.get("exact", a["text"]) for q, a in answers.items()}
     return {q: a["text"] for q, a in answers.items()}
 
@@ -146,15 +145,15 @@ def repeat_scores(
                 )[s.label]
             except ValueError:  # e.g. cdr without any (gold, distractor) pair
                 continue
-    answers = {q: r["answer"] for q, r in recs.items() if r.get("answer")}
-    exacts = {q: a.get("exact", a["text"]) for q, a in answers.items()}  # old logs: the text
+    texts, exacts = answer_predictions(recs, exact=False), answer_predictions(recs, exact=True)
     refs = answer_references(results, qids)
     for s in specs:
-        if s.definition.kind == "answer" and answers and refs:
-            out.update(evaluate_answers(answer_predictions(recs, s), refs, [s.label]))
+        if s.definition.kind == "answer" and exacts and refs:
+            preds = exacts if s.definition.exact else texts
+            out.update(evaluate_answers(preds, refs, [s.label]))
     label_specs = [s.label for s in specs if s.definition.kind == "label"]
     gold = {q: ds["labels"][q] for q in qids if q in ds.get("labels", {})}
-    if label_specs and answers and gold:
+    if label_specs and exacts and gold:
         out.update(evaluate_labels(gold, exacts, label_specs))
     evidence_specs = [s.label for s in specs if s.definition.kind == "evidence"]
     with_ev = {q: r for q, r in recs.items() if "evidence_text" in r}

@@ -92,7 +92,9 @@ def per_query_scores(
     refs = answer_references(results, qids)
     for s in specs:
         if s.definition.kind == "answer" and refs:
-            per_a = evaluate_answers_per_query(answer_predictions(recs, s), refs, [s.label])
+            per_a = evaluate_answers_per_query(
+                answer_predictions(recs, s.definition.exact), refs, [s.label]
+            )
             out[s.label] = {q: v[s.label] for q, v in per_a.items()}
     return out
 
