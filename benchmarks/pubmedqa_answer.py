@@ -234,9 +234,31 @@ def summarize(records: Sequence[dict[str, Any]], setting: str) -> dict[str, Any]
     if setting == "retrieval":
         out["evidence_recall"] = statistics.fmean(r["own_in_evidence"] for r in records)
         out["first_stage_recall"] = statistics.fmean(r["own_in_candidates"] for r in records)
-    ideal = [r["ideal_f1"] for r in records if "ideal_f1" in r]
+    ideal = [r for r in records if "ideal_f1" in r]
     if ideal:
-        out["ideal_token_f1"] = statistics.fmean(ideal)
+        out["ideal_token_f1"] = statistics.fmean(r["ideal_f1"] for r in ideal)
+        out["ideal_mean_words"] = statistics.fmean(len(r["ideal"].split()) for r in ideal)
+    if any(r["sufficient"] is not None for r in records):
+        out["by_sufficiency"] = by_sufficiency(records)
+    return out
+
+
+def by_sufficiency(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Accuracy (and ideal-answer token F1) where the extractor judged its evidence
+    sufficient and where it judged it insufficient: does its own judgment predict the
+    answer? Records without a judgment are left out."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, judged in (("sufficient", True), ("insufficient", False)):
+        rows = [r for r in records if r["sufficient"] is judged]
+        if not rows:
+            continue
+        out[name] = {
+            "n": len(rows),
+            "accuracy": sum(r["gold"] == r["pred"] for r in rows) / len(rows),
+        }
+        ideal = [r["ideal_f1"] for r in rows if "ideal_f1" in r]
+        if ideal:
+            out[name]["ideal_token_f1"] = statistics.fmean(ideal)
     return out
 
 

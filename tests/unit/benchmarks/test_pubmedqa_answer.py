@@ -93,8 +93,10 @@ def test_each_extractor_is_tested_against_the_first_on_the_same_questions(bench)
         for i, p in enumerate(ps)
     }
     for i in range(6):  # ideal answers where both have one
-        done[("reasoning", "full", str(i))]["ideal_f1"] = 0.5
-        done[("reasoning", "rational", str(i))]["ideal_f1"] = 0.5 + 0.1 * (i > 2)
+        done[("reasoning", "full", str(i))].update(ideal="an answer", ideal_f1=0.5)
+        done[("reasoning", "rational", str(i))].update(
+            ideal="an answer", ideal_f1=0.5 + 0.1 * (i > 2)
+        )
     results, _ = bench.paired_results(done, [str(i) for i in range(6)], ["reasoning"], list(preds))
     assert "vs_full" not in results["reasoning"]["full"]
     vs = results["reasoning"]["rational"]["vs_full"]
@@ -118,3 +120,23 @@ def test_always_yes_counts_gold_and_tests_each_extractor_against_it(bench):
     assert vs["full"]["b_only"] == vs["full"]["a_only"] == 0
     assert (vs["rational"]["b_only"], vs["rational"]["a_only"]) == (2, 0)
     assert vs["rational"]["p_value"] == 0.5
+
+
+def test_by_sufficiency_splits_accuracy_and_ideal_f1_by_the_extractors_judgment(bench):
+    rows = [
+        _row("reasoning", "rational", str(i), pred=p) for i, p in enumerate(["yes", "no", "no"])
+    ]
+    rows[1]["sufficient"] = rows[2]["sufficient"] = False
+    for r, f1 in zip(rows, (0.5, 0.2, 0.4), strict=True):
+        r["ideal"], r["ideal_f1"] = "two words", f1
+    m = bench.summarize([*rows, {**rows[0], "sufficient": None}], "reasoning")
+    assert m["by_sufficiency"]["sufficient"] == {"n": 1, "accuracy": 1.0, "ideal_token_f1": 0.5}
+    insufficient = m["by_sufficiency"]["insufficient"]
+    assert insufficient["n"] == 2 and insufficient["accuracy"] == 0.0
+    assert insufficient["ideal_token_f1"] == pytest.approx(0.3)
+    assert m["ideal_mean_words"] == 2.0
+
+
+def test_no_sufficiency_split_when_the_extractor_judges_nothing(bench):
+    rows = [{**_row("reasoning", "full", "1"), "sufficient": None}]
+    assert "by_sufficiency" not in bench.summarize(rows, "reasoning")
