@@ -47,6 +47,22 @@ def retrieval(
     run_out: Annotated[
         Path | None, typer.Option("--run-out", help="Write the run as a TREC run file.")
     ] = None,
+    reranker: Annotated[
+        str | None,
+        typer.Option(
+            "--reranker",
+            help="Rerank the first stage's top candidates with this "
+            "reranker (e.g. cross_encoder, embedding, deepera).",
+        ),
+    ] = None,
+    rerank_depth: Annotated[
+        int | None,
+        typer.Option("--rerank-depth", min=1, help="Candidates reranked (default: settings, 30)."),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="Reranker model: a shipped or trained name, or a path."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     per_query: Annotated[
         bool, typer.Option("--per-query", help="With --json: include per-query scores.")
@@ -79,9 +95,15 @@ def retrieval(
             depth=depth,
             settings=settings,
             progress=update,
+            reranker=reranker,
+            rerank_depth=rerank_depth,
+            reranker_options={"model": model} if model else None,
         )
     if run_out is not None:
-        lines = write_trec_run(run_out, result.run, tag=f"sciera-{result.retriever}")
+        tag = "sciera-" + "".join(
+            c if c.isalnum() or c in "-_.@" else "_" for c in result.retriever
+        )
+        lines = write_trec_run(run_out, result.run, tag=tag)
         typer.echo(f"wrote {lines} lines to {run_out}", err=True)
     if as_json:
         typer.echo(json.dumps(result.to_dict(per_query=per_query)))

@@ -156,8 +156,16 @@ def evaluate_retrieval(
     passage_depth: int | None = None,
     settings: Settings | None = None,
     progress: Progress | None = None,
+    reranker: str | None = None,
+    rerank_depth: int | None = None,
+    reranker_options: Mapping[str, Any] | None = None,
 ) -> RetrievalEval:
     """Search every judged query with ``retriever`` over ``corpus_dir`` and score the run.
+
+    With ``reranker`` (a name in :mod:`sciera.rerank.registry`, built with
+    ``reranker_options``) the first ``rerank_depth`` candidates (default
+    ``settings.rerank.depth``; documents by Max-P with ``unit="document"``) are reranked
+    and the rest of the first-stage list follows them (:mod:`sciera.retrieve.reranked`).
 
     ``queries_path`` is a BEIR folder or queries.jsonl; ``qrels_path`` a BEIR or
     TREC qrels file. ``retriever`` defaults to ``settings.retrieve.retriever``;
@@ -175,6 +183,14 @@ def evaluate_retrieval(
     qrels: Qrels = load_qrels(qrels_path)
     queries = _queries_for(qrels, load_beir_queries(queries_path), str(queries_path))
     searcher = open_retriever(corpus_dir, name, settings)
+    if reranker is not None:
+        from sciera.rerank.registry import make_reranker
+        from sciera.retrieve.reranked import RerankedRetriever
+
+        rr = make_reranker(reranker, settings, **dict(reranker_options or {}))
+        depth_n = rerank_depth or settings.rerank.depth
+        searcher = RerankedRetriever(searcher, rr, depth=depth_n, unit=unit)
+        name = searcher.name
     run, seconds = search_run(searcher, queries, depth, unit, passage_depth, progress=progress)
     if unit == "passage":
         with PassageStore.open(corpus_dir) as store:

@@ -1,62 +1,157 @@
-"""Cross-encoder reranker: a sentence-transformers ``CrossEncoder`` by model name or local path.
+"""Cross-encoder reranker: a sentence-transformers ``CrossEncoder`` scoring (query, passage)
+pairs jointly.
 
-No cross-encoder weights ship with sciera or on PyPI. With internet access, pass a hub
-name (``cross-encoder/ms-marco-MiniLM-L6-v2``, ``BAAI/bge-reranker-base`` ...); offline,
-pass a local directory saved with ``save_pretrained``. The test suite builds a tiny
-randomly initialised BERT classifier directory to exercise the loading and scoring path
-(its scores are meaningless; it checks plumbing, not quality).
+``model`` is resolved, in order, as: a model sciera ships (:data:`SHIPPED`, the default
+``scifact-minilm``, trained on SciFact train by ``sciera train cross-encoder``); a model
+you trained, ``SCIERA_HOME/models/<name>``; a local directory; a hub name such as
+``cross-encoder/ms-marco-MiniLM-L6-v2`` (needs internet the first time).
+
+Scores. A folder trained by sciera carries a card and calibrators fitted on its dev split:
+``score="calibrated"`` maps the logit to P(relevant); ``score="fused"`` maps the logit
+together with the first stage's score and rank (min-max over the candidates, 1/rank) to
+P(relevant); ``score="auto"`` (the default) takes the mode the card found best on dev. Both
+are probabilities, so a threshold such as DeepEra's tau means the same for either. Any
+other model has no calibrator: its scores are raw (``score="raw"``), comparable within that
+model only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sciera.errors import require
+from sciera.errors import ScieraError, require
 from sciera.rerank.base import rescored
 from sciera.types import Passage, Ranking
 
 if TYPE_CHECKING:
+    from sciera.rerank.calibrate import Calibrator
     from sciera.settings import Settings
+
+MODELS_DIR = Path(__file__).parent / "models"
+SHIPPED: dict[str, Path] = {"scifact-minilm": MODELS_DIR / "scifact-minilm"}
+DEFAULT_MODEL = "scifact-minilm"
+SCORES = ("auto", "raw", "calibrated", "fused")
+
+
+def resolve_model(model: str, home: str | Path | None = None) -> str:
+    """A shipped name, a trained name under ``home/models``, a local path, or ``model`` as
+    given (a hub name)."""
+    if model in SHIPPED:
+        path = SHIPPED[model]
+        if not (path / "config.json").is_file():
+            raise ScieraError(f"shipped cross-encoder {model!r} is missing from {path}")
+        return str(path)
+    if home is not None and "/" not in model and (Path(home) / "models" / model).is_dir():
+        return str(Path(home) / "models" / model)
+    return model
 
 
 class CrossEncoderReranker:
-    """Scores (query, passage.contents) pairs jointly; higher = more relevant.
-
-    Scores are the model's outputs (sentence-transformers applies a sigmoid to
-    single-label models by default), so they are comparable within one model only.
-    """
+    """Scores (query, passage.contents) pairs jointly; higher = more relevant."""
 
     name = "cross_encoder"
 
     def __init__(
-        self, model: str, *, max_length: int = 512, batch_size: int = 16, device: str = "cpu"
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        home: str | Path | None = None,
+        score: str = "auto",
+        max_length: int | None = None,
+        batch_size: int = 32,
+        device: str = "cpu",
     ) -> None:
+        from sciera.train.card import read_card
+
+        if score not in SCORES:
+            raise ValueError(f"score must be one of {', '.join(SCORES)}, got {score!r}")
         st = require("sentence_transformers", "dense")
         self.model_name = model
+        self.path = resolve_model(model, home)
+        self.card = read_card(self.path) if Path(self.path).is_dir() else None
+        length = max_length or (self.card or {}).get("max_length") or 512
         self.batch_size = batch_size
-        self._model = st.CrossEncoder(model, max_length=max_length, device=device)
+        self._model = st.CrossEncoder(self.path, max_length=length, device=device)
+        if next(self._model.model.parameters()).dtype != _float32():
+            self._model.model.float()  # weights may ship as float16; CPU math runs in float32
+        self.score_mode = self._mode(score)
+        self.calibrator = self._calibrator(self.score_mode)
+
+    def _mode(self, score: str) -> str:
+        if score == "auto":
+            if self.card is None:
+                return "raw"
+            return "fused" if self.card.get("score_mode") == "fused" else "calibrated"
+        if score != "raw" and self.card is None:
+            raise ScieraError(
+                f"cross-encoder {self.model_name!r} has no sciera card, so no calibrator: "
+                "use score='raw' or a model trained by `sciera train cross-encoder`"
+            )
+        return score
+
+    def _calibrator(self, mode: str) -> Calibrator | None:
+        if mode == "raw":
+            return None
+        from sciera.rerank.calibrate import Calibrator
+
+        return Calibrator.load(Path(self.path) / self.card["calibrators"][mode])  # type: ignore[index]
 
     @classmethod
     def from_settings(cls, settings: Settings, **kwargs: Any) -> CrossEncoderReranker:
-        model = kwargs.pop("model", None)
-        if not model:
-            raise ValueError(
-                "cross_encoder needs a model name or local path (model=...), e.g. "
-                "'cross-encoder/ms-marco-MiniLM-L6-v2' or a directory saved with save_pretrained"
-            )
+        model = kwargs.pop("model", None) or DEFAULT_MODEL
+        kwargs.setdefault("home", settings.home)
         return cls(model, **kwargs)
 
-    def _scores(self, query: str, passages: Sequence[Passage]) -> list[float]:
+    def logits(self, query: str, passages: Sequence[Passage]) -> list[float]:
+        """The model's raw outputs (no activation) for each passage."""
         if not passages:
             return []
         pairs = [(query, p.contents) for p in passages]
-        out = self._model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False)
+        out = self._model.predict(
+            pairs,
+            batch_size=self.batch_size,
+            show_progress_bar=False,
+            activation_fn=_identity(),
+        )
         return [float(v) for v in out]
 
     def rerank(self, query: str, ranking: Ranking) -> Ranking:
-        scores = self._scores(query, [it.passage for it in ranking.items])
-        return rescored(ranking, scores, self.name, query=query)
+        from sciera.rerank.calibrate import first_stage_features
+
+        logits = self.logits(query, [it.passage for it in ranking.items])
+        if self.calibrator is None:
+            return rescored(ranking, logits, self.name, query=query)
+        feats = first_stage_features(
+            [it.score for it in ranking.items], [it.rank for it in ranking.items]
+        )
+        details, scores = [], []
+        for x, f in zip(logits, feats, strict=True):
+            p = self.calibrator.predict({"ce": x, **f})
+            scores.append(p)
+            details.append({"score": p, "logit": x, "mode": self.score_mode})
+        return rescored(ranking, scores, self.name, details=details, query=query)
 
     def score(self, query: str, passage: Passage) -> float:
-        return self._scores(query, [passage])[0]
+        """One passage alone: P(relevant) from the logit when calibrated (a lone passage has
+        no first-stage context, so the ``fused`` mode falls back to the logit calibrator),
+        else the raw logit."""
+        x = self.logits(query, [passage])[0]
+        if self.calibrator is None:
+            return x
+        if self.score_mode == "fused":
+            return self._calibrator("calibrated").predict({"ce": x})  # type: ignore[union-attr]
+        return self.calibrator.predict({"ce": x})
+
+
+def _float32() -> Any:
+    import torch
+
+    return torch.float32
+
+
+def _identity() -> Any:
+    import torch
+
+    return torch.nn.Identity()

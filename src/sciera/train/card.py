@@ -1,0 +1,103 @@
+"""Model cards: what a trained model was made from, how, and how well it did on dev.
+
+A card is ``sciera-card.json`` in the model folder (read back by the loaders: max length,
+the calibrator to use, the default scoring mode) plus a ``README.md`` rendering of it for
+people. Nothing a card states is typed in by hand: the trainer fills every field.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+CARD_FILE = "sciera-card.json"
+CALIBRATOR_FILE = "sciera-calibrator.json"
+
+
+def versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": platform.python_version()}
+    for pkg in ("sciera", "torch", "transformers", "sentence-transformers"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            continue
+    return out
+
+
+def read_card(model_dir: str | Path) -> dict[str, Any] | None:
+    path = Path(model_dir) / CARD_FILE
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _table(rows: list[Mapping[str, Any]]) -> str:
+    head = "| epoch | steps | loss | dev nDCG@10 | dev hit@1 | minutes |\n|---|---|---|---|---|---|"
+    body = [
+        f"| {r['epoch']}{' (partial)' if r.get('partial') else ''} | {r['steps']} | "
+        f"{r['mean_loss']:.3f} | {r['dev']['ndcg@10']:.3f} | {r['dev']['hit@1']:.3f} | "
+        f"{r['seconds'] / 60:.1f} |"
+        for r in rows
+    ]
+    return "\n".join([head, *body])
+
+
+def render(card: Mapping[str, Any]) -> str:
+    """The card as Markdown."""
+    data, dev = card["data"], card["dev"]
+    lines = [
+        f"# {card['name']}",
+        "",
+        f"A {card['kind']} trained by sciera from `{card['base']}`.",
+        "",
+        "Reproduce:",
+        "",
+        "```bash",
+        card["command"],
+        "```",
+        "",
+        "## Data and splits",
+        "",
+        f"- corpus: `{data['corpus']}` (store fingerprint `{data['store_fingerprint']}`)",
+        f"- queries: `{data['queries']}`, judgments: `{data['qrels']}`",
+        f"- training queries: {data['train_queries']} ({data['train_groups']} groups); "
+        f"dev queries (whole queries, seed {card['config']['seed']}): {data['dev_queries']}",
+        f"- hard negatives: {data['negatives_from']}",
+        f"- left out: {json.dumps(data['skipped'])}",
+        f"- never trained on: {json.dumps(card['splits'])}",
+        "",
+        "## Hyperparameters",
+        "",
+        "```json",
+        json.dumps(card["config"], indent=1),
+        "```",
+        "",
+        "## Training (dev split after every epoch)",
+        "",
+        _table(card["epochs"]),
+        "",
+        f"Best epoch: {card['best_epoch']}; training time {card['train_seconds'] / 60:.1f} min.",
+        "",
+        "## Dev split: ranking the first stage's candidates",
+        "",
+        "| scoring | nDCG@10 | hit@1 |",
+        "|---|---|---|",
+        *(f"| {k} | {v['ndcg@10']:.3f} | {v['hit@1']:.3f} |" for k, v in dev["modes"].items()),
+        "",
+        f"Default scoring mode (best dev nDCG@10): `{card['score_mode']}`.",
+        "",
+        f"Versions: {json.dumps(card['versions'])}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_card(model_dir: str | Path, card: Mapping[str, Any]) -> None:
+    model_dir = Path(model_dir)
+    (model_dir / CARD_FILE).write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+    (model_dir / "README.md").write_text(render(card), encoding="utf-8")

