@@ -297,7 +297,7 @@ class _Trainer:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
             self.opt.step()
             self.sched.step()
-            losses.append(float(loss))
+            losses.append(float(loss.detach()))
             if self.progress:
                 self.progress(f"epoch {epoch}/{cfg.epochs}", step, len(batches))
             if deadline is not None and time.monotonic() > deadline and step < len(batches):

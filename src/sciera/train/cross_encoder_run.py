@@ -14,7 +14,7 @@ import shutil
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +119,9 @@ def calibrate_on_dev(
             prompt_version=f"ce-{mode}",
             notes={"fitted_on": "dev split", "candidates": len(y)},
         )
+        # no clipping to the dev range: logits above the dev maximum would all tie at the
+        # top, and the logistic map is monotone, so extrapolating keeps the model's order
+        cal = replace(cal, lo=None, hi=None)
         p = cal.predict_matrix(X)
         modes[mode] = ranking_metrics(dev, _per_query(dev, p))
         modes[mode]["ece"] = expected_calibration_error(p.tolist(), y.tolist())

@@ -1,0 +1,174 @@
+"""A trained cross-encoder over the first stage, on every judged query of a collection.
+
+Run from the repository root with the venv active (no network needed)::
+
+    python benchmarks/rerank_trained.py --dataset scifact --model scifact-minilm --depths 30 100
+    python benchmarks/rerank_trained.py --dataset nfcorpus --model scifact-minilm --depths 30
+    python benchmarks/rerank_trained.py --dataset pubmedqa --model scifact-minilm --depths 30
+
+Datasets (all from ../shared/data, never trained on except SciFact train):
+- ``scifact``: BEIR SciFact test, all 300 claims, corpus ``corpora/scifact``;
+- ``nfcorpus``: NFCorpus dev (325 queries with judgments, graded 0-2), its dev.docs
+  ingested into ``corpora/nfcorpus-dev`` (converted to JSONL once);
+- ``pubmedqa``: PubMedQA PQA-L dev as retrieval, each question's own abstract the relevant
+  document, the 500 abstracts ingested into ``corpora/pubmedqa-dev``.
+
+The first stage is the hybrid retriever (RRF of BM25 and MiniLM), documents by Max-P. For
+each depth the top ``depth`` documents are reranked by the cross-encoder with scoring
+``ce`` (its logit) and ``fused`` (the dev-fitted calibrator over the logit and the first
+stage's score and rank); the rest follows in first-stage order. Every reranked run is
+paired against the first stage on the same queries: Fisher's randomization test on
+nDCG@10, the exact McNemar test on hit@1. Reranking seconds per query are measured
+(model loaded, one warm-up query first).
+Writes ``benchmarks/results/rerank_trained_<dataset>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+METRICS = ("ndcg@10", "hit@1", "recall@10", "mrr@10")
+
+
+def log(msg: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')} {msg}", file=sys.stderr, flush=True)
+
+
+def _write_jsonl(path: Path, rows) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    with tmp.open("w", encoding="utf-8") as out:
+        for row in rows:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    tmp.rename(path)
+
+
+def prepare(dataset: str, work: Path) -> tuple[Path, Path, Path]:
+    """(corpus dir, queries file, qrels file) for ``dataset``, ingested and indexed."""
+    from sciera.corpus import ingest
+    from sciera.errors import StaleIndexError
+    from sciera.retrieve import build_indexes, open_retriever
+    from sciera.settings import load_settings
+
+    if dataset == "scifact":
+        src, corpus = DATA / "scifact", ROOT / "corpora" / "scifact"
+        queries, qrels = src / "queries.jsonl", src / "qrels" / "test.tsv"
+    elif dataset == "nfcorpus":
+        src, corpus = DATA / "nfcorpus-dev", ROOT / "corpora" / "nfcorpus-dev"
+        conv = work / "nfcorpus-dev"
+        docs = (line.rstrip("\n").split("\t", 1) for line in (src / "dev.docs").open())
+        _write_jsonl(conv / "corpus.jsonl", ({"_id": d, "title": "", "text": t} for d, t in docs))
+        qs = (line.rstrip("\n").split("\t", 1) for line in (src / "dev.titles.queries").open())
+        _write_jsonl(conv / "queries.jsonl", ({"_id": q, "text": t} for q, t in qs))
+        src, queries, qrels = conv, conv / "queries.jsonl", DATA / "nfcorpus-dev" / "dev.2-1-0.qrel"
+    elif dataset == "pubmedqa":
+        items = json.loads((DATA / "pubmedqa" / "pqal_dev.json").read_text())
+        conv, corpus = work / "pubmedqa-dev", ROOT / "corpora" / "pubmedqa-dev"
+        _write_jsonl(
+            conv / "corpus.jsonl",
+            ({"_id": k, "title": "", "text": " ".join(v["CONTEXTS"])} for k, v in items.items()),
+        )
+        _write_jsonl(
+            conv / "queries.jsonl", ({"_id": k, "text": v["QUESTION"]} for k, v in items.items())
+        )
+        (conv / "qrels.tsv").write_text(
+            "query-id\tcorpus-id\tscore\n" + "".join(f"{k}\t{k}\t1\n" for k in items)
+        )
+        src, queries, qrels = conv, conv / "queries.jsonl", conv / "qrels.tsv"
+    else:
+        raise SystemExit(f"unknown dataset {dataset}")
+    settings = load_settings()
+    ingest(src / "corpus.jsonl" if dataset != "scifact" else src, corpus)
+    try:
+        open_retriever(corpus, "hybrid", settings)
+    except StaleIndexError:
+        log(f"indexing {corpus} ...")
+        build_indexes(corpus, settings)
+    return corpus, queries, qrels
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--dataset", default="scifact", choices=("scifact", "nfcorpus", "pubmedqa"))
+    ap.add_argument("--model", default="scifact-minilm")
+    ap.add_argument("--depths", type=int, nargs="+", default=[30, 100])
+    ap.add_argument("--modes", nargs="+", default=["ce", "fused"])
+    ap.add_argument("--work", type=Path, default=Path("/tmp/sciera-bench/rerank_trained"))
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    from sciera.corpus import load_beir_queries, load_qrels
+    from sciera.eval.metrics import evaluate, evaluate_per_query
+    from sciera.eval.retrieval import search_run
+    from sciera.eval.significance import mcnemar_exact, paired_randomization
+    from sciera.rerank.cross_encoder import CrossEncoderReranker
+    from sciera.retrieve import open_retriever
+    from sciera.retrieve.reranked import RerankedRetriever
+    from sciera.settings import load_settings
+
+    corpus, qpath, rpath = prepare(args.dataset, args.work)
+    settings = load_settings()
+    qrels = load_qrels(rpath)
+    allq = load_beir_queries(qpath)
+    queries = {q: allq[q] for q in sorted(qrels) if q in allq}
+    first = open_retriever(corpus, "hybrid", settings)
+    depth = max(100, *args.depths)
+    log(f"{args.dataset}: first stage over {len(queries)} queries")
+    base_run, base_s = search_run(first, queries, depth, "document")
+    base = evaluate_per_query(base_run, qrels, METRICS)
+    out: dict = {
+        "command": shlex.join(["python", *sys.argv]),
+        "dataset": args.dataset,
+        "queries": len(queries),
+        "model": args.model,
+        "first_stage": {
+            "name": "hybrid (RRF bm25 + minilm), Max-P documents",
+            "metrics": evaluate(base_run, qrels, METRICS),
+            "seconds_per_query": base_s / len(queries),
+        },
+        "reranked": {},
+    }
+    for mode in args.modes:
+        rr = CrossEncoderReranker(
+            args.model, home=settings.home, score="raw" if mode == "ce" else mode
+        )
+        for d in args.depths:
+            pipe = RerankedRetriever(first, rr, depth=d, unit="document")
+            pipe.search(next(iter(queries.values())), depth)  # warm-up
+            log(f"  {mode} @ {d} ...")
+            t0 = time.perf_counter()
+            run, _ = search_run(pipe, queries, depth, "document", batch_size=16)
+            secs = (time.perf_counter() - t0) / len(queries) - base_s / len(queries)
+            per = evaluate_per_query(run, qrels, METRICS)
+            qids = sorted(queries)
+            # B = the reranked run, A = the first stage: mean_diff = reranked - first stage
+            nd = paired_randomization(
+                [base[q]["ndcg@10"] for q in qids], [per[q]["ndcg@10"] for q in qids]
+            )
+            hit = mcnemar_exact(
+                [base[q]["hit@1"] > 0 for q in qids], [per[q]["hit@1"] > 0 for q in qids]
+            )
+            out["reranked"][f"{mode}@{d}"] = {
+                "metrics": evaluate(run, qrels, METRICS),
+                "rerank_seconds_per_query": secs,
+                "vs_first_stage": {"ndcg@10": nd.as_dict(), "hit@1": hit.as_dict()},
+            }
+            log(f"    {json.dumps(out['reranked'][f'{mode}@{d}']['metrics'])}")
+    path = args.out or ROOT / "benchmarks" / "results" / f"rerank_trained_{args.dataset}.json"
+    path.write_text(json.dumps(out, indent=1) + "\n")
+    log(f"wrote {path}")
+    for name, row in [("first_stage", out["first_stage"]), *out["reranked"].items()]:
+        m = row["metrics"]
+        print(f"{name:<14} nDCG@10 {m['ndcg@10']:.4f}  hit@1 {m['hit@1']:.4f}")
+
+
+if __name__ == "__main__":
+    main()
