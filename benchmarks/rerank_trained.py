@@ -85,7 +85,7 @@ def prepare(dataset: str, work: Path) -> tuple[Path, Path, Path]:
     else:
         raise SystemExit(f"unknown dataset {dataset}")
     settings = load_settings()
-    ingest(src / "corpus.jsonl" if dataset != "scifact" else src, corpus)
+    ingest(src, corpus, format="beir")
     try:
         open_retriever(corpus, "hybrid", settings)
     except StaleIndexError:

@@ -1,8 +1,9 @@
 """The cross-encoder loading and scoring path on a tiny local model this test builds.
 
-No cross-encoder weights ship offline, so the model is a randomly initialised one-layer BERT
-classifier with a ten-word vocabulary, saved with ``save_pretrained``: it checks loading
-from a local path and the scoring plumbing (its scores carry no meaning).
+The model is a randomly initialised one-layer BERT classifier with a ten-word vocabulary,
+saved with ``save_pretrained`` and no sciera card: it checks loading from a local path, the
+scoring plumbing and the raw-score path (its scores carry no meaning). The shipped trained
+model is tested in test_shipped_cross_encoder.py.
 """
 
 from __future__ import annotations
@@ -54,18 +55,36 @@ def _ranking() -> Ranking:
 
 
 def test_cross_encoder_from_local_directory_passes_conformance(tiny_model):
+    import torch
+
     from sciera.rerank.registry import make_reranker
 
     rr = make_reranker("cross_encoder", model=str(tiny_model), max_length=64)
     out = check_reranker(rr, _ranking())
-    # the scores are the model's own outputs for each (query, passage) pair
-    direct = rr._model.predict([("vitamin d fracture risk", "statin muscle pain")])
+    # the scores are the model's own raw outputs (logits) for each (query, passage) pair
+    direct = rr._model.predict(
+        [("vitamin d fracture risk", "statin muscle pain")], activation_fn=torch.nn.Identity()
+    )
     got = next(it.score for it in out if it.passage_id == "d0#0")
     assert got == pytest.approx(float(direct[0]), abs=1e-6)
 
 
-def test_cross_encoder_needs_a_model():
+def test_a_model_without_a_card_has_raw_scores_only(tiny_model):
+    from sciera.errors import ScieraError
     from sciera.rerank.registry import make_reranker
 
-    with pytest.raises(ValueError, match="model name or local path"):
-        make_reranker("cross_encoder")
+    rr = make_reranker("cross_encoder", model=str(tiny_model), max_length=64)
+    assert rr.score_mode == "raw" and rr.calibrator is None
+    with pytest.raises(ScieraError, match="no sciera card"):
+        make_reranker("cross_encoder", model=str(tiny_model), score="calibrated")
+    with pytest.raises(ValueError, match="score must be one of"):
+        make_reranker("cross_encoder", model=str(tiny_model), score="sigmoid")
+
+
+def test_trained_names_resolve_under_sciera_home(tmp_path, tiny_model):
+    from sciera.rerank.cross_encoder import resolve_model
+
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "mine").symlink_to(tiny_model)
+    assert resolve_model("mine", tmp_path) == str(tmp_path / "models" / "mine")
+    assert resolve_model("org/hub-name", tmp_path) == "org/hub-name"

@@ -82,7 +82,7 @@ def test_make_groups_one_per_positive_with_sampled_negatives():
     ]  # c has no negative: no group
     groups = make_groups(recs, 2, random.Random(0))
     assert len(groups) == 3
-    for qid, pids in groups:
+    for _qid, pids in groups:
         assert len(pids) == 3 and pids[0].split("#")[0] in {"g", "h"}
         assert all(p.split("#")[0] not in {"g", "h"} for p in pids[1:])
     assert make_groups(recs, 2, random.Random(0)) == groups
