@@ -91,6 +91,16 @@ class RerankSettings(_Section):
     depth: int = Field(30, ge=1, description="First-stage candidates to rerank.")
     top_k: int = Field(5, ge=1, description="Passages kept for generation.")
     tau: float = Field(0.8, ge=0, le=1, description="DeepEra relevance threshold.")
+    scorer: Literal["llm", "cross_encoder"] = Field(
+        "llm",
+        description="What scores relevance inside DeepEra: the LLM's grade, or a trained "
+        "cross-encoder's calibrated P(relevant) (the LLM still writes intent and summaries).",
+    )
+    scorer_model: str = Field(
+        "scifact-minilm",
+        description="The cross-encoder DeepEra's cross_encoder scorer loads (a shipped or "
+        "trained name, or a path).",
+    )
 
 
 class AnswerSettings(_Section):

@@ -117,20 +117,30 @@ class CrossEncoderReranker:
         )
         return [float(v) for v in out]
 
-    def rerank(self, query: str, ranking: Ranking) -> Ranking:
+    def assess(self, query: str, ranking: Ranking) -> tuple[list[float], list[float]]:
+        """(scores, logits) of ``ranking``'s passages in input order: P(relevant) from the
+        calibrator (the first-stage features come from ``ranking``), or the raw logits."""
         from sciera.rerank.calibrate import first_stage_features
 
         logits = self.logits(query, [it.passage for it in ranking.items])
         if self.calibrator is None:
-            return rescored(ranking, logits, self.name, query=query)
+            return logits, logits
         feats = first_stage_features(
             [it.score for it in ranking.items], [it.rank for it in ranking.items]
         )
-        details, scores = [], []
-        for x, f in zip(logits, feats, strict=True):
-            p = self.calibrator.predict({"ce": x, **f})
-            scores.append(p)
-            details.append({"score": p, "logit": x, "mode": self.score_mode})
+        probs = [
+            self.calibrator.predict({"ce": x, **f}) for x, f in zip(logits, feats, strict=True)
+        ]
+        return probs, logits
+
+    def rerank(self, query: str, ranking: Ranking) -> Ranking:
+        scores, logits = self.assess(query, ranking)
+        if self.calibrator is None:
+            return rescored(ranking, scores, self.name, query=query)
+        details = [
+            {"score": p, "logit": x, "mode": self.score_mode}
+            for p, x in zip(scores, logits, strict=True)
+        ]
         return rescored(ranking, scores, self.name, details=details, query=query)
 
     def score(self, query: str, passage: Passage) -> float:

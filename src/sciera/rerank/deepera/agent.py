@@ -6,6 +6,11 @@
     kept     = [p : score >= tau] sorted by score, at most top_k   (use_filter=False: top_k only)
     summary(p) for p in kept                                 # skipped: use_summary=False
 
+With ``scorer=`` a trained cross-encoder (``rerank.scorer = "cross_encoder"``) replaces the
+LLM's grades: score(p) = the cross-encoder's P(relevant), calibrated on its own dev split
+(alone or fused with the first-stage features, as its card chose), one batched forward
+pass for all candidates; the LLM still reads the intent and writes the summaries.
+
 ``rerank`` returns only the kept passages (a documented subset of the input; possibly
 empty when nothing passes tau); the full trace, with every candidate's score and why it
 was filtered, comes from :meth:`DeepEraReranker.rerank_with_trace`, ``last_trace``, or
@@ -80,6 +85,7 @@ class DeepEraReranker:
         calibrator: Calibrator | None = None,
         guard: bool = True,
         prune: bool = True,
+        scorer: Any = None,
     ) -> None:
         if not 0.0 <= tau <= 1.0:
             raise ValueError(f"tau must be in [0, 1], got {tau}")
@@ -89,10 +95,16 @@ class DeepEraReranker:
         self.tau, self.top_k = tau, top_k
         self.use_intent, self.use_filter, self.use_summary = use_intent, use_filter, use_summary
         self.with_reason, self.max_words, self.scoring = with_reason, max_words, scoring
-        self.calibrator = calibrator
+        if scorer is not None and getattr(scorer, "calibrator", None) is None:
+            raise ValueError(
+                "a DeepEra scorer must give calibrated probabilities (tau is a probability): "
+                "use a cross-encoder trained by `sciera train cross-encoder`"
+            )
+        self.scorer = scorer
+        self.calibrator = None if scorer is not None else calibrator
         self.guard, self.prune = guard, prune
         self.calibrator_source = ""
-        if calibrator is not None:
+        if self.calibrator is not None:
             calibrator.check_key(model_identity(llm.model_id), calibration_key(use_intent))
         self.last_trace: DeepEraTrace | None = None
 
@@ -108,15 +120,24 @@ class DeepEraReranker:
             llm = make_llm(settings)
         kwargs.setdefault("tau", settings.rerank.tau)
         kwargs.setdefault("top_k", settings.rerank.top_k)
+        scorer = kwargs.pop("scorer", settings.rerank.scorer)
+        if scorer == "llm":
+            scorer = None
+        elif isinstance(scorer, str):
+            from sciera.rerank.registry import make_reranker
+
+            scorer = make_reranker(scorer, settings, model=settings.rerank.scorer_model)
         cal = kwargs.pop("calibrator", "auto")
         source = ""
-        if cal == "auto":
+        if scorer is not None:
+            cal = None  # the scorer brings its own calibration
+        elif cal == "auto":
             key = calibration_key(kwargs.get("use_intent", True))
             path = find_calibrator(settings.home, model_identity(llm.model_id), key)
             cal, source = (Calibrator.load(path), str(path)) if path else (None, "")
         elif isinstance(cal, str | Path):
             cal, source = Calibrator.load(cal), str(cal)
-        agent = cls(llm, calibrator=cal, **kwargs)
+        agent = cls(llm, calibrator=cal, scorer=scorer, **kwargs)
         agent.calibrator_source = source
         return agent
 
@@ -148,7 +169,13 @@ class DeepEraReranker:
             "scoring": self.scoring,
             "guard": self.guard,
             "prune": self.prune,
+            "scorer": self._scorer_name(),
         }
+
+    def _scorer_name(self) -> str:
+        if self.scorer is None:
+            return "llm"
+        return f"{self.scorer.name}:{getattr(self.scorer, 'model_name', '?')}"
 
     def _blocked(self, passage: Passage) -> str:
         if not self.guard:
@@ -215,8 +242,18 @@ class DeepEraReranker:
         calibrated: list[float | None] = [None] * len(items)
         scores = [0.0] * len(items)
         keepable: list[float] = []  # scores of graded passages the filter would keep
+        if self.scorer is not None:
+            with _stage("deepera.assess"):
+                probs, _ = self.scorer.assess(query, ranking)
+            for i, p in enumerate(probs):
+                if not dropped[i]:
+                    calibrated[i] = scores[i] = p
         with _stage("deepera.assess"):
-            for i in sorted(range(len(items)), key=lambda i: (-bounds[i], i)):
+            for i in (
+                []
+                if self.scorer is not None
+                else sorted(range(len(items)), key=lambda i: (-bounds[i], i))
+            ):
                 if dropped[i]:
                     continue
                 dropped[i] = self._unreachable(bounds[i], keepable)
@@ -287,20 +324,24 @@ class DeepEraReranker:
                 seconds=0.0 if a is None else a.seconds,
             )
             traces.append(pt)
-            if d.kept and a is not None:
+            if d.kept and (a is not None or self.scorer is not None):
                 prov = dict(it.provenance)
                 prov.setdefault(prev, {"score": it.score, "rank": it.rank})
                 prov[STAGE] = {
                     "score": d.score,
-                    "grade_expectation": a.grade_expectation,
+                    "grade_expectation": None if a is None else a.grade_expectation,
                     "calibrated": calibrated[d.index],
-                    "reason": a.reason,
+                    "scorer": self._scorer_name(),
+                    "reason": "" if a is None else a.reason,
                     "summary": summary,
                     "intent": None if intent is None else intent.intent,
                 }
                 kept_items.append(ScoredPassage(it.passage, d.score, len(kept_items) + 1, prov))
 
-        if self.calibrator is not None:
+        if self.scorer is not None:
+            mode = getattr(self.scorer, "score_mode", "calibrated")
+            source = f"{self._scorer_name()} P(relevant), {mode}, calibrated on its dev split"
+        elif self.calibrator is not None:
             source = f"calibrated: {self.calibrator_source or 'in-memory calibrator'}"
         else:
             source = "raw grade expectation (no calibrator)"
