@@ -50,7 +50,7 @@ class Pipeline:
         """Open the corpus indexes and build every stage; one LLM is shared by all."""
         from sciera.evidence.registry import make_extractor
         from sciera.generate.registry import make_generator
-        from sciera.rerank.registry import make_reranker
+        from sciera.rerank.registry import make_reranker, uses_llm
         from sciera.retrieve.open import open_retriever
 
         settings = settings or load_settings()
@@ -60,7 +60,7 @@ class Pipeline:
 
             llm = make_llm(settings)
         name, evidence = settings.rerank.reranker, settings.answer.evidence
-        kwargs: dict[str, Any] = {"llm": llm} if name.startswith(("llm", "deepera")) else {}
+        kwargs: dict[str, Any] = {"llm": llm} if uses_llm(name) else {}
         if name == "deepera":  # summaries are DeepEra's evidence; skip them otherwise
             kwargs["use_summary"] = evidence == "deepera"
         reranker = make_reranker(name, settings, **kwargs)

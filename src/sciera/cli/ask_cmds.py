@@ -108,6 +108,13 @@ def ask(
     depth: Annotated[int | None, typer.Option(help="First-stage candidates to rerank.")] = None,
     reranker: Annotated[str | None, typer.Option(help="Reranker name (default deepera).")] = None,
     tau: Annotated[float | None, typer.Option(help="DeepEra threshold on the score.")] = None,
+    scorer: Annotated[
+        str | None,
+        typer.Option(help="DeepEra's relevance scorer: llm | cross_encoder (trained, fast)."),
+    ] = None,
+    scorer_model: Annotated[
+        str | None, typer.Option("--scorer-model", help="Cross-encoder for --scorer.")
+    ] = None,
     top_k: Annotated[int | None, typer.Option("--top-k", help="Passages kept.")] = None,
     evidence: Annotated[
         str | None, typer.Option(help="Evidence: deepera | rational | vanilla | full")
@@ -151,7 +158,14 @@ def ask(
         preset,
         {
             "retrieve": {"retriever": first_stage},
-            "rerank": {"depth": depth, "reranker": reranker, "tau": tau, "top_k": top_k},
+            "rerank": {
+                "depth": depth,
+                "reranker": reranker,
+                "tau": tau,
+                "top_k": top_k,
+                "scorer": scorer,
+                "scorer_model": scorer_model,
+            },
             "answer": {
                 "evidence": evidence,
                 "question_type": qtype,

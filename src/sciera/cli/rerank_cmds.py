@@ -41,6 +41,13 @@ def rerank(
         str | None, typer.Option(help="Reranker name (see sciera.rerank.registry).")
     ] = None,
     tau: Annotated[float | None, typer.Option(help="DeepEra threshold on the score.")] = None,
+    scorer: Annotated[
+        str | None,
+        typer.Option(help="DeepEra's relevance scorer: llm | cross_encoder (trained, fast)."),
+    ] = None,
+    scorer_model: Annotated[
+        str | None, typer.Option("--scorer-model", help="Cross-encoder for --scorer.")
+    ] = None,
     top_k: Annotated[int | None, typer.Option("--top-k", help="Passages kept.")] = None,
     model: Annotated[
         str | None, typer.Option(help="Cross-encoder model name or local path (cross_encoder).")
@@ -57,7 +64,15 @@ def rerank(
     from sciera.rerank.registry import make_reranker
     from sciera.retrieve.open import open_retriever
 
-    settings = _settings(preset, depth=depth, tau=tau, top_k=top_k, reranker=reranker)
+    settings = _settings(
+        preset,
+        depth=depth,
+        tau=tau,
+        top_k=top_k,
+        reranker=reranker,
+        scorer=scorer,
+        scorer_model=scorer_model,
+    )
     name = settings.rerank.reranker
     kwargs: dict[str, Any] = {}
     if name == "deepera":
