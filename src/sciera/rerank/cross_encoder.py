@@ -73,9 +73,10 @@ class CrossEncoderReranker:
         self.card = read_card(self.path) if Path(self.path).is_dir() else None
         length = max_length or (self.card or {}).get("max_length") or 512
         self.batch_size = batch_size
-        self._model = st.CrossEncoder(self.path, max_length=length, device=device)
-        if next(self._model.model.parameters()).dtype != _float32():
-            self._model.model.float()  # weights may ship as float16; CPU math runs in float32
+        # weights may ship as float16; CPU math runs in float32 (float16 matmuls are slow)
+        self._model = st.CrossEncoder(
+            self.path, max_length=length, device=device, model_kwargs={"dtype": _float32()}
+        )
         self.score_mode = self._mode(score)
         self.calibrator = self._calibrator(self.score_mode)
 

@@ -107,7 +107,13 @@ def resolve_base(base: str) -> str:
 
 def load_cross_encoder(model: str, *, max_length: int, num_labels: int | None = None) -> Any:
     st = require("sentence_transformers", "dense")
-    kwargs: dict[str, Any] = {"max_length": max_length, "device": "cpu"}
+    import torch
+
+    kwargs: dict[str, Any] = {
+        "max_length": max_length,
+        "device": "cpu",
+        "model_kwargs": {"dtype": torch.float32},
+    }
     if num_labels is not None:
         kwargs["num_labels"] = num_labels
     ce = st.CrossEncoder(model, **kwargs)

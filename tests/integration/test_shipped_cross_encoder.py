@@ -1,0 +1,57 @@
+"""The cross-encoder sciera ships (`scifact-minilm`): present, small, carded, loaded offline
+by its short name as the default, and calibrated. Its quality and speed are measured by
+benchmarks/rerank_trained.py (README rows), not asserted here, except for one sanity
+check on real SciFact text: a judged claim's gold abstract outscores unrelated abstracts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    from sciera.rerank.cross_encoder import SHIPPED
+
+    return SHIPPED["scifact-minilm"]
+
+
+def test_shipped_model_files_and_card(shipped):
+    size = sum(f.stat().st_size for f in shipped.iterdir() if f.is_file())
+    assert size <= 50 * 2**20, f"shipped model is {size / 2**20:.1f} MB (limit 50)"
+    card = json.loads((shipped / "sciera-card.json").read_text())
+    assert card["command"].startswith("sciera train cross-encoder")
+    assert "--exclude-ssli" in card["command"]
+    kinds = {s["kind"] for s in card["splits"]["excluded"]}
+    assert kinds == {"qrels", "ssli"}
+    assert card["score_mode"] in ("ce", "fused")
+    assert (shipped / card["calibrators"]["calibrated"]).is_file()
+    assert (shipped / card["calibrators"]["fused"]).is_file()
+
+
+def test_default_cross_encoder_is_the_shipped_one_and_ranks_gold_first(scifact_dir):
+    from sciera.corpus import load_beir_queries, load_qrels
+    from sciera.rerank.registry import make_reranker
+    from sciera.types import Passage, Ranking, ScoredPassage
+
+    rr = make_reranker("cross_encoder")
+    assert rr.model_name == "scifact-minilm" and rr.calibrator is not None
+    docs = {}
+    for line in (scifact_dir / "corpus.jsonl").read_text().splitlines():
+        d = json.loads(line)
+        docs[d["_id"]] = d
+    queries = load_beir_queries(scifact_dir)
+    qrels = load_qrels(scifact_dir / "qrels" / "test.tsv")
+    qid = sorted(qrels)[0]
+    gold = next(iter(qrels[qid]))
+    others = [d for d in list(docs)[:200] if d not in qrels[qid]][:9]
+    items = tuple(
+        ScoredPassage(Passage(f"{d}#0", d, 0, docs[d]["title"], docs[d]["text"]), 1.0, i + 1)
+        for i, d in enumerate([*others, gold])
+    )
+    out = rr.rerank(queries[qid], Ranking(queries[qid], items, "hybrid"))
+    assert out.items[0].passage.doc_id == gold
+    assert all(0.0 <= it.score <= 1.0 for it in out)
