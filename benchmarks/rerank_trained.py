@@ -95,6 +95,40 @@ def prepare(dataset: str, work: Path) -> tuple[Path, Path, Path]:
     return corpus, queries, qrels
 
 
+TAUS = (0.3, 0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+def tau_table(run: dict, qrels: dict, base_run: dict, depth: int) -> dict:
+    """DeepEra's filter with this scorer: per tau, the documents whose P(relevant) >= tau
+    (the reranked head's scores are the calibrated probabilities; the tail's are below 0),
+    their precision, the recall of the gold documents among the candidates, and how many
+    answerable queries (a gold document in the first stage's top ``depth``) keep nothing."""
+    from sciera.eval.metrics import trec_order
+
+    answerable = [
+        q for q in run if any(qrels[q].get(d, 0) > 0 for d in trec_order(base_run[q])[:depth])
+    ]
+    table = {}
+    for tau in TAUS:
+        kept = rel = gold_in = gold_kept = empty = 0
+        for q in run:
+            docs = [d for d, sc in run[q].items() if sc >= tau]
+            hits = sum(qrels[q].get(d, 0) > 0 for d in docs)
+            kept, rel = kept + len(docs), rel + hits
+            cands = trec_order(base_run[q])[:depth]
+            gold_in += sum(qrels[q].get(d, 0) > 0 for d in cands)
+            gold_kept += hits
+            empty += q in answerable and not docs
+        table[str(tau)] = {
+            "kept": kept,
+            "precision": rel / kept if kept else None,
+            "recall_of_candidate_gold": gold_kept / gold_in if gold_in else None,
+            "answerable": len(answerable),
+            "answerable_with_nothing_kept": empty,
+        }
+    return table
+
+
 class MemoLogits:
     """The cross-encoder's logits, each (query, passage) computed once and timed."""
 
@@ -185,6 +219,8 @@ def main() -> None:
                 "model_seconds_per_query": (memo.seconds - before[0]) / len(queries),
                 "pairs_scored": pairs,
             }
+            if mode == "fused":
+                out["reranked"][f"{mode}@{d}"]["filter"] = tau_table(run, qrels, base_run, d)
             log(f"    {json.dumps(out['reranked'][f'{mode}@{d}']['metrics'])}")
     out["model_seconds_per_pair"] = memo.seconds / max(memo.pairs, 1)
     path = args.out or ROOT / "benchmarks" / "results" / f"rerank_trained_{args.dataset}.json"

@@ -1,0 +1,42 @@
+"""rerank_trained: the tau table read off a fused run, and logits computed once."""
+
+from __future__ import annotations
+
+import pytest
+
+from sciera.types import Passage
+
+SCRIPT = "rerank_trained"
+
+
+def test_tau_table_by_hand(bench):
+    # q1: head probabilities a 0.9 (gold), b 0.6; tail c below 0. q2: nothing above 0.5,
+    # its gold d in the candidates -> answerable with nothing kept at tau >= 0.5
+    run = {"q1": {"a": 0.9, "b": 0.6, "c": -1.4}, "q2": {"d": 0.4, "e": 0.2}}
+    base = {"q1": {"b": 3.0, "a": 2.0, "c": 1.0}, "q2": {"d": 2.0, "e": 1.0}}
+    qrels = {"q1": {"a": 1}, "q2": {"d": 1}}
+    t = bench.tau_table(run, qrels, base, depth=2)
+    assert t["0.5"] == {
+        "kept": 2,
+        "precision": 0.5,
+        "recall_of_candidate_gold": 0.5,
+        "answerable": 2,
+        "answerable_with_nothing_kept": 1,
+    }
+    assert t["0.3"]["kept"] == 3 and t["0.3"]["precision"] == pytest.approx(2 / 3)
+    assert t["0.9"]["kept"] == 1 and t["0.9"]["precision"] == 1.0
+    assert t["0.3"]["answerable_with_nothing_kept"] == 0
+
+
+def test_memo_logits_computes_each_pair_once(bench):
+    calls = []
+
+    def inner(query, passages):
+        calls.append([p.passage_id for p in passages])
+        return [float(len(p.passage_id)) for p in passages]
+
+    memo = bench.MemoLogits(inner)
+    ps = [Passage(f"{d}#0", d, 0, "", d) for d in ("a", "bb", "ccc")]
+    assert memo("q", ps[:2]) == [3.0, 4.0]
+    assert memo("q", ps) == [3.0, 4.0, 5.0]
+    assert calls == [["a#0", "bb#0"], ["ccc#0"]] and memo.pairs == 3
