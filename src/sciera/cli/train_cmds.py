@@ -14,6 +14,15 @@ train_app = typer.Typer(help="Fine-tune relevance models on your judgments (offl
 app.add_typer(train_app, name="train")
 
 
+def _quiet_transformers() -> None:
+    """The command's own progress lines say what happens; transformers' per-save progress
+    bars and load reports (a new head is expected here) would bury them."""
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+
+
 @train_app.command("cross-encoder")
 def cross_encoder(
     corpus: Annotated[Path, typer.Option("--corpus", help="Corpus directory (ingested, indexed).")],
@@ -105,6 +114,7 @@ def cross_encoder(
         overwrite=overwrite,
         max_queries=max_queries,
     )
+    _quiet_transformers()
     with step_progress(transient=False) as update:
         result = train_cross_encoder(job, load_settings(preset), update)
     card = result.card
