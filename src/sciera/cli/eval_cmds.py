@@ -63,6 +63,19 @@ def retrieval(
         str | None,
         typer.Option("--model", help="Reranker model: a shipped or trained name, or a path."),
     ] = None,
+    embedder: Annotated[
+        str | None,
+        typer.Option(
+            "--embedder", help="Dense/hybrid embedder: minilm, e5 or sentence-transformers."
+        ),
+    ] = None,
+    embedder_model: Annotated[
+        str | None,
+        typer.Option(
+            "--embedder-model",
+            help="Model for --embedder sentence-transformers: a trained name or a path.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     per_query: Annotated[
         bool, typer.Option("--per-query", help="With --json: include per-query scores.")
@@ -82,7 +95,8 @@ def retrieval(
         raise typer.BadParameter(str(exc), param_hint="--metrics") from None
     if unit not in UNITS:
         raise typer.BadParameter(f"choose one of {', '.join(UNITS)}", param_hint="--unit")
-    settings = load_settings(preset)
+    embed = {k: v for k, v in (("backend", embedder), ("model", embedder_model)) if v}
+    settings = load_settings(preset, **({"embed": embed} if embed else {}))
     with step_progress() as step:
         update = partial(step, "searching")
         result = evaluate_retrieval(

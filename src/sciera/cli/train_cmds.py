@@ -23,21 +23,55 @@ def _quiet_transformers() -> None:
     hf_logging.disable_progress_bar()
 
 
+CorpusOpt = Annotated[Path, typer.Option("--corpus", help="Corpus directory (ingested, indexed).")]
+QueriesOpt = Annotated[
+    Path, typer.Option("--queries", help="BEIR queries.jsonl, or a BEIR folder holding it.")
+]
+QrelsOpt = Annotated[
+    Path, typer.Option("--qrels", help="Training judgments (BEIR .tsv or TREC qrels).")
+]
+OutOpt = Annotated[
+    str, typer.Option("--out", help="Model name (SCIERA_HOME/models/NAME) or a path.")
+]
+BaseOpt = Annotated[
+    str, typer.Option(help="Start from: 'minilm' (offline all-MiniLM-L6-v2) or a path/name.")
+]
+DepthOpt = Annotated[int, typer.Option(min=2, help="First-stage documents mined.")]
+RetrieverOpt = Annotated[str, typer.Option(help="First stage that mines negatives.")]
+DevFractionOpt = Annotated[float, typer.Option(help="Share of queries held out as dev.")]
+ExcludeQrelsOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--exclude-qrels",
+        help="Evaluation judgments whose queries are refused "
+        "(a BEIR qrels/test.tsv beside --qrels is excluded without asking).",
+    ),
+]
+ExcludeSsliOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--exclude-ssli",
+        help="SSLI evaluation set whose gold abstracts never "
+        "enter training (build folder, instances.jsonl or packed .jsonl.gz).",
+    ),
+]
+TimeBudgetOpt = Annotated[
+    float | None, typer.Option("--time-budget", help="Minutes of training at most.")
+]
+OverwriteOpt = Annotated[bool, typer.Option(help="Replace an existing model folder.")]
+MaxQueriesOpt = Annotated[
+    int | None, typer.Option(min=1, help="Train on the first N training queries only.")
+]
+PresetOpt = Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")]
+
+
 @train_app.command("cross-encoder")
 def cross_encoder(
-    corpus: Annotated[Path, typer.Option("--corpus", help="Corpus directory (ingested, indexed).")],
-    queries: Annotated[
-        Path, typer.Option("--queries", help="BEIR queries.jsonl, or a BEIR folder holding it.")
-    ],
-    qrels: Annotated[
-        Path, typer.Option("--qrels", help="Training judgments (BEIR .tsv or TREC qrels).")
-    ],
-    out: Annotated[
-        str, typer.Option("--out", help="Model name (SCIERA_HOME/models/NAME) or a path.")
-    ],
-    base: Annotated[
-        str, typer.Option(help="Start from: 'minilm' (offline all-MiniLM-L6-v2) or a path/name.")
-    ] = "minilm",
+    corpus: CorpusOpt,
+    queries: QueriesOpt,
+    qrels: QrelsOpt,
+    out: OutOpt,
+    base: BaseOpt = "minilm",
     loss: Annotated[str, typer.Option(help="listwise (softmax CE over groups) or bce.")] = (
         "listwise"
     ),
@@ -47,35 +81,17 @@ def cross_encoder(
     lr: Annotated[float, typer.Option(help="Learning rate of the pretrained body.")] = 5e-5,
     head_lr: Annotated[float, typer.Option(help="Learning rate of the new head.")] = 1e-3,
     max_length: Annotated[int, typer.Option(min=16, help="Tokens per (query, passage).")] = 320,
-    depth: Annotated[int, typer.Option(min=2, help="First-stage documents mined.")] = 30,
-    retriever: Annotated[str, typer.Option(help="First stage that mines negatives.")] = "hybrid",
-    dev_fraction: Annotated[float, typer.Option(help="Share of queries held out as dev.")] = 0.12,
-    exclude_qrels: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--exclude-qrels",
-            help="Evaluation judgments whose queries are refused "
-            "(a BEIR qrels/test.tsv beside --qrels is excluded without asking).",
-        ),
-    ] = None,
-    exclude_ssli: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--exclude-ssli",
-            help="SSLI evaluation set whose gold abstracts never "
-            "enter training (build folder, instances.jsonl or packed .jsonl.gz).",
-        ),
-    ] = None,
+    depth: DepthOpt = 30,
+    retriever: RetrieverOpt = "hybrid",
+    dev_fraction: DevFractionOpt = 0.12,
+    exclude_qrels: ExcludeQrelsOpt = None,
+    exclude_ssli: ExcludeSsliOpt = None,
     seed: Annotated[int, typer.Option()] = 0,
-    time_budget: Annotated[
-        float | None, typer.Option("--time-budget", help="Minutes of training at most.")
-    ] = None,
+    time_budget: TimeBudgetOpt = None,
     fp16: Annotated[bool, typer.Option(help="Save the weights in float16 (half the size).")] = True,
-    overwrite: Annotated[bool, typer.Option(help="Replace an existing model folder.")] = False,
-    max_queries: Annotated[
-        int | None, typer.Option(min=1, help="Train on the first N training queries only.")
-    ] = None,
-    preset: Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")] = None,
+    overwrite: OverwriteOpt = False,
+    max_queries: MaxQueriesOpt = None,
+    preset: PresetOpt = None,
 ) -> None:
     """Fine-tune a cross-encoder on QRELS with first-stage hard negatives; resumable
     (rerun the same command), the best dev epoch kept, calibrated on dev, with a model card."""
@@ -117,13 +133,85 @@ def cross_encoder(
     _quiet_transformers()
     with step_progress(transient=False) as update:
         result = train_cross_encoder(job, load_settings(preset), update)
+    _report(result)
+    typer.echo(f"default scoring: {result.card['score_mode']}")
+    typer.echo(json.dumps({"model_dir": str(result.model_dir)}))
+
+
+def _report(result) -> None:
     card = result.card
-    modes = card["dev"]["modes"]
     typer.echo(
         f"model: {result.model_dir} (best epoch {card['best_epoch']}, "
         f"{card['train_seconds'] / 60:.1f} min)"
     )
-    for mode, m in modes.items():
+    for mode, m in card["dev"]["modes"].items():
         typer.echo(f"dev {mode:<12} nDCG@10 {m['ndcg@10']:.4f}  hit@1 {m['hit@1']:.4f}")
-    typer.echo(f"default scoring: {card['score_mode']}")
+
+
+@train_app.command("embedder")
+def embedder(
+    corpus: CorpusOpt,
+    queries: QueriesOpt,
+    qrels: QrelsOpt,
+    out: OutOpt,
+    base: BaseOpt = "minilm",
+    epochs: Annotated[int, typer.Option(min=1)] = 3,
+    negatives: Annotated[
+        int, typer.Option(min=0, help="Hard negatives per example (0: in-batch only).")
+    ] = 1,
+    batch_size: Annotated[int, typer.Option(min=2, help="Examples per batch.")] = 16,
+    lr: Annotated[float, typer.Option(help="Learning rate.")] = 2e-5,
+    scale: Annotated[float, typer.Option(help="Cosine scale of the softmax.")] = 20.0,
+    max_length: Annotated[int, typer.Option(min=16, help="Tokens per text.")] = 256,
+    depth: DepthOpt = 30,
+    retriever: RetrieverOpt = "hybrid",
+    dev_fraction: DevFractionOpt = 0.12,
+    exclude_qrels: ExcludeQrelsOpt = None,
+    exclude_ssli: ExcludeSsliOpt = None,
+    seed: Annotated[int, typer.Option()] = 0,
+    time_budget: TimeBudgetOpt = None,
+    overwrite: OverwriteOpt = False,
+    max_queries: MaxQueriesOpt = None,
+    preset: PresetOpt = None,
+) -> None:
+    """Fine-tune the dense retriever's embedder on QRELS (in-batch + first-stage hard
+    negatives); resumable, the best dev epoch kept, with a model card. Re-embed a corpus with
+    it: sciera index --corpus DIR --dense-only --embedder sentence-transformers --model NAME."""
+    from sciera.progress import step_progress
+    from sciera.settings import load_settings
+    from sciera.train.embedder_fit import EmbedderConfig
+    from sciera.train.embedder_run import EmbedderJob, train_embedder
+
+    try:
+        config = EmbedderConfig(
+            base=base,
+            epochs=epochs,
+            negatives=negatives,
+            batch_size=batch_size,
+            lr=lr,
+            scale=scale,
+            max_length=max_length,
+            seed=seed,
+            time_budget_minutes=time_budget,
+        )
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    job = EmbedderJob(
+        corpus,
+        queries,
+        qrels,
+        out,
+        config=config,
+        retriever=retriever,
+        depth=depth,
+        dev_fraction=dev_fraction,
+        exclude_qrels=exclude_qrels or (),
+        exclude_ssli=exclude_ssli or (),
+        overwrite=overwrite,
+        max_queries=max_queries,
+    )
+    _quiet_transformers()
+    with step_progress(transient=False) as update:
+        result = train_embedder(job, load_settings(preset), update)
+    _report(result)
     typer.echo(json.dumps({"model_dir": str(result.model_dir)}))

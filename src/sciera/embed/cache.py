@@ -42,7 +42,8 @@ def embedder_identity(embedder: Embedder) -> str:
     """Name, dimension and model package versions: what a cached vector depends on."""
     packages = _MODEL_PACKAGES.get(embedder.name, ("sentence-transformers",))
     versions = ",".join(f"{p}={_version(p)}" for p in packages)
-    return f"{embedder.name}:{embedder.dim}:{versions}"
+    weights = getattr(embedder, "weights", None)
+    return f"{embedder.name}:{embedder.dim}:{versions}" + (f":{weights}" if weights else "")
 
 
 def _text_key(text: str) -> bytes:

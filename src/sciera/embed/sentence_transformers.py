@@ -48,6 +48,9 @@ class SentenceTransformerEmbedder:
         logger.info("loading sentence-transformers model %s", self.model_ref)
         self._model = st.SentenceTransformer(self.model_ref, device=device)
         self.dim = int(self._model.get_embedding_dimension())
+        from sciera.embed.registry import weights_id
+
+        self.weights = weights_id(self.model_ref)  # local folders: what cached vectors key on
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         return self._model.encode(

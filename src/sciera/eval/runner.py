@@ -108,7 +108,7 @@ class _Retrievers:
             if name in ("dense", "hybrid") and self._embedder is None:
                 from sciera.embed.registry import create_embedder
 
-                self._embedder = create_embedder(self.settings.embed)
+                self._embedder = create_embedder(self.settings.embed, self.settings.home)
             emb = self._embedder if name in ("dense", "hybrid") else None
             self._open[name] = open_retriever(self.corpus, name, self.settings, embedder=emb)
         return self._open[name]

@@ -49,7 +49,11 @@ class EmbeddingReranker:
         if unknown:
             raise ValueError(f"embedding reranker: unknown parameters {unknown}")
         embed = EmbedSettings.model_validate({**settings.embed.model_dump(), **kwargs})
-        return cls(with_cache(create_embedder(embed), settings.model_copy(update={"embed": embed})))
+        return cls(
+            with_cache(
+                create_embedder(embed, settings.home), settings.model_copy(update={"embed": embed})
+            )
+        )
 
     def _scores(self, query: str, passages: Sequence[Passage]) -> list[float]:
         if not passages:

@@ -67,12 +67,21 @@ def bm25_params(settings: Settings) -> dict[str, Any]:
 
 
 def dense_params(settings: Settings, embedder_name: str) -> dict[str, Any]:
-    """The dense parameters an index must match (the dimension is recorded separately)."""
-    return {
+    """The dense parameters an index must match (the dimension is recorded separately);
+    a local model folder adds its weights' fingerprint, so retraining it makes the index
+    stale rather than silently mismatched."""
+    from sciera.embed.registry import weights_id, with_home
+
+    params: dict[str, Any] = {
         "embedder": embedder_name,
         "vectors": settings.vectors.backend,
         "qdrant_url": settings.vectors.qdrant_url if settings.vectors.backend == "qdrant" else None,
     }
+    embed = with_home(settings.embed, settings.home)
+    weights = weights_id(embed.model) if embed.model else None
+    if weights is not None:
+        params["weights"] = weights
+    return params
 
 
 def _now() -> str:
@@ -182,7 +191,9 @@ def build_indexes(
                 key, libs = "bm25", _BM25_LIBS
                 params = _build_bm25(store, root / key, settings, total, progress)
             else:
-                embedder = with_cache(embedder or create_embedder(settings.embed), settings)
+                embedder = with_cache(
+                    embedder or create_embedder(settings.embed, settings.home), settings
+                )
                 key, libs = dense_key(embedder.name), _DENSE_LIBS
                 params = _build_dense(
                     store, root / key, settings, embedder, total, progress, corpus_dir

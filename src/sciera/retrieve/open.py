@@ -44,7 +44,7 @@ def _open_dense(ctx: _Context) -> Retriever:
     name = ctx.embedder.name if ctx.embedder is not None else embedder_name(ctx.settings.embed)
     key = dense_key(name)
     ctx.check(key, dense_params(ctx.settings, name))
-    embedder = ctx.embedder or create_embedder(ctx.settings.embed)
+    embedder = ctx.embedder or create_embedder(ctx.settings.embed, ctx.settings.home)
     backend = ctx.manifest.records[key].params["vectors"]  # type: ignore[union-attr]
     index = load_vector_index(backend, index_dir(ctx.corpus_dir) / key, ctx.settings.vectors)
     return DenseRetriever(embedder, index, ctx.store)

@@ -15,6 +15,7 @@ from typing import Any
 
 CARD_FILE = "sciera-card.json"
 CALIBRATOR_FILE = "sciera-calibrator.json"
+FUSED_CALIBRATOR_FILE = "sciera-calibrator-fused.json"
 
 
 def versions() -> dict[str, str]:
@@ -89,8 +90,11 @@ def render(card: Mapping[str, Any]) -> str:
         "|---|---|---|",
         *(f"| {k} | {v['ndcg@10']:.3f} | {v['hit@1']:.3f} |" for k, v in dev["modes"].items()),
         "",
-        f"Default scoring mode (best dev nDCG@10): `{card['score_mode']}`.",
-        "",
+        *(
+            [f"Default scoring mode (best dev nDCG@10): `{card['score_mode']}`.", ""]
+            if "score_mode" in card
+            else []
+        ),
         f"Versions: {json.dumps(card['versions'])}",
         "",
     ]

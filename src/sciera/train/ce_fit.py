@@ -1,9 +1,9 @@
 """Fine-tune a cross-encoder reranker (sentence-transformers ``CrossEncoder``) offline.
 
-    from sciera.train import cross_encoder, CrossEncoderConfig
-    result = cross_encoder(CrossEncoderConfig(
+    from sciera.train import cross_encoder
+    result = cross_encoder(
         corpus="corpora/scifact", queries="../shared/data/scifact",
-        qrels="../shared/data/scifact/qrels/train.tsv", out="scifact-minilm"))
+        qrels="../shared/data/scifact/qrels/train.tsv", out="scifact-minilm")
     result.model_dir  # SCIERA_HOME/models/scifact-minilm, loadable by --reranker cross_encoder
 
 Recipe (chosen on the SciFact train dev split, see the README's benchmark rows):
@@ -26,14 +26,10 @@ Recipe (chosen on the SciFact train dev split, see the README's benchmark rows):
 
 from __future__ import annotations
 
-import json
-import logging
 import math
 import random
-import shutil
-import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +37,8 @@ import numpy as np
 
 from sciera.errors import ScieraError, require
 from sciera.train.data import TrainQuery
+from sciera.train.loop import EpochTrainer, LoopConfig, Progress, TrainState, steps_for
 
-log = logging.getLogger(__name__)
-Progress = Callable[[str, int, int], None]
 LOSSES = ("listwise", "bce")
 
 
@@ -69,33 +64,6 @@ class TrainConfig:
             raise ValueError(f"loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
         if self.epochs < 1 or self.negatives < 1 or self.groups_per_batch < 1:
             raise ValueError("epochs, negatives and groups_per_batch must be at least 1")
-
-
-@dataclass
-class EpochResult:
-    epoch: int
-    steps: int
-    mean_loss: float
-    dev: dict[str, float]
-    seconds: float
-    partial: bool = False
-
-
-@dataclass
-class TrainState:
-    """What survives a restart: finished epochs and the best one so far."""
-
-    epochs: list[EpochResult] = field(default_factory=list)
-    best_epoch: int | None = None
-    seconds: float = 0.0
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=1)
-
-    @classmethod
-    def load(cls, path: Path) -> TrainState:
-        data = json.loads(path.read_text())
-        return cls([EpochResult(**e) for e in data["epochs"]], data["best_epoch"], data["seconds"])
 
 
 def resolve_base(base: str) -> str:
@@ -216,7 +184,7 @@ def first_stage_scores(dev: Sequence[TrainQuery]) -> list[np.ndarray]:
     return [np.array([s for _, s in rec.candidates], dtype=float) for rec in dev]
 
 
-class _Trainer:
+class _Trainer(EpochTrainer):
     def __init__(
         self,
         cfg: TrainConfig,
@@ -226,121 +194,46 @@ class _Trainer:
         work: Path,
         progress: Progress | None,
     ) -> None:
-        import torch
-
-        self.torch = torch
         self.cfg, self.train, self.dev, self.texts = cfg, train, dev, texts
-        self.work, self.progress = work, progress
-        self.ckpt = work / "checkpoint"
-        self.best_dir = work / "best"
-        self.state_file = work / "state.json"
-        torch.manual_seed(cfg.seed)
-        resume = (self.ckpt / "trainer.pt").exists() and self.state_file.exists()
-        source = str(self.ckpt) if resume else resolve_base(cfg.base)
-        self.ce = load_cross_encoder(source, max_length=cfg.max_length, num_labels=1)
-        self.model = self.ce
-        self.loss_fn = make_loss(self.ce, cfg.loss)
-        self.state = TrainState.load(self.state_file) if resume else TrainState()
-        n_groups = sum(len(r.positives) for r in train if r.negatives)
-        self.steps_per_epoch = max(1, math.ceil(n_groups / cfg.groups_per_batch))
-        total = self.steps_per_epoch * cfg.epochs
-        head = [p for n, p in self.model.named_parameters() if self._is_head(n)]
-        body = [p for n, p in self.model.named_parameters() if not self._is_head(n)]
-        self.opt = torch.optim.AdamW(
-            [{"params": body, "lr": cfg.lr}, {"params": head, "lr": cfg.head_lr}],
-            weight_decay=cfg.weight_decay,
+        self.qtext = {r.qid: r.text for r in train}
+        loop = LoopConfig(
+            cfg.epochs,
+            cfg.lr,
+            cfg.head_lr,
+            cfg.warmup,
+            cfg.weight_decay,
+            cfg.seed,
+            cfg.time_budget_minutes,
         )
-        warm = max(1, int(cfg.warmup * total))
-        self.sched = torch.optim.lr_scheduler.LambdaLR(
-            self.opt, lambda s: min((s + 1) / warm, max(0.0, (total - s) / max(1, total - warm)))
-        )
-        if resume:
-            saved = torch.load(self.ckpt / "trainer.pt", weights_only=False)
-            self.opt.load_state_dict(saved["optimizer"])
-            self.sched.load_state_dict(saved["scheduler"])
-            log.info("resuming after epoch %d", len(self.state.epochs))
+        super().__init__(loop, work, progress)
+        self.loss_fn = make_loss(self.model, cfg.loss)
 
-    @staticmethod
-    def _is_head(name: str) -> bool:
+    def load_model(self) -> Any:
+        source = str(self.checkpoint) if self.resuming else resolve_base(self.cfg.base)
+        return load_cross_encoder(source, max_length=self.cfg.max_length, num_labels=1)
+
+    def steps_per_epoch(self) -> int:
+        n_groups = sum(len(r.positives) for r in self.train if r.negatives)
+        return steps_for(n_groups, self.cfg.groups_per_batch)
+
+    def is_head(self, name: str) -> bool:
         return ".classifier." in f".{name}"
 
-    def _save_checkpoint(self) -> None:
-        tmp = self.work / "checkpoint.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        self.ce.save_pretrained(str(tmp))
-        self.torch.save(
-            {"optimizer": self.opt.state_dict(), "scheduler": self.sched.state_dict()},
-            tmp / "trainer.pt",
-        )
-        shutil.rmtree(self.ckpt, ignore_errors=True)
-        tmp.rename(self.ckpt)
-        self.state_file.write_text(self.state.to_json() + "\n")
+    def batches(self, rng: random.Random) -> list[list[tuple[str, list[str]]]]:
+        groups = make_groups(self.train, self.cfg.negatives, rng)
+        size = self.cfg.groups_per_batch
+        return [groups[i : i + size] for i in range(0, len(groups), size)]
 
-    def _evaluate(self) -> dict[str, float]:
-        return ranking_metrics(self.dev, dev_rankings(self.ce, self.dev, self.texts))
-
-    def _run_epoch(self, epoch: int, deadline: float | None) -> EpochResult:
-        cfg, torch = self.cfg, self.torch
-        rng = random.Random(cfg.seed * 1000 + epoch)
-        torch.manual_seed(cfg.seed * 1000 + epoch)
-        groups = make_groups(self.train, cfg.negatives, rng)
-        qtext = {r.qid: r.text for r in self.train}
-        self.model.train()
-        t0, losses, partial = time.monotonic(), [], False
-        batches = [
-            groups[i : i + cfg.groups_per_batch]
-            for i in range(0, len(groups), cfg.groups_per_batch)
-        ]
-        for step, batch in enumerate(batches, start=1):
-            loss = batch_loss(
-                self.loss_fn,
-                cfg.loss,
-                [qtext[q] for q, _ in batch],
-                [[self.texts[p] for p in pids] for _, pids in batch],
-            )
-            self.opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
-            self.opt.step()
-            self.sched.step()
-            losses.append(float(loss.detach()))
-            if self.progress:
-                self.progress(f"epoch {epoch}/{cfg.epochs}", step, len(batches))
-            if deadline is not None and time.monotonic() > deadline and step < len(batches):
-                partial = True
-                break
-        dev = self._evaluate()
-        return EpochResult(
-            epoch, len(losses), float(np.mean(losses)), dev, time.monotonic() - t0, partial
+    def batch_loss(self, batch: list[tuple[str, list[str]]]) -> Any:
+        return batch_loss(
+            self.loss_fn,
+            self.cfg.loss,
+            [self.qtext[q] for q, _ in batch],
+            [[self.texts[p] for p in pids] for _, pids in batch],
         )
 
-    def fit(self) -> TrainState:
-        cfg = self.cfg
-        started = time.monotonic()
-        deadline = None
-        if cfg.time_budget_minutes is not None:
-            deadline = started + max(0.0, cfg.time_budget_minutes * 60 - self.state.seconds)
-        for epoch in range(len(self.state.epochs) + 1, cfg.epochs + 1):
-            if deadline is not None and time.monotonic() > deadline:
-                break
-            result = self._run_epoch(epoch, deadline)
-            self.state.epochs.append(result)
-            best = self._best_score()
-            if best is None or result.dev["ndcg@10"] > best:
-                self.state.best_epoch = epoch
-                shutil.rmtree(self.best_dir, ignore_errors=True)
-                self.ce.save_pretrained(str(self.best_dir))
-            self.state.seconds += time.monotonic() - started
-            started = time.monotonic()
-            self._save_checkpoint()
-            log.info("epoch %d: loss %.3f dev %s", epoch, result.mean_loss, result.dev)
-            if result.partial:
-                break
-        return self.state
-
-    def _best_score(self) -> float | None:
-        done = [e for e in self.state.epochs[:-1] if e.epoch == self.state.best_epoch]
-        return done[0].dev["ndcg@10"] if done else None
+    def evaluate(self) -> dict[str, float]:
+        return ranking_metrics(self.dev, dev_rankings(self.model, self.dev, self.texts))
 
 
 def fit(

@@ -8,10 +8,6 @@ the model is written, so rerunning the same command resumes.
 
 from __future__ import annotations
 
-import json
-import shlex
-import shutil
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -22,7 +18,7 @@ import numpy as np
 
 from sciera.errors import ScieraError
 from sciera.settings import Settings, load_settings
-from sciera.train.card import CALIBRATOR_FILE, versions, write_card
+from sciera.train.card import CALIBRATOR_FILE, FUSED_CALIBRATOR_FILE
 from sciera.train.ce_fit import (
     TrainConfig,
     dev_rankings,
@@ -31,8 +27,8 @@ from sciera.train.ce_fit import (
     load_cross_encoder,
     ranking_metrics,
 )
-from sciera.train.data import TrainQuery, build_queries, mine_candidates, passage_texts
-from sciera.train.splits import SplitGuard, dev_split
+from sciera.train.data import TrainQuery
+from sciera.train.prepare import DataSpec, base_card, install, open_work, prepare, run_key
 
 Progress = Callable[[str, int, int], None]
 CE_FEATURES = ("ce",)
@@ -57,18 +53,25 @@ class CrossEncoderJob:
     overwrite: bool = False
     max_queries: int | None = None  # train on the first N training queries (smoke runs)
 
+    def spec(self) -> DataSpec:
+        return DataSpec(
+            self.corpus,
+            self.queries,
+            self.qrels,
+            self.retriever,
+            self.depth,
+            self.dev_fraction,
+            self.exclude_qrels,
+            self.exclude_ssli,
+            self.max_queries,
+            self.config.seed,
+        )
+
 
 @dataclass(frozen=True)
 class TrainResult:
     model_dir: Path
     card: dict[str, Any]
-
-
-def model_dir_for(out: str, settings: Settings) -> Path:
-    """A bare name goes under ``SCIERA_HOME/models/``; anything path-like is a path."""
-    if "/" in out or out.startswith("."):
-        return Path(out)
-    return Path(settings.home) / "models" / out
 
 
 def calibration_rows(
@@ -135,51 +138,15 @@ def train_cross_encoder(
     progress: Progress | None = None,
     command: str | None = None,
 ) -> TrainResult:
-    from sciera.corpus import PassageStore, load_beir_queries, load_qrels
-
     settings = settings or load_settings()
     cfg = job.config
-    model_dir = model_dir_for(job.out, settings)
-    if model_dir.exists() and not job.overwrite:
-        raise ScieraError(f"{model_dir} exists; pass --overwrite to replace it")
-    work = model_dir.with_name(model_dir.name + ".work")
-    work.mkdir(parents=True, exist_ok=True)
-    queries = load_beir_queries(job.queries)
-    qrels = load_qrels(job.qrels)
-    guard = SplitGuard.for_training(
-        job.qrels, queries, exclude_qrels=job.exclude_qrels, exclude_ssli=job.exclude_ssli
-    )
-    train_ids, dev_ids = dev_split([q for q in qrels if q in queries], job.dev_fraction, cfg.seed)
-    if job.max_queries is not None:
-        train_ids = train_ids[: job.max_queries]
-        dev_ids = dev_ids[: max(1, job.max_queries // 4)]
+    spec = job.spec()
+    key = run_key({**asdict(cfg), "fp16": job.fp16}, spec)
+    model_dir, work = open_work(job.out, settings, job.overwrite, key)
     started = time.monotonic()
-    mined = mine_candidates(
-        job.corpus,
-        {q: queries[q] for q in (*train_ids, *dev_ids)},
-        settings=settings,
-        retriever=job.retriever,
-        depth=job.depth,
-        cache=work / "mined.jsonl",
-        progress=progress,
-    )
-    with PassageStore.open(job.corpus) as store:
-        fingerprint = store.fingerprint()
-        train, skipped = build_queries(
-            store, queries, {q: qrels[q] for q in train_ids}, mined, guard
-        )
-        dev, dev_skipped = build_queries(
-            store, queries, {q: qrels[q] for q in dev_ids}, mined, guard
-        )
-        texts = passage_texts(store, [*train, *dev])
-    for rec in (*train, *dev):
-        guard.check_query(rec.qid, rec.text)
-    guard.check_docs(
-        pid.split("#", 1)[0]
-        for rec in (*train, *dev)
-        for pid in (*rec.positives, *(c for c, _ in rec.candidates))
-    )
-    state = fit(cfg, train, dev, texts, work, progress)
+    data = prepare(spec, settings, work, progress)
+    dev, texts = data.dev, data.texts
+    state = fit(cfg, data.train, dev, texts, work, progress)
     if state.best_epoch is None:
         raise ScieraError("training ended before one epoch was evaluated; raise the time budget")
     ce = load_cross_encoder(str(work / "best"), max_length=cfg.max_length)
@@ -187,55 +154,33 @@ def train_cross_encoder(
     model_id = f"cross_encoder:{model_dir.name}"
     cals, modes = calibrate_on_dev(dev, logits, model_id)
     score_mode = max(("ce", "fused"), key=lambda m: (modes[m]["ndcg@10"], m == "ce"))
-    tmp = model_dir.with_name(model_dir.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    if job.fp16:
-        ce.model.half()
-    ce.save_pretrained(str(tmp))
-    cals["fused"].save(tmp / CALIBRATOR_FILE.replace(".json", "-fused.json"))
-    cals["calibrated"].save(tmp / CALIBRATOR_FILE)
-    card = {
-        "name": model_dir.name,
-        "kind": "cross-encoder reranker",
-        "model_id": model_id,
-        "base": cfg.base,
-        "command": command or shlex.join(["sciera", *sys.argv[1:]]),
-        "config": {
-            **asdict(cfg),
-            "retriever": job.retriever,
-            "depth": job.depth,
-            "dev_fraction": job.dev_fraction,
-            "fp16": job.fp16,
-        },
-        "data": {
-            "corpus": str(job.corpus),
-            "store_fingerprint": fingerprint,
-            "queries": str(job.queries),
-            "qrels": str(job.qrels),
-            "train_queries": len(train),
-            "train_groups": sum(len(r.positives) for r in train),
-            "dev_queries": len(dev),
-            "dev_qids": [r.qid for r in dev],
-            "negatives_from": f"{job.retriever} top-{job.depth} documents (Max-P) minus gold",
-            "skipped": {"train": skipped, "dev": dev_skipped},
-        },
-        "splits": guard.describe(),
-        "epochs": [asdict(e) for e in state.epochs],
-        "best_epoch": state.best_epoch,
-        "train_seconds": state.seconds,
-        "wall_seconds": time.monotonic() - started,
-        "dev": {"modes": modes},
-        "score_mode": score_mode,
-        "max_length": cfg.max_length,
-        "calibrators": {
-            "calibrated": CALIBRATOR_FILE,
-            "fused": CALIBRATOR_FILE.replace(".json", "-fused.json"),
-        },
-        "versions": versions(),
-    }
-    write_card(tmp, card)
-    if model_dir.exists():
-        shutil.rmtree(model_dir)
-    tmp.rename(model_dir)
-    (work / "card.json").write_text(json.dumps(card, indent=1) + "\n")
+    card = base_card(
+        name=model_dir.name,
+        kind="cross-encoder reranker",
+        base=cfg.base,
+        command=command,
+        config={**asdict(cfg), "fp16": job.fp16},
+        spec=spec,
+        data=data,
+        state=state,
+        started=started,
+    )
+    card.update(
+        {
+            "model_id": model_id,
+            "dev": {"modes": modes},
+            "score_mode": score_mode,
+            "max_length": cfg.max_length,
+            "calibrators": {"calibrated": CALIBRATOR_FILE, "fused": FUSED_CALIBRATOR_FILE},
+        }
+    )
+
+    def save(tmp: Path) -> None:
+        if job.fp16:
+            ce.model.half()
+        ce.save_pretrained(str(tmp))
+        cals["fused"].save(tmp / FUSED_CALIBRATOR_FILE)
+        cals["calibrated"].save(tmp / CALIBRATOR_FILE)
+
+    install(model_dir, work, card, save)
     return TrainResult(model_dir, card)

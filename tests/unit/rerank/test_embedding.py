@@ -30,7 +30,7 @@ class FakeEmbedder:
 def built(monkeypatch: pytest.MonkeyPatch) -> list:
     seen: list = []
 
-    def fake_create(settings):
+    def fake_create(settings, home=None):
         seen.append(settings)
         return FakeEmbedder(settings.backend)
 

@@ -89,7 +89,9 @@ class SSLIBuilder:
             from sciera.embed.registry import create_embedder
 
             # the selection embeds up to --pool documents: vectors `sciera index` made are reused
-            self._embedder = with_cache(create_embedder(self.settings.embed), self.settings)
+            self._embedder = with_cache(
+                create_embedder(self.settings.embed, self.settings.home), self.settings
+            )
         return self._embedder
 
     @property

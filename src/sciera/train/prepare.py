@@ -1,0 +1,222 @@
+"""From a corpus and training judgments to checked training and dev records: the steps
+every ``sciera train`` command shares.
+
+Split guard -> dev split (whole queries, seeded) -> hard negatives mined by the first stage
+(resumable, cached in the work folder) -> labelled records -> the guard checks every query
+and every abstract that made it in once more, so nothing forbidden can slip through a later
+change of the code above.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sciera.settings import Settings
+from sciera.train.data import TrainQuery, build_queries, mine_candidates, passage_texts
+from sciera.train.splits import SplitGuard, dev_split
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class DataSpec:
+    """Where the training data comes from and how it is split."""
+
+    corpus: str | Path
+    queries: str | Path
+    qrels: str | Path
+    retriever: str = "hybrid"
+    depth: int = 30
+    dev_fraction: float = 0.12
+    exclude_qrels: Sequence[str | Path] = ()
+    exclude_ssli: Sequence[str | Path] = ()
+    max_queries: int | None = None  # train on the first N training queries (smoke runs)
+    seed: int = 0
+
+
+@dataclass
+class Prepared:
+    train: list[TrainQuery]
+    dev: list[TrainQuery]
+    texts: dict[str, str]
+    fingerprint: str
+    guard: SplitGuard
+    skipped: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def card_data(self, spec: DataSpec) -> dict[str, Any]:
+        """The card's ``data`` section."""
+        return {
+            "corpus": str(spec.corpus),
+            "store_fingerprint": self.fingerprint,
+            "queries": str(spec.queries),
+            "qrels": str(spec.qrels),
+            "train_queries": len(self.train),
+            "train_groups": sum(len(r.positives) for r in self.train),
+            "dev_queries": len(self.dev),
+            "dev_qids": [r.qid for r in self.dev],
+            "negatives_from": f"{spec.retriever} top-{spec.depth} documents (Max-P) minus gold",
+            "skipped": self.skipped,
+        }
+
+
+def prepare(
+    spec: DataSpec, settings: Settings, work: Path, progress: Progress | None = None
+) -> Prepared:
+    from sciera.corpus import PassageStore, load_beir_queries, load_qrels
+
+    queries = load_beir_queries(spec.queries)
+    qrels = load_qrels(spec.qrels)
+    guard = SplitGuard.for_training(
+        spec.qrels, queries, exclude_qrels=spec.exclude_qrels, exclude_ssli=spec.exclude_ssli
+    )
+    train_ids, dev_ids = dev_split([q for q in qrels if q in queries], spec.dev_fraction, spec.seed)
+    if spec.max_queries is not None:
+        train_ids = train_ids[: spec.max_queries]
+        dev_ids = dev_ids[: max(1, spec.max_queries // 4)]
+    mined = mine_candidates(
+        spec.corpus,
+        {q: queries[q] for q in (*train_ids, *dev_ids)},
+        settings=settings,
+        retriever=spec.retriever,
+        depth=spec.depth,
+        cache=work / "mined.jsonl",
+        progress=progress,
+    )
+    with PassageStore.open(spec.corpus) as store:
+        fingerprint = store.fingerprint()
+        train, skipped = build_queries(
+            store, queries, {q: qrels[q] for q in train_ids}, mined, guard
+        )
+        dev, dev_skipped = build_queries(
+            store, queries, {q: qrels[q] for q in dev_ids}, mined, guard
+        )
+        texts = passage_texts(store, [*train, *dev])
+    for rec in (*train, *dev):
+        guard.check_query(rec.qid, rec.text)
+    guard.check_docs(
+        pid.split("#", 1)[0]
+        for rec in (*train, *dev)
+        for pid in (*rec.positives, *(c for c, _ in rec.candidates))
+    )
+    return Prepared(train, dev, texts, fingerprint, guard, {"train": skipped, "dev": dev_skipped})
+
+
+def model_dir_for(out: str, settings: Settings) -> Path:
+    """A bare name goes under ``SCIERA_HOME/models/``; anything path-like is a path."""
+    if "/" in out or out.startswith("."):
+        return Path(out)
+    return Path(settings.home) / "models" / out
+
+
+TRAINING_STATE = ("checkpoint", "checkpoint.tmp", "best", "state.json", "card.json")
+
+
+def run_key(config: dict[str, Any], spec: DataSpec) -> str:
+    """What a training run's epochs depend on: its hyperparameters and data (the time
+    budget aside, so a run cut short by its budget resumes with a larger one)."""
+    import hashlib
+    import json
+    from dataclasses import asdict
+
+    conf = {k: v for k, v in config.items() if k != "time_budget_minutes"}
+    blob = json.dumps({"config": conf, "data": asdict(spec)}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def open_work(
+    out: str, settings: Settings, overwrite: bool, key: str | None = None
+) -> tuple[Path, Path]:
+    """(model folder, work folder): the work folder holds everything a rerun resumes from.
+
+    Epoch checkpoints are resumed only by a run with the same ``key`` that has not finished
+    yet; a finished run (its card written) or a changed configuration trains anew. Mined
+    negatives stay: their cache is keyed by the corpus and the first stage."""
+    import json
+    import shutil
+
+    from sciera.errors import ScieraError
+
+    model_dir = model_dir_for(out, settings)
+    if model_dir.exists() and not overwrite:
+        raise ScieraError(f"{model_dir} exists; pass --overwrite to replace it")
+    work = model_dir.with_name(model_dir.name + ".work")
+    work.mkdir(parents=True, exist_ok=True)
+    if key is None:
+        return model_dir, work
+    marker = work / "run.json"
+    recorded = json.loads(marker.read_text())["key"] if marker.is_file() else None
+    finished = (work / "card.json").exists()
+    if finished or (recorded is not None and recorded != key):
+        for name in TRAINING_STATE:
+            path = work / name
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.exists():
+                path.unlink()
+    marker.write_text(json.dumps({"key": key}) + "\n")
+    return model_dir, work
+
+
+def base_card(
+    *,
+    name: str,
+    kind: str,
+    base: str,
+    command: str | None,
+    config: dict[str, Any],
+    spec: DataSpec,
+    data: Prepared,
+    state: Any,
+    started: float,
+) -> dict[str, Any]:
+    """The card fields every trained model has (the trainer adds its own)."""
+    import shlex
+    import sys
+    import time
+    from dataclasses import asdict
+
+    from sciera.train.card import versions
+
+    return {
+        "name": name,
+        "kind": kind,
+        "base": base,
+        "command": command or shlex.join(["sciera", *sys.argv[1:]]),
+        "config": {
+            **config,
+            "retriever": spec.retriever,
+            "depth": spec.depth,
+            "dev_fraction": spec.dev_fraction,
+        },
+        "data": data.card_data(spec),
+        "splits": data.guard.describe(),
+        "epochs": [asdict(e) for e in state.epochs],
+        "best_epoch": state.best_epoch,
+        "train_seconds": state.seconds,
+        "wall_seconds": time.monotonic() - started,
+        "versions": versions(),
+    }
+
+
+def install(
+    model_dir: Path, work: Path, card: dict[str, Any], save: Callable[[Path], None]
+) -> None:
+    """Write the model (``save`` into a temporary folder) and its card, then swap it in, so a
+    crash never leaves a half-written model folder under the model's name."""
+    import json
+    import shutil
+
+    from sciera.train.card import write_card
+
+    tmp = model_dir.with_name(model_dir.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    save(tmp)
+    write_card(tmp, card)
+    if model_dir.exists():
+        shutil.rmtree(model_dir)
+    tmp.rename(model_dir)
+    (work / "card.json").write_text(json.dumps(card, indent=1) + "\n")

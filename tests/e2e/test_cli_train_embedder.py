@@ -1,0 +1,71 @@
+"""`sciera train embedder` end to end on real SciFact data with a tiny model built from
+scratch (a two-layer BERT, mean pooling added by sentence-transformers): mining, the split
+guard, the loop, dev selection, the card, a bare trained name found under SCIERA_HOME, the
+re-embedding with `sciera index --embedder sentence-transformers --model NAME`, the
+evaluation with `sciera eval retrieval --embedder-model NAME`, and the guard against an
+index built with weights that were retrained since. Quality is measured by
+benchmarks/embedder_trained.py, not here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+from train_cli import N_QUERIES, SCIFACT, train_args
+
+pytestmark = pytest.mark.e2e
+
+
+def _run(args: list[str], env: dict) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, capture_output=True, text=True, timeout=900, env=env)
+
+
+def test_train_tiny_embedder_index_and_evaluate(small_scifact, tiny_base, tmp_path):
+    env = {**os.environ, "SCIERA_HOME": str(tmp_path / "home")}
+    train = train_args(
+        "embedder", small_scifact["corpus"], tiny_base, "tiny-embed", "--batch-size", "8"
+    )
+    done = _run([*train, "--epochs", "2"], env)
+    assert done.returncode == 0, done.stderr
+    model_dir = tmp_path / "home" / "models" / "tiny-embed"
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"model_dir": str(model_dir)}
+    card = json.loads((model_dir / "sciera-card.json").read_text())
+    assert card["kind"] == "dense retrieval embedder" and card["dim"] == 32
+    assert [e["epoch"] for e in card["epochs"]] == [1, 2] and card["best_epoch"] in (1, 2)
+    assert set(card["dev"]["modes"]) == {"first_stage", "base", "trained"}
+    assert card["data"]["train_queries"] <= N_QUERIES and card["data"]["dev_queries"] >= 1
+    kinds = {s["kind"]: s for s in card["splits"]["excluded"]}
+    assert kinds["qrels"]["path"].endswith("test.tsv") and kinds["qrels"]["queries"] == 300
+    test_qids = set((SCIFACT / "qrels" / "test.tsv").read_text().split())
+    assert not set(card["data"]["dev_qids"]) & test_qids
+    assert "Reproduce" in (model_dir / "README.md").read_text()
+
+    corpus = str(small_scifact["corpus"])
+    index = [
+        train[0], "index", "--corpus", corpus, "--dense-only",
+        "--embedder", "sentence-transformers", "--model", "tiny-embed",
+    ]  # fmt: skip
+    done = _run(index, env)
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((small_scifact["corpus"] / "index" / "manifest.json").read_text())
+    record = manifest["indexes"]["dense-st-tiny-embed"]
+    assert record["params"]["embedder"] == "st-tiny-embed" and record["params"]["weights"]
+    evaluate = [
+        train[0], "eval", "retrieval", "--corpus", corpus,
+        "--queries", str(SCIFACT), "--qrels", str(SCIFACT / "qrels" / "train.tsv"),
+        "--retriever", "dense", "--embedder", "sentence-transformers",
+        "--embedder-model", "tiny-embed", "--metrics", "ndcg@10,hit@1", "--json",
+    ]  # fmt: skip
+    ev = _run(evaluate, env)
+    assert ev.returncode == 0, ev.stderr
+    assert json.loads(ev.stdout)["queries"] == 809
+
+    # retrained under the same name: the index built with the old weights is refused
+    done = _run([*train, "--epochs", "1", "--seed", "1", "--overwrite"], env)
+    assert done.returncode == 0, done.stderr
+    stale = _run(evaluate, env)
+    assert stale.returncode != 0 and "index" in stale.stderr.lower()
+    assert "Traceback" not in stale.stderr
