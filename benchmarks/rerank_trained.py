@@ -26,7 +26,6 @@ Writes ``benchmarks/results/rerank_trained_<dataset>.json``.
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import shlex
 import sys
@@ -51,12 +50,11 @@ def _write_jsonl(path: Path, rows) -> None:
     tmp.rename(path)
 
 
-def prepare(dataset: str, work: Path) -> tuple[Path, Path, Path]:
+def prepare(dataset: str, work: Path, settings) -> tuple[Path, Path, Path]:
     """(corpus dir, queries file, qrels file) for ``dataset``, ingested and indexed."""
     from sciera.corpus import ingest
     from sciera.errors import StaleIndexError
     from sciera.retrieve import build_indexes, open_retriever
-    from sciera.settings import load_settings
 
     if dataset == "scifact":
         src, corpus = DATA / "scifact", ROOT / "corpora" / "scifact"
@@ -85,7 +83,6 @@ def prepare(dataset: str, work: Path) -> tuple[Path, Path, Path]:
         src, queries, qrels = conv, conv / "queries.jsonl", conv / "qrels.tsv"
     else:
         raise SystemExit(f"unknown dataset {dataset}")
-    settings = load_settings()
     ingest(src, corpus, format="beir")
     try:
         open_retriever(corpus, "hybrid", settings)
@@ -154,6 +151,12 @@ def main() -> None:
     ap.add_argument("--model", default="scifact-minilm")
     ap.add_argument("--depths", type=int, nargs="+", default=[30, 100])
     ap.add_argument("--modes", nargs="+", default=["ce", "fused"], choices=("ce", "fused"))
+    ap.add_argument("--precision", default="fp32", choices=("fp32", "int8"))
+    ap.add_argument(
+        "--embedder-model",
+        help="First stage: hybrid with this sentence-transformers embedder (e.g. a name "
+        "trained by `sciera train embedder`; the corpus must be indexed with it)",
+    )
     ap.add_argument("--work", type=Path, default=Path("/tmp/sciera-bench/rerank_trained"))
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
@@ -166,8 +169,9 @@ def main() -> None:
     from sciera.retrieve.reranked import RerankedRetriever
     from sciera.settings import load_settings
 
-    corpus, qpath, rpath = prepare(args.dataset, args.work)
-    settings = load_settings()
+    embed = {"backend": "sentence-transformers", "model": args.embedder_model}
+    settings = load_settings(**({"embed": embed} if args.embedder_model else {}))
+    corpus, qpath, rpath = prepare(args.dataset, args.work, settings)
     qrels = load_qrels(rpath)
     allq = load_beir_queries(qpath)
     queries = {q: allq[q] for q in sorted(qrels) if q in allq}
@@ -181,17 +185,19 @@ def main() -> None:
         "dataset": args.dataset,
         "queries": len(queries),
         "model": args.model,
+        "precision": args.precision,
         "first_stage": {
-            "name": "hybrid (RRF bm25 + minilm), Max-P documents",
+            "name": f"hybrid (RRF bm25 + {args.embedder_model or 'minilm'}), Max-P documents",
             "metrics": evaluate(base_run, qrels, METRICS),
             "seconds_per_query": base_s / len(queries),
         },
         "reranked": {},
     }
-    fused = CrossEncoderReranker(args.model, home=settings.home, score="fused")
-    raw = copy.copy(fused)
-    raw.calibrator, raw.score_mode = None, "raw"
-    memo = MemoLogits(fused.logits)
+    fused = CrossEncoderReranker(
+        args.model, home=settings.home, score="fused", precision=args.precision
+    )
+    raw = CrossEncoderReranker(args.model, home=settings.home, score="raw")
+    memo = MemoLogits(fused.logits)  # both modes rank by the same logits, computed once
     fused.logits = raw.logits = memo  # type: ignore[method-assign]
     rerankers = {"ce": raw, "fused": fused}
     out["card"] = {k: fused.card[k] for k in ("score_mode", "best_epoch", "dev")}
@@ -223,7 +229,12 @@ def main() -> None:
                 out["reranked"][f"{mode}@{d}"]["filter"] = tau_table(run, qrels, base_run, d)
             log(f"    {json.dumps(out['reranked'][f'{mode}@{d}']['metrics'])}")
     out["model_seconds_per_pair"] = memo.seconds / max(memo.pairs, 1)
-    path = args.out or ROOT / "benchmarks" / "results" / f"rerank_trained_{args.dataset}.json"
+    suffix = (f"_{args.embedder_model}" if args.embedder_model else "") + (
+        "_int8" if args.precision == "int8" else ""
+    )
+    path = (
+        args.out or ROOT / "benchmarks" / "results" / f"rerank_trained_{args.dataset}{suffix}.json"
+    )
     path.write_text(json.dumps(out, indent=1) + "\n")
     log(f"wrote {path}")
     for name, row in [("first_stage", out["first_stage"]), *out["reranked"].items()]:

@@ -57,3 +57,20 @@ def test_default_cross_encoder_is_the_shipped_one_and_ranks_gold_first(scifact_d
     logits = [it.provenance["cross_encoder"]["logit"] for it in out]
     assert logits == sorted(logits, reverse=True)
     assert gold in {it.passage.doc_id for it in out}
+
+
+def test_int8_precision_quantizes_and_keeps_the_calibrated_contract():
+    import torch
+
+    from sciera.rerank.cross_encoder import CrossEncoderReranker
+    from sciera.types import Passage
+
+    with pytest.raises(ValueError, match="precision"):
+        CrossEncoderReranker(precision="fp16")
+    rr = CrossEncoderReranker(precision="int8")
+    quantized = [m for m in rr._model.modules() if "quantized" in type(m).__module__]
+    assert quantized and not any(type(m) is torch.nn.Linear for m in rr._model.modules())
+    on = Passage("a#0", "a", 0, "", "Vitamin D supplementation reduced hip fractures in women.")
+    off = Passage("b#0", "b", 0, "", "Galaxy rotation curves imply dark matter halos.")
+    p_on, p_off = (rr.score("vitamin D and fracture risk", p) for p in (on, off))
+    assert 0.0 <= p_off < p_on <= 1.0

@@ -33,6 +33,7 @@ MODELS_DIR = Path(__file__).parent / "models"
 SHIPPED: dict[str, Path] = {"scifact-minilm": MODELS_DIR / "scifact-minilm"}
 DEFAULT_MODEL = "scifact-minilm"
 SCORES = ("auto", "raw", "calibrated", "fused")
+PRECISIONS = ("fp32", "int8")
 
 
 def resolve_model(model: str, home: str | Path | None = None) -> str:
@@ -62,11 +63,14 @@ class CrossEncoderReranker:
         max_length: int | None = None,
         batch_size: int = 32,
         device: str = "cpu",
+        precision: str = "fp32",
     ) -> None:
         from sciera.train.card import read_card
 
         if score not in SCORES:
             raise ValueError(f"score must be one of {', '.join(SCORES)}, got {score!r}")
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
         st = require("sentence_transformers", "dense")
         self.model_name = model
         self.path = resolve_model(model, home)
@@ -77,6 +81,9 @@ class CrossEncoderReranker:
         self._model = st.CrossEncoder(
             self.path, max_length=length, device=device, model_kwargs={"dtype": _float32()}
         )
+        self.precision = precision
+        if precision == "int8":
+            _quantize_linear(self._model)
         self.score_mode = self._mode(score)
         self.calibrator = self._calibrator(self.score_mode)
 
@@ -160,6 +167,16 @@ def _float32() -> Any:
     import torch
 
     return torch.float32
+
+
+def _quantize_linear(module: Any) -> None:
+    """Dynamic int8 quantization of every Linear layer in place (weights int8, activations
+    quantized per batch): the CPU speed-up for BERT-sized models, no calibration data."""
+    import torch
+    from torch.ao.quantization import quantize_dynamic
+
+    module.eval()
+    quantize_dynamic(module, {torch.nn.Linear}, dtype=torch.qint8, inplace=True)
 
 
 def _identity() -> Any:
