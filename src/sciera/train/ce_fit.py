@@ -26,7 +26,6 @@ Recipe (chosen on the SciFact train dev split, see the README's benchmark rows):
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -165,19 +164,26 @@ def dev_rankings(ce: Any, dev: Sequence[TrainQuery], texts: Mapping[str, str]) -
 
 
 def ranking_metrics(dev: Sequence[TrainQuery], scores: Sequence[np.ndarray]) -> dict[str, float]:
-    """Mean nDCG@10 and hit@1 (document level, binary gains, stable ties) of ``scores``
-    over each dev query's candidates; gold documents the first stage missed count in the
-    ideal DCG."""
-    ndcg, hit = [], []
+    """Mean nDCG@10 and hit@1 (document level, binary gains) of ``scores`` over each dev
+    query's candidates, by the project's metric code; gold documents the first stage missed
+    count in the ideal DCG. Ties keep the candidates' order (the run's scores are the
+    positions of a stable sort, so trec_eval's tie-break by document id never applies)."""
+    from sciera.eval.metrics import evaluate_per_query
+
+    run: dict[str, dict[str, float]] = {}
+    qrels: dict[str, dict[str, int]] = {}
     for rec, s in zip(dev, scores, strict=True):
         order = sorted(range(len(rec.candidates)), key=lambda i: (-float(s[i]), i))
-        rel = [rec.candidates[i][0].split("#", 1)[0] in rec.gold_docs for i in order]
-        dcg = sum(1.0 / math.log2(r + 2) for r, g in enumerate(rel[:10]) if g)
-        ideal = sum(1.0 / math.log2(r + 2) for r in range(min(10, len(rec.gold_docs))))
-        ndcg.append(dcg / ideal if ideal else 0.0)
-        hit.append(1.0 if rel and rel[0] else 0.0)
-    n = max(len(ndcg), 1)
-    return {"ndcg@10": sum(ndcg) / n, "hit@1": sum(hit) / n, "queries": float(len(ndcg))}
+        docs = [rec.candidates[i][0].split("#", 1)[0] for i in order]
+        run[rec.qid] = {d: float(len(docs) - r) for r, d in enumerate(docs)}
+        qrels[rec.qid] = dict.fromkeys(rec.gold_docs, 1)
+    per = evaluate_per_query(run, qrels, ["ndcg@10", "hit@1"])
+    n = max(len(per), 1)
+    return {
+        "ndcg@10": sum(m["ndcg@10"] for m in per.values()) / n,
+        "hit@1": sum(m["hit@1"] for m in per.values()) / n,
+        "queries": float(len(per)),
+    }
 
 
 def first_stage_scores(dev: Sequence[TrainQuery]) -> list[np.ndarray]:
