@@ -4,7 +4,7 @@ Run from the repository root with the venv active (no network needed)::
 
     python benchmarks/rerank_scifact.py --claims 100 --seed 7 --depth 30
     # options: --rerankers first_stage embedding llm_pointwise llm_graded llm_listwise
-    #                      deepera deepera_nofilter   (default: all)
+    #                      deepera deepera_nofilter cross_encoder deepera_ce   (default: all)
     #          --limit-minutes 60  --max-queries-per-run 10  --calibrator auto|none|PATH
     #          --work /tmp/sciera-rerank-bench/scifact  --out-dir benchmarks/results
     #          --no-llm-cache  --report-only
@@ -21,7 +21,10 @@ Run from the repository root with the venv active (no network needed)::
    ``llm_pointwise``, ``llm_graded``, ``llm_listwise``, ``deepera`` (intent + filter +
    summary, calibrator "auto"; returns only the kept passages, so its metrics are on the
    filtered list) and ``deepera_nofilter`` (use_filter/use_summary off, top_k None: the
-   full score ordering). For every claim every selected reranker runs before the next claim,
+   full score ordering), ``cross_encoder`` (the shipped trained cross-encoder, its card's
+   scoring) and ``deepera_ce`` (DeepEra with ``scorer="cross_encoder"``: the cross-encoder's
+   calibrated P(relevant) replaces the LLM's grade; the LLM writes the intent and the
+   summaries). For every claim every selected reranker runs before the next claim,
    so a partial run still gives paired comparisons.
 4. Metrics (sciera.eval.metrics, ranked document lists as returned): nDCG@10, HitRate@1/3,
    RP (SPEC: N = number of candidates), seconds/query, LLM calls and prompt/completion
@@ -77,8 +80,17 @@ RERANKERS = (
     "llm_listwise",
     "deepera",
     "deepera_nofilter",
+    "cross_encoder",
+    "deepera_ce",
 )
-LLM_RERANKERS = {"llm_pointwise", "llm_graded", "llm_listwise", "deepera", "deepera_nofilter"}
+LLM_RERANKERS = {
+    "llm_pointwise",
+    "llm_graded",
+    "llm_listwise",
+    "deepera",
+    "deepera_nofilter",
+    "deepera_ce",
+}
 METRICS = ("ndcg@10", "hit@1", "hit@3", "rp")
 STAGE = "hybrid+maxp"
 TEST_TAUS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
@@ -163,6 +175,10 @@ def build_rerankers(
             out[name] = make_reranker(name, settings, embedder=embedder)
         elif name == "deepera":
             out[name] = make_reranker(name, settings, llm=llm, calibrator=cal)
+        elif name == "deepera_ce":  # the trained cross-encoder scores, the LLM the rest
+            out[name] = make_reranker("deepera", settings, llm=llm, scorer="cross_encoder")
+        elif name == "cross_encoder":
+            out[name] = make_reranker(name, settings)
         elif name == "deepera_nofilter":
             out[name] = make_reranker(
                 "deepera",
@@ -352,7 +368,38 @@ def summarize(
         out[name] = rec
     if {"deepera", "llm_listwise"} <= set(names):
         out["deepera_vs_llm_listwise"] = paired_speed(rows, qids, qrels)
+    if {"deepera", "deepera_ce"} <= set(names):
+        out["deepera_ce_vs_deepera"] = paired_scorers(rows, qids, qrels)
     return out
+
+
+def paired_scorers(rows: dict, qids: list[str], qrels: Mapping) -> dict[str, Any]:
+    """DeepEra with the cross-encoder scorer against DeepEra with the LLM's grades on the
+    claims both finished: seconds, the speed ratio, metrics and paired tests (filtered lists
+    as returned, so a claim where nothing is kept scores 0)."""
+    both = [
+        q
+        for q in qids
+        if all((n, q) in rows and not rows[(n, q)].get("error") for n in ("deepera", "deepera_ce"))
+    ]
+    if not both:
+        return {"claims": 0}
+    llm = [rows[("deepera", q)] for q in both]
+    ce = [rows[("deepera_ce", q)] for q in both]
+    s_llm, s_ce = _mean([r["seconds"] for r in llm]), _mean([r["seconds"] for r in ce])
+    return {
+        "claims": len(both),
+        "deepera_seconds_per_query": s_llm,
+        "deepera_ce_seconds_per_query": s_ce,
+        "speedup_ce_over_llm": round(s_llm / s_ce, 2) if s_ce else None,
+        "deepera": scores(llm, qrels),
+        "deepera_ce": scores(ce, qrels),
+        "kept_per_query": {
+            "deepera": _mean([len(r["ranked"]) for r in llm]),
+            "deepera_ce": _mean([len(r["ranked"]) for r in ce]),
+        },
+        "significance_ce_vs_llm": paired_tests(llm, ce, qrels),
+    }
 
 
 def deepera_stats(rows: list[dict], qrels: Mapping, fs: dict) -> dict[str, Any]:

@@ -63,6 +63,56 @@ MaxQueriesOpt = Annotated[
     int | None, typer.Option(min=1, help="Train on the first N training queries only.")
 ]
 PresetOpt = Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")]
+SyntheticOpt = Annotated[
+    int,
+    typer.Option(
+        min=0,
+        help="Abstracts the local LLM writes one synthetic training query for (kept only if "
+        "the first stage finds the abstract in its top --synthetic-keep-top).",
+    ),
+]
+SyntheticStyleOpt = Annotated[str, typer.Option(help="Synthetic queries: claim or question.")]
+SyntheticKeepOpt = Annotated[
+    int, typer.Option(min=1, help="Consistency filter: the abstract's first-stage rank limit.")
+]
+
+
+def _data_spec(
+    corpus: Path,
+    queries: Path,
+    qrels: Path,
+    *,
+    retriever: str,
+    depth: int,
+    dev_fraction: float,
+    exclude_qrels: list[Path] | None,
+    exclude_ssli: list[Path] | None,
+    max_queries: int | None,
+    seed: int,
+    synthetic: int,
+    synthetic_style: str,
+    synthetic_keep_top: int,
+):
+    from sciera.train.prepare import DataSpec
+
+    try:
+        return DataSpec(
+            corpus,
+            queries,
+            qrels,
+            retriever=retriever,
+            depth=depth,
+            dev_fraction=dev_fraction,
+            exclude_qrels=exclude_qrels or (),
+            exclude_ssli=exclude_ssli or (),
+            max_queries=max_queries,
+            seed=seed,
+            synthetic=synthetic,
+            synthetic_style=synthetic_style,
+            synthetic_keep_top=synthetic_keep_top,
+        )
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
 @train_app.command("cross-encoder")
@@ -91,6 +141,9 @@ def cross_encoder(
     fp16: Annotated[bool, typer.Option(help="Save the weights in float16 (half the size).")] = True,
     overwrite: OverwriteOpt = False,
     max_queries: MaxQueriesOpt = None,
+    synthetic: SyntheticOpt = 0,
+    synthetic_style: SyntheticStyleOpt = "claim",
+    synthetic_keep_top: SyntheticKeepOpt = 3,
     preset: PresetOpt = None,
 ) -> None:
     """Fine-tune a cross-encoder on QRELS with first-stage hard negatives; resumable
@@ -115,21 +168,13 @@ def cross_encoder(
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    job = CrossEncoderJob(
-        corpus,
-        queries,
-        qrels,
-        out,
-        config=config,
-        retriever=retriever,
-        depth=depth,
-        dev_fraction=dev_fraction,
-        exclude_qrels=exclude_qrels or (),
-        exclude_ssli=exclude_ssli or (),
-        fp16=fp16,
-        overwrite=overwrite,
-        max_queries=max_queries,
-    )
+    data = _data_spec(
+        corpus, queries, qrels, retriever=retriever, depth=depth, dev_fraction=dev_fraction,
+        exclude_qrels=exclude_qrels, exclude_ssli=exclude_ssli, max_queries=max_queries,
+        seed=seed, synthetic=synthetic, synthetic_style=synthetic_style,
+        synthetic_keep_top=synthetic_keep_top,
+    )  # fmt: skip
+    job = CrossEncoderJob(data, out, config, fp16=fp16, overwrite=overwrite)
     _quiet_transformers()
     with step_progress(transient=False) as update:
         result = train_cross_encoder(job, load_settings(preset), update)
@@ -172,6 +217,9 @@ def embedder(
     time_budget: TimeBudgetOpt = None,
     overwrite: OverwriteOpt = False,
     max_queries: MaxQueriesOpt = None,
+    synthetic: SyntheticOpt = 0,
+    synthetic_style: SyntheticStyleOpt = "claim",
+    synthetic_keep_top: SyntheticKeepOpt = 3,
     preset: PresetOpt = None,
 ) -> None:
     """Fine-tune the dense retriever's embedder on QRELS (in-batch + first-stage hard
@@ -196,20 +244,13 @@ def embedder(
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    job = EmbedderJob(
-        corpus,
-        queries,
-        qrels,
-        out,
-        config=config,
-        retriever=retriever,
-        depth=depth,
-        dev_fraction=dev_fraction,
-        exclude_qrels=exclude_qrels or (),
-        exclude_ssli=exclude_ssli or (),
-        overwrite=overwrite,
-        max_queries=max_queries,
-    )
+    data = _data_spec(
+        corpus, queries, qrels, retriever=retriever, depth=depth, dev_fraction=dev_fraction,
+        exclude_qrels=exclude_qrels, exclude_ssli=exclude_ssli, max_queries=max_queries,
+        seed=seed, synthetic=synthetic, synthetic_style=synthetic_style,
+        synthetic_keep_top=synthetic_keep_top,
+    )  # fmt: skip
+    job = EmbedderJob(data, out, config, overwrite=overwrite)
     _quiet_transformers()
     with step_progress(transient=False) as update:
         result = train_embedder(job, load_settings(preset), update)

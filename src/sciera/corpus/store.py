@@ -117,6 +117,12 @@ class PassageStore:
     def count_documents(self) -> int:
         return self._scalar("SELECT COUNT(*) FROM documents")
 
+    def doc_ids(self) -> list[str]:
+        """Every document id, sorted."""
+        with self._lock:
+            rows = self._conn.execute("SELECT doc_id FROM documents ORDER BY doc_id").fetchall()
+        return [r[0] for r in rows]
+
     def count_passages(self) -> int:
         return self._scalar("SELECT COUNT(*) FROM passages")
 

@@ -39,33 +39,11 @@ FUSED_FEATURES = ("ce", "first_stage_norm", "reciprocal_rank")
 class CrossEncoderJob:
     """Everything ``sciera train cross-encoder`` takes."""
 
-    corpus: str | Path
-    queries: str | Path
-    qrels: str | Path
+    data: DataSpec
     out: str
     config: TrainConfig = field(default_factory=TrainConfig)
-    retriever: str = "hybrid"
-    depth: int = 30
-    dev_fraction: float = 0.12
-    exclude_qrels: Sequence[str | Path] = ()
-    exclude_ssli: Sequence[str | Path] = ()
     fp16: bool = True
     overwrite: bool = False
-    max_queries: int | None = None  # train on the first N training queries (smoke runs)
-
-    def spec(self) -> DataSpec:
-        return DataSpec(
-            self.corpus,
-            self.queries,
-            self.qrels,
-            self.retriever,
-            self.depth,
-            self.dev_fraction,
-            self.exclude_qrels,
-            self.exclude_ssli,
-            self.max_queries,
-            self.config.seed,
-        )
 
 
 @dataclass(frozen=True)
@@ -140,7 +118,7 @@ def train_cross_encoder(
 ) -> TrainResult:
     settings = settings or load_settings()
     cfg = job.config
-    spec = job.spec()
+    spec = job.data
     key = run_key({**asdict(cfg), "fp16": job.fp16}, spec)
     model_dir, work = open_work(job.out, settings, job.overwrite, key)
     started = time.monotonic()

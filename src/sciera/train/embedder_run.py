@@ -9,9 +9,8 @@ command resumes.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 from sciera.errors import ScieraError
 from sciera.settings import Settings, load_settings
@@ -27,32 +26,10 @@ Progress = Callable[[str, int, int], None]
 class EmbedderJob:
     """Everything ``sciera train embedder`` takes."""
 
-    corpus: str | Path
-    queries: str | Path
-    qrels: str | Path
+    data: DataSpec
     out: str
     config: EmbedderConfig = field(default_factory=EmbedderConfig)
-    retriever: str = "hybrid"
-    depth: int = 30
-    dev_fraction: float = 0.12
-    exclude_qrels: Sequence[str | Path] = ()
-    exclude_ssli: Sequence[str | Path] = ()
     overwrite: bool = False
-    max_queries: int | None = None
-
-    def spec(self) -> DataSpec:
-        return DataSpec(
-            self.corpus,
-            self.queries,
-            self.qrels,
-            self.retriever,
-            self.depth,
-            self.dev_fraction,
-            self.exclude_qrels,
-            self.exclude_ssli,
-            self.max_queries,
-            self.config.seed,
-        )
 
 
 def train_embedder(
@@ -63,7 +40,7 @@ def train_embedder(
 ) -> TrainResult:
     settings = settings or load_settings()
     cfg = job.config
-    spec = job.spec()
+    spec = job.data
     key = run_key(asdict(cfg), spec)
     model_dir, work = open_work(job.out, settings, job.overwrite, key)
     started = time.monotonic()

@@ -35,6 +35,19 @@ class DataSpec:
     exclude_ssli: Sequence[str | Path] = ()
     max_queries: int | None = None  # train on the first N training queries (smoke runs)
     seed: int = 0
+    synthetic: int = 0  # passages the LLM writes a synthetic training query for
+    synthetic_style: str = "claim"
+    synthetic_keep_top: int = 3
+
+    def __post_init__(self) -> None:
+        from sciera.train.synthetic import STYLES
+
+        if self.synthetic_style not in STYLES:
+            raise ValueError(
+                f"synthetic style must be one of {', '.join(STYLES)}, got {self.synthetic_style!r}"
+            )
+        if self.synthetic < 0 or self.synthetic_keep_top < 1:
+            raise ValueError("synthetic must be >= 0 and synthetic_keep_top >= 1")
 
 
 @dataclass
@@ -45,6 +58,7 @@ class Prepared:
     fingerprint: str
     guard: SplitGuard
     skipped: dict[str, dict[str, int]] = field(default_factory=dict)
+    synthetic: dict[str, Any] | None = None
 
     def card_data(self, spec: DataSpec) -> dict[str, Any]:
         """The card's ``data`` section."""
@@ -59,6 +73,7 @@ class Prepared:
             "dev_qids": [r.qid for r in self.dev],
             "negatives_from": f"{spec.retriever} top-{spec.depth} documents (Max-P) minus gold",
             "skipped": self.skipped,
+            **({"synthetic": self.synthetic} if self.synthetic else {}),
         }
 
 
@@ -76,6 +91,15 @@ def prepare(
     if spec.max_queries is not None:
         train_ids = train_ids[: spec.max_queries]
         dev_ids = dev_ids[: max(1, spec.max_queries // 4)]
+    synthetic_card: dict[str, Any] | None = None
+    if spec.synthetic > 0:
+        dev_gold = {d for q in dev_ids for d, g in qrels[q].items() if g > 0}
+        syn_q, syn_qrels, synthetic_card = synthetic_queries(
+            spec, settings, guard, dev_gold, work, progress
+        )
+        queries = {**queries, **syn_q}
+        qrels = {**qrels, **syn_qrels}
+        train_ids = [*train_ids, *sorted(syn_q)]
     mined = mine_candidates(
         spec.corpus,
         {q: queries[q] for q in (*train_ids, *dev_ids)},
@@ -101,7 +125,53 @@ def prepare(
         for rec in (*train, *dev)
         for pid in (*rec.positives, *(c for c, _ in rec.candidates))
     )
-    return Prepared(train, dev, texts, fingerprint, guard, {"train": skipped, "dev": dev_skipped})
+    skips = {"train": skipped, "dev": dev_skipped}
+    return Prepared(train, dev, texts, fingerprint, guard, skips, synthetic_card)
+
+
+def synthetic_queries(
+    spec: DataSpec,
+    settings: Settings,
+    guard: SplitGuard,
+    dev_gold: set[str],
+    work: Path,
+    progress: Progress | None,
+) -> tuple[dict[str, str], dict[str, dict[str, int]], dict[str, Any]]:
+    """LLM-written training queries for ``spec.synthetic`` allowed abstracts (never a dev
+    query's or an evaluation query's gold abstract), consistency-filtered by the first
+    stage; (queries, qrels, card section)."""
+    from sciera.corpus import PassageStore
+    from sciera.llm.registry import make_llm
+    from sciera.retrieve import open_retriever
+    from sciera.retrieve.maxp import MaxPRetriever
+    from sciera.train import synthetic
+
+    llm = make_llm(settings)
+    inner = open_retriever(spec.corpus, spec.retriever, settings)
+    first = MaxPRetriever(inner, depth=max(settings.retrieve.depth, 10 * spec.synthetic_keep_top))
+    with PassageStore.open(spec.corpus) as store:
+        sources = synthetic.pick_sources(
+            store, guard.allowed_docs, dev_gold | guard.judged_docs, spec.synthetic, spec.seed
+        )
+        made = synthetic.generate(
+            llm,
+            store,
+            sources,
+            first,
+            cache=work / "synthetic.jsonl",
+            style=spec.synthetic_style,
+            keep_top=spec.synthetic_keep_top,
+            progress=progress,
+        )
+    queries, qrels = synthetic.as_training(made)
+    card = {
+        **synthetic.summary(made, len(sources)),
+        "llm": llm.model_id,
+        "style": spec.synthetic_style,
+        "keep_top": spec.synthetic_keep_top,
+        "source_rank": synthetic.rank_histogram(made),
+    }
+    return queries, qrels, card
 
 
 def model_dir_for(out: str, settings: Settings) -> Path:

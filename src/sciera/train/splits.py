@@ -70,13 +70,18 @@ class SplitGuard:
     query_texts: set[str] = field(default_factory=set)
     doc_ids: set[str] = field(default_factory=set)
     sources: list[dict[str, Any]] = field(default_factory=list)
+    # gold documents of the excluded queries: allowed in training pairs (the corpus is
+    # shared, as in BEIR), never a source of synthetic queries
+    judged_docs: set[str] = field(default_factory=set)
 
     def exclude_qrels(self, path: str | Path, queries: Mapping[str, str] | None = None) -> None:
         """Forbid every query judged in ``path`` (and its text, when ``queries`` has it)."""
         from sciera.corpus import load_qrels
 
-        qids = set(load_qrels(path))
+        qrels = load_qrels(path)
+        qids = set(qrels)
         self.query_ids |= qids
+        self.judged_docs |= {d for q in qrels.values() for d, g in q.items() if g > 0}
         if queries is not None:
             self.query_texts |= {_norm(queries[q]) for q in qids if q in queries}
         self.sources.append(

@@ -1,0 +1,178 @@
+"""Synthetic training queries (InPars, Bonifacio et al. 2022; Promptagator, Dai et al.
+2022): the local LLM writes a query that a passage answers, and the query is kept only if
+the first stage brings that passage's document back in its top ``keep_top`` (consistency
+filtering). The kept (query, document) pairs join the training judgments; they never enter
+the dev split.
+
+Sources are documents the :class:`~sciera.train.splits.SplitGuard` allows, minus the gold
+documents of every dev query and of every excluded (evaluation) query set, so no synthetic
+query is written from an abstract an evaluation judges. Generation is resumable: one JSONL
+line per passage, keyed by the LLM, the prompt version and the style, so a rerun asks the
+LLM only for what is missing (the LLM response cache also holds the replies).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sciera.corpus.store import PassageStore
+    from sciera.llm.base import LLM
+    from sciera.retrieve.base import Retriever
+
+PROMPT = "train_synthetic_query"
+STYLES = ("claim", "question")
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"query": {"type": "string", "minLength": 8, "maxLength": 300}},
+    "required": ["query"],
+}
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class SyntheticQuery:
+    qid: str
+    text: str
+    doc_id: str
+    passage_id: str
+    rank: int | None  # the source document's first-stage rank (None: not in the top)
+    kept: bool
+
+
+def generation_key(llm: LLM, style: str) -> str:
+    from sciera.llm.prompting import load_prompt
+
+    version = load_prompt(PROMPT).version
+    return hashlib.sha256(f"{llm.model_id}|{PROMPT}@{version}|{style}".encode()).hexdigest()[:16]
+
+
+def pick_sources(
+    store: PassageStore,
+    allowed: Callable[[Iterable[str]], list[str]],
+    forbidden: set[str],
+    n: int,
+    seed: int,
+) -> list[str]:
+    """``n`` first passages (``DOC#0``) of documents the guard allows and ``forbidden``
+    does not hold, sampled with ``seed`` (sorted first, so the sample does not depend on
+    the store's order)."""
+    docs = sorted(set(allowed(store.doc_ids())) - forbidden)
+    random.Random(seed).shuffle(docs)
+    return [f"{d}#0" for d in docs[:n]]
+
+
+def _read(path: Path, key: str) -> dict[str, dict[str, Any]]:
+    done: dict[str, dict[str, Any]] = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut short by a crash: generated again
+            if rec.get("key") == key:
+                done[rec["passage_id"]] = rec
+    return done
+
+
+def clean_query(text: str) -> str | None:
+    """The query as one line, or None when it is unusable (empty, a meta reference)."""
+    text = " ".join(str(text).split()).strip().strip('"')
+    lowered = text.lower()
+    if len(text.split()) < 4 or any(
+        p in lowered for p in ("this passage", "the passage", "this study", "the authors")
+    ):
+        return None
+    return text
+
+
+def generate(
+    llm: LLM,
+    store: PassageStore,
+    passage_ids: list[str],
+    retriever: Retriever,
+    *,
+    cache: Path,
+    style: str = "claim",
+    keep_top: int = 3,
+    progress: Progress | None = None,
+) -> list[SyntheticQuery]:
+    """One query per passage, consistency-checked against ``retriever`` (a document-level
+    first stage, e.g. Max-P hybrid), appended to ``cache`` as each passage is done."""
+    from sciera.llm.prompting import delimit, load_prompt
+
+    if style not in STYLES:
+        raise ValueError(f"style must be one of {', '.join(STYLES)}, got {style!r}")
+    key = generation_key(llm, style)
+    done = _read(cache, key)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    prompt = load_prompt(PROMPT)
+    found = store.find_passages(passage_ids)
+    for i, pid in enumerate(passage_ids):
+        if pid not in done and pid in found:
+            passage = found[pid]
+            reply = llm.complete_json(
+                prompt.render(style=style, passage=delimit(passage.contents)),
+                SCHEMA,
+                max_tokens=80,
+            )
+            text = clean_query(reply.value.get("query", "")) if reply.ok and reply.value else None
+            rank = None
+            if text is not None:
+                ranking = retriever.search(text, keep_top)
+                docs = [it.passage.doc_id for it in ranking.items]
+                rank = docs.index(passage.doc_id) + 1 if passage.doc_id in docs else None
+            rec = {
+                "key": key,
+                "passage_id": pid,
+                "doc_id": passage.doc_id,
+                "query": text,
+                "rank": rank,
+                "error": None if reply.ok else (reply.failure.error if reply.failure else "?"),
+            }
+            with cache.open("a", encoding="utf-8") as out:
+                out.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            done[pid] = rec
+        if progress:
+            progress("synthetic queries", i + 1, len(passage_ids))
+    out: list[SyntheticQuery] = []
+    for pid in passage_ids:
+        rec = done.get(pid)
+        if rec is None or rec["query"] is None:
+            continue
+        qid = "syn-" + hashlib.sha256(pid.encode()).hexdigest()[:12]
+        kept = rec["rank"] is not None and rec["rank"] <= keep_top
+        out.append(SyntheticQuery(qid, rec["query"], rec["doc_id"], pid, rec["rank"], kept))
+    return out
+
+
+def as_training(
+    synthetic: Iterable[SyntheticQuery],
+) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
+    """(queries, qrels) of the kept synthetic queries, ready to join the real ones."""
+    kept = [s for s in synthetic if s.kept]
+    return {s.qid: s.text for s in kept}, {s.qid: {s.doc_id: 1} for s in kept}
+
+
+def summary(synthetic: list[SyntheticQuery], asked: int) -> dict[str, Any]:
+    """For the card: how many passages were asked, answered, and kept by the filter."""
+    return {
+        "passages": asked,
+        "queries": len(synthetic),
+        "kept": sum(s.kept for s in synthetic),
+        "examples": [s.text for s in synthetic if s.kept][:5],
+    }
+
+
+def rank_histogram(synthetic: list[SyntheticQuery]) -> Mapping[str, int]:
+    hist: dict[str, int] = {}
+    for s in synthetic:
+        label = str(s.rank) if s.rank is not None else "missed"
+        hist[label] = hist.get(label, 0) + 1
+    return dict(sorted(hist.items()))
