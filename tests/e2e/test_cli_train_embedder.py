@@ -69,3 +69,33 @@ def test_train_tiny_embedder_index_and_evaluate(small_scifact, tiny_base, tmp_pa
     stale = _run(evaluate, env)
     assert stale.returncode != 0 and "index" in stale.stderr.lower()
     assert "Traceback" not in stale.stderr
+
+
+def test_synthetic_queries_from_the_embedded_llm_join_training(small_scifact, tiny_base, tmp_path):
+    """`--synthetic 3` with the embedded 0.5B: three abstracts get an LLM-written claim,
+    filtered by the first stage; the card says how many were asked, written and kept, and
+    the work folder's synthetic.jsonl makes a rerun ask the LLM nothing."""
+    env = {**os.environ, "SCIERA_LLM__MODEL": "qwen2.5-coder-0.5b-instruct-q4_k_m"}
+    out = tmp_path / "syn-embed"
+    args = train_args(
+        "embedder", small_scifact["corpus"], tiny_base, out,
+        "--batch-size", "8", "--epochs", "1", "--synthetic", "3", "--synthetic-keep-top", "10",
+    )  # fmt: skip
+    done = _run(args, env)
+    assert done.returncode == 0, done.stderr
+    card = json.loads((out / "sciera-card.json").read_text())
+    syn = card["data"]["synthetic"]
+    assert syn["passages"] == 3 and 0 <= syn["kept"] <= syn["queries"] <= 3
+    assert syn["llm"].startswith("llamacpp:qwen2.5-coder-0.5b") and syn["style"] == "claim"
+    work = out.with_name(out.name + ".work")
+    lines = (work / "synthetic.jsonl").read_text().splitlines()
+    assert len(lines) == 3
+    # synthetic sources are never gold abstracts of the test claims
+    test_gold = {
+        line.split("\t")[1]
+        for line in (SCIFACT / "qrels" / "test.tsv").read_text().splitlines()[1:]
+    }
+    assert not {json.loads(x)["doc_id"] for x in lines} & test_gold
+    again = _run([*args, "--overwrite"], env)
+    assert again.returncode == 0, again.stderr
+    assert (work / "synthetic.jsonl").read_text().splitlines() == lines
