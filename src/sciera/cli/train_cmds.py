@@ -71,6 +71,14 @@ SyntheticOpt = Annotated[
         "the first stage finds the abstract in its top --synthetic-keep-top).",
     ),
 ]
+SsliNegativesOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--ssli-negatives",
+        help="SSLI set built from TRAINING-side abstracts: its distractors join every group "
+        "of its questions as negatives (an evaluation set is refused).",
+    ),
+]
 SyntheticStyleOpt = Annotated[str, typer.Option(help="Synthetic queries: claim or question.")]
 SyntheticKeepOpt = Annotated[
     int, typer.Option(min=1, help="Consistency filter: the abstract's first-stage rank limit.")
@@ -92,6 +100,7 @@ def _data_spec(
     synthetic: int,
     synthetic_style: str,
     synthetic_keep_top: int,
+    ssli_negatives: list[Path] | None,
 ):
     from sciera.train.prepare import DataSpec
 
@@ -110,6 +119,7 @@ def _data_spec(
             synthetic=synthetic,
             synthetic_style=synthetic_style,
             synthetic_keep_top=synthetic_keep_top,
+            ssli_negatives=ssli_negatives or (),
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
@@ -144,6 +154,7 @@ def cross_encoder(
     synthetic: SyntheticOpt = 0,
     synthetic_style: SyntheticStyleOpt = "claim",
     synthetic_keep_top: SyntheticKeepOpt = 3,
+    ssli_negatives: SsliNegativesOpt = None,
     preset: PresetOpt = None,
 ) -> None:
     """Fine-tune a cross-encoder on QRELS with first-stage hard negatives; resumable
@@ -172,7 +183,7 @@ def cross_encoder(
         corpus, queries, qrels, retriever=retriever, depth=depth, dev_fraction=dev_fraction,
         exclude_qrels=exclude_qrels, exclude_ssli=exclude_ssli, max_queries=max_queries,
         seed=seed, synthetic=synthetic, synthetic_style=synthetic_style,
-        synthetic_keep_top=synthetic_keep_top,
+        synthetic_keep_top=synthetic_keep_top, ssli_negatives=ssli_negatives,
     )  # fmt: skip
     job = CrossEncoderJob(data, out, config, fp16=fp16, overwrite=overwrite)
     _quiet_transformers()
@@ -220,6 +231,7 @@ def embedder(
     synthetic: SyntheticOpt = 0,
     synthetic_style: SyntheticStyleOpt = "claim",
     synthetic_keep_top: SyntheticKeepOpt = 3,
+    ssli_negatives: SsliNegativesOpt = None,
     preset: PresetOpt = None,
 ) -> None:
     """Fine-tune the dense retriever's embedder on QRELS (in-batch + first-stage hard
@@ -248,7 +260,7 @@ def embedder(
         corpus, queries, qrels, retriever=retriever, depth=depth, dev_fraction=dev_fraction,
         exclude_qrels=exclude_qrels, exclude_ssli=exclude_ssli, max_queries=max_queries,
         seed=seed, synthetic=synthetic, synthetic_style=synthetic_style,
-        synthetic_keep_top=synthetic_keep_top,
+        synthetic_keep_top=synthetic_keep_top, ssli_negatives=ssli_negatives,
     )  # fmt: skip
     job = EmbedderJob(data, out, config, overwrite=overwrite)
     _quiet_transformers()

@@ -140,20 +140,26 @@ def batch_loss(loss_fn: Any, loss: str, queries: list[str], groups: list[list[st
 def make_groups(
     records: Sequence[TrainQuery], negatives: int, rng: random.Random
 ) -> list[tuple[str, list[str]]]:
-    """One (query, [positive, negative x n]) group per (query, positive), shuffled; queries
-    with fewer mined negatives than ``n`` reuse them (sampled with replacement)."""
+    """One (query, [positive, negative x n]) group per (query, positive), shuffled. A
+    query's ``hard`` negatives (SSLI distractors) come first in every group, the rest are
+    sampled from its mined negatives; queries with fewer than needed reuse them (sampled
+    with replacement)."""
     groups: list[tuple[str, list[str]]] = []
     for rec in records:
         pool = rec.negatives
-        if not pool:
+        if not pool and not rec.hard:
             continue
         for pos in rec.positives:
+            hard = list(rec.hard[:negatives])
+            need = negatives - len(hard)
+            if need and not pool:
+                pool = list(rec.hard)
             negs = (
-                rng.sample(pool, negatives)
-                if len(pool) >= negatives
-                else [rng.choice(pool) for _ in range(negatives)]
+                rng.sample(pool, need)
+                if len(pool) >= need
+                else [rng.choice(pool) for _ in range(need)]
             )
-            groups.append((rec.qid, [pos, *negs]))
+            groups.append((rec.qid, [pos, *hard, *negs]))
     rng.shuffle(groups)
     return groups
 
@@ -219,7 +225,7 @@ class _Trainer(EpochTrainer):
         return load_cross_encoder(source, max_length=self.cfg.max_length, num_labels=1)
 
     def steps_per_epoch(self) -> int:
-        n_groups = sum(len(r.positives) for r in self.train if r.negatives)
+        n_groups = sum(len(r.positives) for r in self.train if r.negatives or r.hard)
         return steps_for(n_groups, self.cfg.groups_per_batch)
 
     def is_head(self, name: str) -> bool:

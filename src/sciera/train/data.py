@@ -39,6 +39,7 @@ class TrainQuery:
     positives: tuple[str, ...]  # passage ids
     candidates: tuple[tuple[str, float], ...]  # (passage id, first-stage score), rank order
     gold_docs: frozenset[str]
+    hard: tuple[str, ...] = ()  # negatives every group carries (SSLI distractors)
 
     @property
     def negatives(self) -> list[str]:

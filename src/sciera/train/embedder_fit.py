@@ -142,7 +142,9 @@ class _Trainer(EpochTrainer):
         return load_embedder(source, max_length=self.cfg.max_length)
 
     def steps_per_epoch(self) -> int:
-        n = sum(len(r.positives) for r in self.train if r.negatives or not self.cfg.negatives)
+        n = sum(
+            len(r.positives) for r in self.train if r.negatives or r.hard or not self.cfg.negatives
+        )
         return steps_for(n, self.cfg.batch_size)
 
     def batches(self, rng: random.Random) -> list[list[tuple[str, list[str]]]]:

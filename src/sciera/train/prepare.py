@@ -10,7 +10,7 @@ change of the code above.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,7 @@ class DataSpec:
     synthetic: int = 0  # passages the LLM writes a synthetic training query for
     synthetic_style: str = "claim"
     synthetic_keep_top: int = 3
+    ssli_negatives: Sequence[str | Path] = ()  # SSLI sets built from training-side abstracts
 
     def __post_init__(self) -> None:
         from sciera.train.synthetic import STYLES
@@ -59,6 +60,7 @@ class Prepared:
     guard: SplitGuard
     skipped: dict[str, dict[str, int]] = field(default_factory=dict)
     synthetic: dict[str, Any] | None = None
+    ssli_negatives: list[dict[str, Any]] | None = None
 
     def card_data(self, spec: DataSpec) -> dict[str, Any]:
         """The card's ``data`` section."""
@@ -74,6 +76,7 @@ class Prepared:
             "negatives_from": f"{spec.retriever} top-{spec.depth} documents (Max-P) minus gold",
             "skipped": self.skipped,
             **({"synthetic": self.synthetic} if self.synthetic else {}),
+            **({"ssli_negatives": self.ssli_negatives} if self.ssli_negatives else {}),
         }
 
 
@@ -92,8 +95,19 @@ def prepare(
         train_ids = train_ids[: spec.max_queries]
         dev_ids = dev_ids[: max(1, spec.max_queries // 4)]
     synthetic_card: dict[str, Any] | None = None
+    dev_gold = {d for q in dev_ids for d, g in qrels[q].items() if g > 0}
+    ssli = None
+    if spec.ssli_negatives:
+        from sciera.train import ssli_negatives
+
+        ssli = ssli_negatives.load(spec.ssli_negatives, guard)
+        # a question on a dev query's gold abstract would teach the dev answer: left out
+        keep = [q for q in ssli.queries if not set(ssli.qrels[q]) & dev_gold]
+        ssli.sources.append({"left_out_dev_gold_abstract": len(ssli.queries) - len(keep)})
+        queries = {**queries, **{q: ssli.queries[q] for q in keep}}
+        qrels = {**qrels, **{q: ssli.qrels[q] for q in keep}}
+        train_ids = [*train_ids, *sorted(keep)]
     if spec.synthetic > 0:
-        dev_gold = {d for q in dev_ids for d, g in qrels[q].items() if g > 0}
         syn_q, syn_qrels, synthetic_card = synthetic_queries(
             spec, settings, guard, dev_gold, work, progress
         )
@@ -118,6 +132,9 @@ def prepare(
             store, queries, {q: qrels[q] for q in dev_ids}, mined, guard
         )
         texts = passage_texts(store, [*train, *dev])
+    if ssli is not None:
+        train = [replace(r, hard=ssli.hard[r.qid]) if r.qid in ssli.hard else r for r in train]
+        texts.update(ssli.texts)
     for rec in (*train, *dev):
         guard.check_query(rec.qid, rec.text)
     guard.check_docs(
@@ -126,7 +143,8 @@ def prepare(
         for pid in (*rec.positives, *(c for c, _ in rec.candidates))
     )
     skips = {"train": skipped, "dev": dev_skipped}
-    return Prepared(train, dev, texts, fingerprint, guard, skips, synthetic_card)
+    ssli_card = ssli.sources if ssli is not None else None
+    return Prepared(train, dev, texts, fingerprint, guard, skips, synthetic_card, ssli_card)
 
 
 def synthetic_queries(
