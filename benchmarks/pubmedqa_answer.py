@@ -56,13 +56,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / ".." / "shared" / "data" / "pubmedqa" / "pqal_dev.json"
 LABELS = ("yes", "no", "maybe")
-EXTRACTORS = ("full", "vanilla", "rational", "deepera")
+EXTRACTORS = ("full", "vanilla", "rational", "deepera", "deepera_ce")
 
 
 def extractor_name(value: str) -> str:
-    """An extractor name, or ``deepera@TAU`` for DeepEra at its own threshold."""
+    """An extractor name, or ``deepera@TAU`` / ``deepera_ce@TAU`` for DeepEra at its own
+    threshold."""
     base, at, tau = value.partition("@")
-    if base not in EXTRACTORS or (at and base != "deepera"):
+    if base not in EXTRACTORS or (at and not base.startswith("deepera")):
         raise argparse.ArgumentTypeError(f"unknown extractor {value!r}: {', '.join(EXTRACTORS)}")
     if at:
         try:
@@ -164,6 +165,20 @@ class Runner:
             cal = "auto" if calibrated else None
             reranker = DeepEraReranker.from_settings(settings, llm=self.llm, calibrator=cal)
             return make_extractor("deepera", settings, reranker=reranker)
+        if base == "deepera_ce":
+            # the trained cross-encoder scores; without a first stage (reasoning) its
+            # logit-only calibrator, else the card's mode (fused with the first stage)
+            from sciera.rerank.registry import make_reranker
+
+            settings = self._settings(float(tau)) if tau else self.settings
+            scorer = make_reranker(
+                "cross_encoder",
+                settings,
+                model=settings.rerank.scorer_model,
+                score="auto" if calibrated else "calibrated",
+            )
+            reranker = DeepEraReranker.from_settings(settings, llm=self.llm, scorer=scorer)
+            return make_extractor("deepera", settings, reranker=reranker)
         return make_extractor(name, self.settings, llm=self.llm)
 
     def answer(self, setting: str, name: str, pmid: str, item: Mapping[str, Any], retriever):
@@ -181,7 +196,7 @@ class Runner:
             ranking = candidates
         else:
             candidates = retriever.search(question, self.args.depth)
-            deepera = name.startswith("deepera")
+            deepera = name.startswith("deepera")  # deepera, deepera_ce: rerank all --depth
             ranking = candidates if deepera else candidates.top(self.args.top_k)
         ev = self.extractors[setting, name].extract(question, ranking)
         answer = self.generator.answer(question, ev.evidence, "yesno", sufficient=ev.sufficient)

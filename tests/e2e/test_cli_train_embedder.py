@@ -14,7 +14,7 @@ import os
 import subprocess
 
 import pytest
-from train_cli import N_QUERIES, SCIFACT, train_args
+from train_cli import N_QUERIES, SCIFACT, SHIPPED_SSLI, train_args
 
 pytestmark = pytest.mark.e2e
 
@@ -99,3 +99,44 @@ def test_synthetic_queries_from_the_embedded_llm_join_training(small_scifact, ti
     again = _run([*args, "--overwrite"], env)
     assert again.returncode == 0, again.stderr
     assert (work / "synthetic.jsonl").read_text().splitlines() == lines
+
+
+def test_ssli_negatives_from_training_side_only(small_scifact, tiny_base, tmp_path, scifact_dir):
+    """The shipped SSLI set is an evaluation set: given as training negatives it is refused
+    (exit 2, the instance named). A training-side set (here two SciFact train claims with
+    a hand-written distractor each: plumbing, not data quality) joins training."""
+    from sciera.corpus import load_beir_queries, load_qrels
+
+    env = dict(os.environ)
+    args = train_args(
+        "embedder", small_scifact["corpus"], tiny_base, tmp_path / "m", "--epochs", "1",
+        "--batch-size", "8", "--exclude-ssli", str(SHIPPED_SSLI),
+    )  # fmt: skip
+    refused = _run([*args, "--ssli-negatives", str(SHIPPED_SSLI)], env)
+    assert refused.returncode == 2 and "excluded from training" in refused.stderr
+    assert "Traceback" not in refused.stderr
+
+    queries = load_beir_queries(scifact_dir)
+    train = load_qrels(scifact_dir / "qrels" / "train.tsv")
+    rows = []
+    for qid in sorted(train)[:2]:
+        gold = sorted(train[qid])[0]
+        cands = [
+            {"passage_id": f"{gold}#0", "text": "gold", "is_distractor": False,
+             "distractor_type": ""},
+            {"passage_id": f"ssli:t{qid}:1", "text": f"A study related to: {queries[qid]}",
+             "is_distractor": True, "distractor_type": "misleading"},
+        ]  # fmt: skip
+        rows.append(
+            {"id": f"t{qid}/ssli", "question": f"What is known about: {queries[qid]}",
+             "answer": "-", "gold_passage_ids": [f"{gold}#0"], "setting": "ssli",
+             "candidates": cands}
+        )  # fmt: skip
+    own = tmp_path / "train-ssli.jsonl"
+    own.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = _run([*args, "--ssli-negatives", str(own)], env)
+    assert done.returncode == 0, done.stderr
+    card = json.loads((tmp_path / "m" / "sciera-card.json").read_text())
+    sources = card["data"]["ssli_negatives"]
+    assert sources[0]["questions"] + sources[1]["left_out_dev_gold_abstract"] == 2
+    assert sources[0]["distractors"] == 2
