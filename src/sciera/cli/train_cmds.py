@@ -85,42 +85,18 @@ SyntheticKeepOpt = Annotated[
 ]
 
 
-def _data_spec(
-    corpus: Path,
-    queries: Path,
-    qrels: Path,
-    *,
-    retriever: str,
-    depth: int,
-    dev_fraction: float,
-    exclude_qrels: list[Path] | None,
-    exclude_ssli: list[Path] | None,
-    max_queries: int | None,
-    seed: int,
-    synthetic: int,
-    synthetic_style: str,
-    synthetic_keep_top: int,
-    ssli_negatives: list[Path] | None,
-):
+def _data_spec(options: dict):
+    """The :class:`~sciera.train.prepare.DataSpec` from a train command's options (its
+    fields are named alike: --corpus, --depth, --exclude-ssli, --synthetic, ...)."""
+    from dataclasses import fields
+
     from sciera.train.prepare import DataSpec
 
+    values = {f.name: options[f.name] for f in fields(DataSpec) if f.name in options}
+    for name in ("exclude_qrels", "exclude_ssli", "ssli_negatives"):
+        values[name] = values.get(name) or ()
     try:
-        return DataSpec(
-            corpus,
-            queries,
-            qrels,
-            retriever=retriever,
-            depth=depth,
-            dev_fraction=dev_fraction,
-            exclude_qrels=exclude_qrels or (),
-            exclude_ssli=exclude_ssli or (),
-            max_queries=max_queries,
-            seed=seed,
-            synthetic=synthetic,
-            synthetic_style=synthetic_style,
-            synthetic_keep_top=synthetic_keep_top,
-            ssli_negatives=ssli_negatives or (),
-        )
+        return DataSpec(**values)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
 
@@ -179,12 +155,7 @@ def cross_encoder(
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    data = _data_spec(
-        corpus, queries, qrels, retriever=retriever, depth=depth, dev_fraction=dev_fraction,
-        exclude_qrels=exclude_qrels, exclude_ssli=exclude_ssli, max_queries=max_queries,
-        seed=seed, synthetic=synthetic, synthetic_style=synthetic_style,
-        synthetic_keep_top=synthetic_keep_top, ssli_negatives=ssli_negatives,
-    )  # fmt: skip
+    data = _data_spec(locals())
     job = CrossEncoderJob(data, out, config, fp16=fp16, overwrite=overwrite)
     _quiet_transformers()
     with step_progress(transient=False) as update:
@@ -256,12 +227,7 @@ def embedder(
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    data = _data_spec(
-        corpus, queries, qrels, retriever=retriever, depth=depth, dev_fraction=dev_fraction,
-        exclude_qrels=exclude_qrels, exclude_ssli=exclude_ssli, max_queries=max_queries,
-        seed=seed, synthetic=synthetic, synthetic_style=synthetic_style,
-        synthetic_keep_top=synthetic_keep_top, ssli_negatives=ssli_negatives,
-    )  # fmt: skip
+    data = _data_spec(locals())
     job = EmbedderJob(data, out, config, overwrite=overwrite)
     _quiet_transformers()
     with step_progress(transient=False) as update:

@@ -27,10 +27,17 @@ from typing import Any
 
 import numpy as np
 
-from sciera.errors import ScieraError, require
+from sciera.errors import require
 from sciera.train.ce_fit import make_groups, ranking_metrics, resolve_base
 from sciera.train.data import TrainQuery
-from sciera.train.loop import EpochTrainer, LoopConfig, Progress, TrainState, steps_for
+from sciera.train.loop import (
+    EpochTrainer,
+    LoopConfig,
+    Progress,
+    TrainState,
+    run_fit,
+    steps_for,
+)
 
 
 @dataclass(frozen=True)
@@ -169,7 +176,7 @@ class _Trainer(EpochTrainer):
 
 
 def fit(
-    cfg: EmbedderConfig,
+    cfg: Any,
     train: Sequence[TrainQuery],
     dev: Sequence[TrainQuery],
     texts: Mapping[str, str],
@@ -177,9 +184,4 @@ def fit(
     progress: Progress | None = None,
 ) -> TrainState:
     """Train (or resume) in ``work``; the best epoch's model is in ``work/best``."""
-    if not train:
-        raise ScieraError("no training query has a positive passage in the corpus")
-    if not dev:
-        raise ScieraError("the dev split is empty; use a dev fraction above 0")
-    work.mkdir(parents=True, exist_ok=True)
-    return _Trainer(cfg, train, dev, texts, work, progress).fit()
+    return run_fit(_Trainer, cfg, train, dev, texts, work, progress)

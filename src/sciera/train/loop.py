@@ -196,3 +196,23 @@ class EpochTrainer(ABC):
 
 def steps_for(n_examples: int, batch: int) -> int:
     return max(1, math.ceil(n_examples / batch))
+
+
+def run_fit(
+    trainer: Callable[..., EpochTrainer],
+    cfg: Any,
+    train: Sequence[Any],
+    dev: Sequence[Any],
+    texts: Any,
+    work: Path,
+    progress: Progress | None,
+) -> TrainState:
+    """Train (or resume) in ``work``; the best epoch's model is in ``work/best``."""
+    from sciera.errors import ScieraError
+
+    if not train:
+        raise ScieraError("no training query has a positive passage and a negative")
+    if not dev:
+        raise ScieraError("the dev split is empty; use a dev fraction above 0")
+    work.mkdir(parents=True, exist_ok=True)
+    return trainer(cfg, train, dev, texts, work, progress).fit()
