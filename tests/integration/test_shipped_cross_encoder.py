@@ -38,6 +38,8 @@ def test_default_cross_encoder_is_the_shipped_one_and_ranks_gold_first(scifact_d
 
     rr = make_reranker("cross_encoder")
     assert rr.model_name == "scifact-minilm" and rr.calibrator is not None
+    assert rr.score_mode == "fused"  # the card's dev metrics under default_score_mode
+    rr = make_reranker("cross_encoder", score="calibrated")
     docs = {}
     for line in (scifact_dir / "corpus.jsonl").read_text().splitlines():
         d = json.loads(line)

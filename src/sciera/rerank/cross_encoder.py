@@ -9,7 +9,9 @@ you trained, ``SCIERA_HOME/models/<name>``; a local directory; a hub name such a
 Scores. A folder trained by sciera carries a card and calibrators fitted on its dev split:
 ``score="calibrated"`` maps the logit to P(relevant); ``score="fused"`` maps the logit
 together with the first stage's score and rank (min-max over the candidates, 1/rank) to
-P(relevant); ``score="auto"`` (the default) takes the mode the card found best on dev. Both
+P(relevant); ``score="auto"`` (the default) takes ``fused`` unless the card's dev metrics
+show the logit alone ranking better by more than 0.01 nDCG@10
+(:func:`sciera.train.card.default_score_mode`). Both
 are probabilities, so a threshold such as DeepEra's tau means the same for either. Any
 other model has no calibrator: its scores are raw (``score="raw"``), comparable within that
 model only.
@@ -91,7 +93,11 @@ class CrossEncoderReranker:
         if score == "auto":
             if self.card is None:
                 return "raw"
-            return "fused" if self.card.get("score_mode") == "fused" else "calibrated"
+            from sciera.train.card import default_score_mode
+
+            modes = (self.card.get("dev") or {}).get("modes")
+            mode = default_score_mode(modes) if modes else self.card.get("score_mode")
+            return "fused" if mode == "fused" else "calibrated"
         if score != "raw" and self.card is None:
             raise ScieraError(
                 f"cross-encoder {self.model_name!r} has no sciera card, so no calibrator: "

@@ -15,6 +15,7 @@ from typing import Any
 
 CARD_FILE = "sciera-card.json"
 CALIBRATOR_FILE = "sciera-calibrator.json"
+FUSED_MARGIN = 0.01
 FUSED_CALIBRATOR_FILE = "sciera-calibrator-fused.json"
 
 
@@ -28,6 +29,16 @@ def versions() -> dict[str, str]:
         except PackageNotFoundError:
             continue
     return out
+
+
+def default_score_mode(modes: Mapping[str, Mapping[str, float]]) -> str:
+    """A cross-encoder's default scoring from its dev metrics: ``fused`` (the logit with
+    the first stage's score and rank) unless the logit alone ranks better on dev by more
+    than :data:`FUSED_MARGIN` nDCG@10. Fused is preferred on ties because its calibrator
+    can lean on the first stage where the model is out of its domain; the logit alone
+    cannot."""
+    ce, fused = modes["ce"]["ndcg@10"], modes["fused"]["ndcg@10"]
+    return "ce" if ce > fused + FUSED_MARGIN else "fused"
 
 
 def read_card(model_dir: str | Path) -> dict[str, Any] | None:
@@ -91,7 +102,11 @@ def render(card: Mapping[str, Any]) -> str:
         *(f"| {k} | {v['ndcg@10']:.3f} | {v['hit@1']:.3f} |" for k, v in dev["modes"].items()),
         "",
         *(
-            [f"Default scoring mode (best dev nDCG@10): `{card['score_mode']}`.", ""]
+            [
+                f"Default scoring mode: `{card['score_mode']}` (fused unless the logit alone "
+                f"beats it on dev nDCG@10 by more than {FUSED_MARGIN}).",
+                "",
+            ]
             if "score_mode" in card
             else []
         ),

@@ -18,7 +18,7 @@ import numpy as np
 
 from sciera.errors import ScieraError
 from sciera.settings import Settings, load_settings
-from sciera.train.card import CALIBRATOR_FILE, FUSED_CALIBRATOR_FILE
+from sciera.train.card import CALIBRATOR_FILE, FUSED_CALIBRATOR_FILE, default_score_mode
 from sciera.train.ce_fit import (
     TrainConfig,
     dev_rankings,
@@ -131,7 +131,7 @@ def train_cross_encoder(
     logits = dev_rankings(ce, dev, texts)
     model_id = f"cross_encoder:{model_dir.name}"
     cals, modes = calibrate_on_dev(dev, logits, model_id)
-    score_mode = max(("ce", "fused"), key=lambda m: (modes[m]["ndcg@10"], m == "ce"))
+    score_mode = default_score_mode(modes)
     card = base_card(
         name=model_dir.name,
         kind="cross-encoder reranker",

@@ -56,3 +56,14 @@ def test_changed_config_or_finished_run_trains_anew_keeping_mined_negatives(tmp_
         open_work("m", settings, False, "k2")
     open_work("m", settings, True, "k2")
     assert not (work / "state.json").exists() and not (work / "card.json").exists()
+
+
+def test_default_score_mode_prefers_fused_unless_the_logit_wins_clearly():
+    from sciera.train.card import default_score_mode
+
+    def modes(ce, fused):
+        return {"ce": {"ndcg@10": ce}, "fused": {"ndcg@10": fused}}
+
+    assert default_score_mode(modes(0.736, 0.735)) == "fused"  # the shipped model's dev
+    assert default_score_mode(modes(0.70, 0.72)) == "fused"
+    assert default_score_mode(modes(0.75, 0.735)) == "ce"
