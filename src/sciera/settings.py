@@ -101,6 +101,11 @@ class RerankSettings(_Section):
         description="The cross-encoder DeepEra's cross_encoder scorer loads (a shipped or "
         "trained name, or a path).",
     )
+    cross_encoder_precision: Literal["fp32", "int8"] = Field(
+        "fp32",
+        description="Cross-encoder weights at run time: fp32, or int8 (dynamic quantization "
+        "of the Linear layers, faster on CPU).",
+    )
 
 
 class AnswerSettings(_Section):

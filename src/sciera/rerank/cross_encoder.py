@@ -116,6 +116,7 @@ class CrossEncoderReranker:
     def from_settings(cls, settings: Settings, **kwargs: Any) -> CrossEncoderReranker:
         model = kwargs.pop("model", None) or DEFAULT_MODEL
         kwargs.setdefault("home", settings.home)
+        kwargs.setdefault("precision", settings.rerank.cross_encoder_precision)
         return cls(model, **kwargs)
 
     def logits(self, query: str, passages: Sequence[Passage]) -> list[float]:
