@@ -31,24 +31,27 @@ class SSLITraining:
 
 def load(paths: Sequence[str | Path], guard: SplitGuard) -> SSLITraining:
     """The SSLI-setting questions of ``paths`` that have at least one distractor."""
-    from sciera.datasets.ssli.io import load_ssli
+    from sciera.datasets.ssli.io import iter_jsonl, load_ssli
+    from sciera.errors import ScieraError
 
     out = SSLITraining()
     for path in paths:
-        instances = load_ssli(_instances_path(path), "ssli")
+        source = _instances_path(path)
+        # the guard first, on the raw records: a packed evaluation set is refused as such
+        for _, rec in iter_jsonl(source):
+            _check_gold(path, str(rec.get("id")), rec.get("gold_passage_ids") or [], guard)
+        try:
+            instances = load_ssli(source, "ssli")
+        except ScieraError as exc:
+            raise ScieraError(
+                f"{exc} (a packed set holds no passage texts: `sciera dataset unpack` it first)"
+            ) from None
         n_questions = n_distractors = 0
         for inst in instances:
             distractors = [c for c in inst.candidates if c.is_distractor]
             if not distractors:
                 continue
             gold_docs = {pid.split("#", 1)[0] for pid in inst.gold_passage_ids}
-            bad = sorted(set(gold_docs) - set(guard.allowed_docs(gold_docs)))
-            if bad:
-                raise SplitViolation(
-                    f"{path}: instance {inst.id}: gold abstract {bad[0]} is excluded from "
-                    "training (an evaluation SSLI set?); build SSLI negatives from "
-                    "training-side abstracts only"
-                )
             qid = "ssli:" + inst.id.removesuffix("/ssli")
             guard.check_query(qid, inst.question)
             out.queries[qid] = inst.question
@@ -61,6 +64,16 @@ def load(paths: Sequence[str | Path], guard: SplitGuard) -> SSLITraining:
             {"path": str(path), "questions": n_questions, "distractors": n_distractors}
         )
     return out
+
+
+def _check_gold(path: Any, instance: str, gold: Sequence[str], guard: SplitGuard) -> None:
+    docs = {str(pid).split("#", 1)[0] for pid in gold}
+    bad = sorted(docs - set(guard.allowed_docs(docs)))
+    if bad:
+        raise SplitViolation(
+            f"{path}: instance {instance}: gold abstract {bad[0]} is excluded from training "
+            "(an evaluation SSLI set?); build SSLI negatives from training-side abstracts only"
+        )
 
 
 def _instances_path(path: str | Path) -> Path:
