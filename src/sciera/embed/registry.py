@@ -17,9 +17,10 @@ WEIGHT_FILES = ("*.safetensors", "*.bin", "*.onnx")
 def resolve_model(model: str, home: str | Path | None) -> str:
     """A bare name of a model trained by ``sciera train embedder`` (a folder under
     ``home/models``) becomes its path; anything else is returned as given."""
-    if home is not None and "/" not in model and (Path(home) / "models" / model).is_dir():
-        return str(Path(home) / "models" / model)
-    return model
+    from sciera.train.card import trained_dir
+
+    path = trained_dir(model, home)
+    return str(path) if path is not None else model
 
 
 @lru_cache(maxsize=16)

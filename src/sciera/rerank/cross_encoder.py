@@ -46,9 +46,10 @@ def resolve_model(model: str, home: str | Path | None = None) -> str:
         if not (path / "config.json").is_file():
             raise ScieraError(f"shipped cross-encoder {model!r} is missing from {path}")
         return str(path)
-    if home is not None and "/" not in model and (Path(home) / "models" / model).is_dir():
-        return str(Path(home) / "models" / model)
-    return model
+    from sciera.train.card import trained_dir
+
+    path = trained_dir(model, home)
+    return str(path) if path is not None else model
 
 
 class CrossEncoderReranker:

@@ -31,6 +31,15 @@ def versions() -> dict[str, str]:
     return out
 
 
+def trained_dir(name: str, home: str | Path | None) -> Path | None:
+    """The folder of a model trained under a bare ``name`` (``home/models/name``), if any;
+    every loader of trained models resolves names through this one rule."""
+    if home is None or "/" in name:
+        return None
+    path = Path(home) / "models" / name
+    return path if path.is_dir() else None
+
+
 def default_score_mode(modes: Mapping[str, Mapping[str, float]]) -> str:
     """A cross-encoder's default scoring from its dev metrics: ``fused`` (the logit with
     the first stage's score and rank) unless the logit alone ranks better on dev by more

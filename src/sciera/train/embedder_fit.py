@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -110,9 +110,7 @@ def dev_scores(model: Any, dev: Sequence[TrainQuery], texts: Mapping[str, str]) 
 
 def with_missed(dev: Sequence[TrainQuery]) -> list[TrainQuery]:
     """The dev records with :func:`dev_candidates` as their candidate lists."""
-    return [
-        TrainQuery(r.qid, r.text, r.positives, tuple(dev_candidates(r)), r.gold_docs) for r in dev
-    ]
+    return [replace(r, candidates=tuple(dev_candidates(r))) for r in dev]
 
 
 class _Trainer(EpochTrainer):

@@ -54,8 +54,9 @@ def train_embedder(
         "first_stage": ranking_metrics(dev, first_stage_scores(dev)),
         "base": ranking_metrics(dev, dev_scores(base, dev, data.texts)),
     }
+    # the best epoch's dev metrics were measured by the loop on these same records
+    modes["trained"] = next(e.dev for e in state.epochs if e.epoch == state.best_epoch)
     model = load_embedder(str(work / "best"), max_length=cfg.max_length)
-    modes["trained"] = ranking_metrics(dev, dev_scores(model, dev, data.texts))
     card = base_card(
         name=model_dir.name,
         kind="dense retrieval embedder",
