@@ -19,6 +19,14 @@ class InputError(ScieraError):
         super().__init__(f"{where}: {field}: {problem}")
 
 
+def require_query(text: str, what: str = "query") -> str:
+    """``text`` stripped, or a one-line error when it is empty or whitespace only."""
+    stripped = text.strip() if isinstance(text, str) else ""
+    if not stripped:
+        raise ScieraError(f"the {what} is empty; give some words to search for")
+    return stripped
+
+
 class StaleIndexError(ScieraError):
     """The index no longer matches the passage store."""
 

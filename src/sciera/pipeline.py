@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sciera.errors import require_query
 from sciera.eval.metrics.generation import compression_ratio
 from sciera.evidence.base import evidence_text
 from sciera.settings import Settings, load_settings
@@ -74,6 +75,7 @@ class Pipeline:
         return cls(retriever, reranker, extractor, generator, settings, llm)
 
     def run(self, question: str, question_type: str | None = None) -> Answer:
+        question = require_query(question, "question")
         s = self.settings
         seconds: dict[str, float] = {}
         t = time.perf_counter()

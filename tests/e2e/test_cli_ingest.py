@@ -136,7 +136,8 @@ def test_malformed_record_exits_nonzero_and_keeps_earlier_records(tmp_path: Path
     result = sciera("ingest", str(folder), "--corpus", str(corpus))
     assert result.returncode == 2
     assert f"{folder.resolve() / 'corpus.jsonl'}:17: _id: missing" in result.stderr
-    assert "Traceback" not in result.stderr
+    assert "rerun with --skip-bad" in result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
     assert store_counts(corpus / "store.sqlite")["documents"] == 16
 
 
@@ -153,3 +154,19 @@ def test_skip_bad_writes_a_report(tmp_path: Path) -> None:
     [entry] = [json.loads(line) for line in report.read_text().splitlines()]
     assert (entry["record"], entry["field"], entry["problem"]) == (17, "_id", "missing")
     assert store_counts(corpus / "store.sqlite")["documents"] == 19
+
+
+def test_record_with_empty_title_and_text_names_the_fix(tmp_path: Path) -> None:
+    """Cranfield holds such records: the error says why and how to skip them, and the
+    --skip-bad summary counts them."""
+    rows = [{"_id": "d1", "title": "T", "text": "Some text."}, {"_id": "d2", "title": "", "text": ""}]
+    file = tmp_path / "cran.jsonl"  # a BEIR-style file under another name: "_id" is the id
+    file.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = sciera("ingest", str(file), "--corpus", str(tmp_path / "c"))
+    assert result.returncode == 2
+    assert f"{file.resolve()}:2: text: empty, and so is the title: nothing to index" in result.stderr
+    assert "rerun with --skip-bad" in result.stderr
+    assert "'_id' is used as the document id" in result.stderr
+    ok = sciera("ingest", str(file), "--corpus", str(tmp_path / "c"), "--skip-bad")
+    assert ok.returncode == 0, ok.stderr
+    assert "1 documents added" in ok.stdout and "1 skipped" in ok.stdout

@@ -93,3 +93,12 @@ def test_full_evidence_skips_summaries(corpus, tmp_path):
     assert not any("Write the summary" in c.prompt for c in llm.calls)
     assert [e.passage.passage_id for e in a.evidence] == ["a1#0"] and a.evidence[0].summary == ""
     assert a.trace["pipeline"]["compression_ratio"] == 1.0
+
+
+def test_empty_question_is_refused_before_any_llm_call(corpus, tmp_path):
+    from sciera.errors import ScieraError
+
+    llm = scripted()
+    with pytest.raises(ScieraError, match="the question is empty"):
+        sciera.ask(" \n", corpus, llm=llm, **overrides(tmp_path))
+    assert llm.calls == []

@@ -152,8 +152,10 @@ def ask(
     explain: Annotated[bool, typer.Option(help="Print the full DeepEra trace.")] = False,
 ) -> None:
     """Answer QUESTION from the corpus, with citations, the evidence and the candidate table."""
+    from sciera.errors import require_query
     from sciera.pipeline import Pipeline, answer_dict
 
+    question = require_query(question, "question")  # before any model loads
     settings = _settings(
         preset,
         {

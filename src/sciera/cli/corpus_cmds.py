@@ -57,16 +57,23 @@ def ingest_cmd(
     last committed batch. A malformed record stops with file:record: field: problem.
     """
     from sciera.corpus import Fields, ingest
+    from sciera.errors import InputError, ScieraError
 
-    report = ingest(
-        path,
-        corpus,
-        format=format,
-        fields=Fields(id=id_field, title=title_field, text=text_field),
-        max_words=max_words,
-        skip_bad=skip_bad,
-        progress=True,
-    )
+    try:
+        report = ingest(
+            path,
+            corpus,
+            format=format,
+            fields=Fields(id=id_field, title=title_field, text=text_field),
+            max_words=max_words,
+            skip_bad=skip_bad,
+            progress=True,
+        )
+    except InputError as err:
+        raise ScieraError(
+            f"{err} (records before it are kept; rerun with --skip-bad to skip bad records, "
+            "count them in the summary and list them in a report)"
+        ) from err
     typer.echo(report.summary())
     if report.updated_ids:
         shown = ", ".join(report.updated_ids[:10])

@@ -61,9 +61,11 @@ def rerank(
     preset: Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")] = None,
 ) -> None:
     """Retrieve candidates for QUESTION and rerank them; lists scores and filtered passages."""
+    from sciera.errors import require_query
     from sciera.rerank.registry import make_reranker
     from sciera.retrieve.open import open_retriever
 
+    question = require_query(question, "question")
     settings = _settings(
         preset,
         depth=depth,

@@ -146,10 +146,11 @@ def search_cmd(
     preset: _PresetOpt = None,
 ) -> None:
     """Search a corpus with BM25, dense or hybrid retrieval and print the top-k."""
-    from sciera.errors import ScieraError
+    from sciera.errors import ScieraError, require_query
     from sciera.retrieve.maxp import MaxPRetriever
     from sciera.retrieve.open import open_retriever
 
+    query = require_query(query)
     if unit not in ("passage", "document"):
         raise ScieraError(f"--unit must be passage or document, got {unit!r}")
     settings = _settings(

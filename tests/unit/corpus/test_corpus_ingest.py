@@ -124,7 +124,7 @@ def test_skip_bad_lists_every_skipped_record(tmp_path: Path) -> None:
     listed = [json.loads(line) for line in Path(report.skip_report).read_text().splitlines()]
     assert [(r["record"], r["field"], r["problem"]) for r in listed] == [
         (2, "record", "invalid JSON: Expecting property name enclosed in double quotes (column 2)"),
-        (4, "text", "empty"),
+        (4, "text", "empty, and so is the title: nothing to index"),
     ]
     clean = ingest(write_docs(tmp_path / "ok.jsonl", rows(2)), tmp_path / "c2", skip_bad=True)
     assert clean.skip_report is None

@@ -52,6 +52,9 @@ def test_beir_missing_id_names_file_line_and_field(tmp_path: Path) -> None:
     assert (info.value.line, info.value.field, info.value.problem) == (17, "_id", "missing")
 
 
+NOTHING = "and so is the title: nothing to index"
+
+
 @pytest.mark.parametrize(
     ("row", "field", "problem"),
     [
@@ -59,9 +62,11 @@ def test_beir_missing_id_names_file_line_and_field(tmp_path: Path) -> None:
         ('["a", "b"]', "record", "not a JSON object (got list)"),
         ({"_id": "", "text": "x"}, "_id", "empty"),
         ({"_id": 1.5, "text": "x"}, "_id", "not a string or integer (got float)"),
+        ({"_id": "a", "title": "T"}, "text", "missing"),
+        ({"_id": "a", "title": "T", "text": None}, "text", "missing"),
+        ({"_id": "a", "title": "T", "text": "   "}, "text", "empty"),
         ({"_id": "a"}, "text", "missing"),
-        ({"_id": "a", "text": None}, "text", "missing"),
-        ({"_id": "a", "text": "   "}, "text", "empty"),
+        ({"_id": "a", "title": "", "text": ""}, "text", f"empty, {NOTHING}"),
         ({"_id": "a", "text": 5}, "text", "not a string (got int)"),
         ({"_id": "a", "title": 3, "text": "x"}, "title", "not a string (got int)"),
         ({"_id": "a", "text": "x", "metadata": [1]}, "metadata", "not a JSON object"),
@@ -166,3 +171,24 @@ def test_load_qrels_errors(tmp_path: Path, body: str, message: str) -> None:
     file.write_text(body, encoding="utf-8")
     with pytest.raises(InputError, match=message):
         load_qrels(file)
+
+
+def test_jsonl_takes_beir_id_field_when_id_is_absent(tmp_path: Path, caplog) -> None:
+    file = write_lines(
+        tmp_path / "docs.jsonl", [{"_id": "a", "text": "x"}, {"_id": "b", "text": "y", "k": 1}]
+    )
+    with caplog.at_level("WARNING"):
+        docs = [d for _, d in JsonlReader().read(file)]
+    assert [d.doc_id for d in docs] == ["a", "b"]
+    assert dict(docs[1].metadata) == {"k": 1}  # "_id" is the id, not metadata
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{file}: no 'id' field; '_id' is used as the document id"
+    ]
+
+
+def test_jsonl_named_id_field_gets_no_fallback(tmp_path: Path) -> None:
+    from sciera.corpus.readers.base import Fields
+
+    file = write_lines(tmp_path / "docs.jsonl", [{"_id": "a", "text": "x"}])
+    with pytest.raises(InputError, match=r"docs.jsonl:1: id: missing"):
+        list(JsonlReader(Fields(id="id")).read(file))

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 import sciera.cli.search_cmds  # noqa: F401  (registers the commands)
 from sciera.cli import app
-from sciera.errors import StaleIndexError
+from sciera.errors import ScieraError, StaleIndexError
 
 runner = CliRunner()
 
@@ -79,3 +80,14 @@ def test_index_rejects_contradictory_flags(small_corpus):
         app, ["index", "--corpus", str(small_corpus), "--bm25-only", "--dense-only"]
     )
     assert result.exit_code != 0
+
+
+@pytest.mark.parametrize("command", ["search", "rerank", "ask"])
+@pytest.mark.parametrize("query", ["", "   \t"])
+def test_empty_query_is_a_one_line_error_before_any_work(small_corpus, command, query):
+    import sciera.cli.ask_cmds  # noqa: F401
+    import sciera.cli.rerank_cmds  # noqa: F401
+
+    result = runner.invoke(app, [command, query, "--corpus", str(small_corpus)])
+    assert isinstance(result.exception, ScieraError), result.output
+    assert str(result.exception).startswith("the ") and "is empty" in str(result.exception)

@@ -7,6 +7,7 @@ numbers; blank lines are skipped but still counted. ``.jsonl.gz`` is read too.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -19,7 +20,10 @@ from sciera.corpus.readers._fields import (
     required_text,
 )
 from sciera.corpus.readers.base import Fields, RecordReader
+from sciera.errors import InputError
 from sciera.types import Document
+
+logger = logging.getLogger(__name__)
 
 
 def iter_lines(file: Path) -> Iterator[tuple[int, bytes]]:
@@ -38,6 +42,9 @@ class JsonlReader(RecordReader):
         given = fields or Fields()
         default = self.default_fields
         self.id_field = given.id or default.id or "id"
+        # BEIR-style files under another name carry "_id": taken when "id" is absent,
+        # unless the user named the id field
+        self._id_fallback = given.id is None and self.id_field == "id"
         self.title_field = given.title or default.title or "title"
         self.text_field = given.text or default.text or "text"
 
@@ -49,8 +56,16 @@ class JsonlReader(RecordReader):
         return self.document(file, record_no, record)
 
     def document(self, file: Path, record_no: int, record: dict[str, Any]) -> Document:
+        if self._id_fallback and "id" not in record and "_id" in record:
+            logger.warning("%s: no 'id' field; '_id' is used as the document id", file)
+            self.id_field, self._id_fallback = "_id", False
         doc_id = required_id(file, record_no, record, self.id_field)
         title = optional_text(file, record_no, record, self.title_field)
+        raw_text = record.get(self.text_field)
+        if isinstance(raw_text, str) and not raw_text.strip() and not title.strip():
+            raise InputError(
+                file, record_no, self.text_field, "empty, and so is the title: nothing to index"
+            )
         text = required_text(file, record_no, record, self.text_field)
         used = {self.id_field, self.title_field, self.text_field}
         metadata = self.metadata(file, record_no, record, used)
