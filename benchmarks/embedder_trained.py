@@ -3,12 +3,14 @@ started from, on every judged query of a collection.
 
 Run from the repository root with the venv active (no network needed)::
 
-    python benchmarks/embedder_trained.py --dataset scifact --model scifact-minilm-embed
-    python benchmarks/embedder_trained.py --dataset nfcorpus --model scifact-minilm-embed
+    python benchmarks/embedder_trained.py --dataset scifact      # the shipped scifact-minilm
+    python benchmarks/embedder_trained.py --dataset nfcorpus
+    python benchmarks/embedder_trained.py --dataset pubmedqa
+    python benchmarks/embedder_trained.py --dataset scifact --model MY-TRAINED-NAME
 
 The corpus (the one ``rerank_trained.py`` prepares: ``corpora/scifact`` or
 ``corpora/nfcorpus-dev``) is indexed with the trained embedder if it is not yet (its dense
-index ``dense-st-<model>`` sits beside ``dense-minilm``). Runs: BM25, dense and hybrid
+index, e.g. ``dense-scifact-minilm``, sits beside ``dense-minilm``). Runs: BM25, dense and hybrid
 (RRF, k=60) with MiniLM, dense and hybrid with the trained model; documents by Max-P.
 Paired against the MiniLM counterpart on the same queries: Fisher's randomization test on
 nDCG@10 and Recall@100, the exact McNemar test on hit@1. Writes
@@ -35,7 +37,11 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--dataset", default="scifact", choices=("scifact", "nfcorpus", "pubmedqa"))
-    ap.add_argument("--model", default="scifact-minilm-embed")
+    ap.add_argument(
+        "--model",
+        default="scifact-minilm",
+        help="an embedder backend (the shipped scifact-minilm) or a trained model name/path",
+    )
     ap.add_argument("--work", type=Path, default=Path("/tmp/sciera-bench/rerank_trained"))
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
@@ -47,8 +53,13 @@ def main() -> None:
     from sciera.retrieve import build_indexes, open_retriever
     from sciera.settings import load_settings
 
-    base = load_settings()
-    trained = load_settings(embed={"backend": "sentence-transformers", "model": args.model})
+    from sciera.embed.registry import EMBEDDERS
+
+    base = load_settings(embed={"backend": "minilm"})  # pinned: the default may change
+    if args.model in EMBEDDERS and args.model != "sentence-transformers":
+        trained = load_settings(embed={"backend": args.model})
+    else:
+        trained = load_settings(embed={"backend": "sentence-transformers", "model": args.model})
     corpus, qpath, rpath = prepare(args.dataset, args.work, base)
     try:
         open_retriever(corpus, "dense", trained)

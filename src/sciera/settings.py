@@ -32,7 +32,7 @@ class BM25Settings(_Section):
 
 
 class EmbedSettings(_Section):
-    backend: Literal["minilm", "e5", "sentence-transformers"] = Field(
+    backend: Literal["minilm", "scifact-minilm", "e5", "sentence-transformers"] = Field(
         "minilm", description="Embedder backend (see `sciera.embed.registry`)."
     )
     model: str | None = Field(

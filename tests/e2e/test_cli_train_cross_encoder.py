@@ -88,6 +88,30 @@ def test_train_tiny_cross_encoder_end_to_end(small_scifact, tiny_base, scifact_d
     # an existing model folder is not overwritten by accident
     again = _train(small_scifact, tiny_base, out)
     assert again.returncode == 2 and "--overwrite" in again.stderr
+    _recalibrate_in_place(out, small_scifact["root"] / "home", card)
+
+
+def _recalibrate_in_place(out, home, card) -> None:
+    """`sciera train recalibrate` rebuilds the dev split from the card, refits both
+    calibrators (fused with the listwise feature) and records how; a card whose dev split
+    cannot be reproduced leaves the calibrators untouched."""
+    env = {**os.environ, "SCIERA_HOME": str(home)}
+    fused = json.loads((out / "sciera-calibrator-fused.json").read_text())
+    assert fused["features"] == ["ce", "first_stage_norm", "reciprocal_rank", "ce_softmax"]
+    done = run_sciera("train", "recalibrate", str(out), env=env)
+    assert done.returncode == 0, done.stderr
+    assert "dev fused" in done.stdout and "ECE" in done.stdout
+    after = json.loads((out / "sciera-card.json").read_text())
+    assert after["data"]["dev_qids"] == card["data"]["dev_qids"]
+    assert after["recalibrated"]["fused_features"][-1] == "ce_softmax"
+    assert after["recalibrated"]["first_stage"].startswith("bm25 top-10")
+    assert "Calibrators refitted" in (out / "README.md").read_text()
+    broken = {**after, "data": {**after["data"], "dev_qids": ["no-such-query"]}}
+    (out / "sciera-card.json").write_text(json.dumps(broken))
+    before = (out / "sciera-calibrator-fused.json").read_bytes()
+    refused = run_sciera("train", "recalibrate", str(out), env=env)
+    assert refused.returncode == 2 and "dev split rebuilt from the card differs" in refused.stderr
+    assert (out / "sciera-calibrator-fused.json").read_bytes() == before
 
 
 def test_killed_training_resumes_from_its_last_epoch(small_scifact, tiny_base):

@@ -59,6 +59,7 @@ TimeBudgetOpt = Annotated[
     float | None, typer.Option("--time-budget", help="Minutes of training at most.")
 ]
 OverwriteOpt = Annotated[bool, typer.Option(help="Replace an existing model folder.")]
+Fp16Opt = Annotated[bool, typer.Option(help="Save the weights in float16 (half the size).")]
 MaxQueriesOpt = Annotated[
     int | None, typer.Option(min=1, help="Train on the first N training queries only.")
 ]
@@ -124,7 +125,7 @@ def cross_encoder(
     exclude_ssli: ExcludeSsliOpt = None,
     seed: Annotated[int, typer.Option()] = 0,
     time_budget: TimeBudgetOpt = None,
-    fp16: Annotated[bool, typer.Option(help="Save the weights in float16 (half the size).")] = True,
+    fp16: Fp16Opt = True,
     overwrite: OverwriteOpt = False,
     max_queries: MaxQueriesOpt = None,
     synthetic: SyntheticOpt = 0,
@@ -197,6 +198,7 @@ def embedder(
     exclude_ssli: ExcludeSsliOpt = None,
     seed: Annotated[int, typer.Option()] = 0,
     time_budget: TimeBudgetOpt = None,
+    fp16: Fp16Opt = True,
     overwrite: OverwriteOpt = False,
     max_queries: MaxQueriesOpt = None,
     synthetic: SyntheticOpt = 0,
@@ -228,9 +230,40 @@ def embedder(
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     data = _data_spec(locals())
-    job = EmbedderJob(data, out, config, overwrite=overwrite)
+    job = EmbedderJob(data, out, config, fp16=fp16, overwrite=overwrite)
     _quiet_transformers()
     with step_progress(transient=False) as update:
         result = train_embedder(job, load_settings(preset), update)
     _report(result)
+    typer.echo(json.dumps({"model_dir": str(result.model_dir)}))
+
+
+@train_app.command("recalibrate")
+def recalibrate(
+    model: Annotated[
+        str, typer.Argument(help="A trained cross-encoder: shipped or trained name, or folder.")
+    ],
+    embedder: Annotated[
+        str | None,
+        typer.Option(
+            help="First-stage embedder whose candidates to calibrate on (default: "
+            "settings); the corpus must be indexed with it."
+        ),
+    ] = None,
+    preset: PresetOpt = None,
+) -> None:
+    """Refit a trained cross-encoder's calibrators on its own dev split (rebuilt from its
+    card, checked against it), e.g. for the first stage you run; the weights are unchanged."""
+    from sciera.progress import step_progress
+    from sciera.settings import load_settings
+    from sciera.train.recalibrate import recalibrate as run
+
+    overrides = {"embed": {"backend": embedder}} if embedder else {}
+    _quiet_transformers()
+    with step_progress(transient=False) as update:
+        result = run(model, load_settings(preset, **overrides), update)
+    for mode, m in result.card["dev"]["modes"].items():
+        ece = f"  ECE {m['ece']:.4f}" if "ece" in m else ""
+        typer.echo(f"dev {mode:<12} nDCG@10 {m['ndcg@10']:.4f}  hit@1 {m['hit@1']:.4f}{ece}")
+    typer.echo(f"default scoring: {result.card['score_mode']}")
     typer.echo(json.dumps({"model_dir": str(result.model_dir)}))

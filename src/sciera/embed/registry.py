@@ -62,6 +62,12 @@ def _minilm(settings: EmbedSettings) -> Embedder:
     return MiniLMEmbedder(batch_size=settings.batch_size)
 
 
+def _scifact_minilm(settings: EmbedSettings) -> Embedder:
+    from sciera.embed.scifact_minilm import SciFactMiniLMEmbedder
+
+    return SciFactMiniLMEmbedder(batch_size=settings.batch_size)
+
+
 def _e5(settings: EmbedSettings) -> Embedder:
     from sciera.embed.e5 import E5Embedder
 
@@ -81,6 +87,7 @@ def _sentence_transformers(settings: EmbedSettings) -> Embedder:
 
 EMBEDDERS: dict[str, Callable[[EmbedSettings], Embedder]] = {
     "minilm": _minilm,
+    "scifact-minilm": _scifact_minilm,
     "e5": _e5,
     "sentence-transformers": _sentence_transformers,
 }

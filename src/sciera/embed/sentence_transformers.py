@@ -46,7 +46,12 @@ class SentenceTransformerEmbedder:
         self.query_prefix = query_prefix
         self.passage_prefix = passage_prefix
         logger.info("loading sentence-transformers model %s", self.model_ref)
-        self._model = st.SentenceTransformer(self.model_ref, device=device)
+        import torch
+
+        # weights may ship as float16; CPU math runs in float32 (float16 matmuls are slow)
+        self._model = st.SentenceTransformer(
+            self.model_ref, device=device, model_kwargs={"dtype": torch.float32}
+        )
         self.dim = int(self._model.get_embedding_dimension())
         from sciera.embed.registry import weights_id
 

@@ -265,6 +265,17 @@ def reliability_diagram(
     return path
 
 
+def listwise_features(logits: Sequence[float]) -> list[dict[str, float]]:
+    """ce_softmax per candidate: the softmax of a cross-encoder's logits over the candidate
+    list, what a listwise-trained model estimates (P that this is the relevant one among
+    them). Beside the logit it tells a calibrator how far a passage stands out of its list."""
+    x = np.asarray(logits, dtype=float)
+    if x.size == 0:
+        return []
+    e = np.exp(x - x.max())
+    return [{"ce_softmax": float(v)} for v in e / e.sum()]
+
+
 def first_stage_features(scores: Sequence[float], ranks: Sequence[int]) -> list[dict[str, float]]:
     """first_stage_norm (min-max over the candidate list) and reciprocal_rank per candidate."""
     from sciera.rerank.normalize import minmax

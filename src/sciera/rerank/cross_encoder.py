@@ -136,7 +136,7 @@ class CrossEncoderReranker:
     def assess(self, query: str, ranking: Ranking) -> tuple[list[float], list[float]]:
         """(scores, logits) of ``ranking``'s passages in input order: P(relevant) from the
         calibrator (the first-stage features come from ``ranking``), or the raw logits."""
-        from sciera.rerank.calibrate import first_stage_features
+        from sciera.rerank.calibrate import first_stage_features, listwise_features
 
         logits = self.logits(query, [it.passage for it in ranking.items])
         if self.calibrator is None:
@@ -145,7 +145,8 @@ class CrossEncoderReranker:
             [it.score for it in ranking.items], [it.rank for it in ranking.items]
         )
         probs = [
-            self.calibrator.predict({"ce": x, **f}) for x, f in zip(logits, feats, strict=True)
+            self.calibrator.predict({"ce": x, **f, **lw})
+            for x, f, lw in zip(logits, feats, listwise_features(logits), strict=True)
         ]
         return probs, logits
 

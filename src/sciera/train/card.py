@@ -106,10 +106,28 @@ def render(card: Mapping[str, Any]) -> str:
         "",
         "## Dev split: ranking the first stage's candidates",
         "",
-        "| scoring | nDCG@10 | hit@1 |",
-        "|---|---|---|",
-        *(f"| {k} | {v['ndcg@10']:.3f} | {v['hit@1']:.3f} |" for k, v in dev["modes"].items()),
+        "| scoring | nDCG@10 | hit@1 | ECE |",
+        "|---|---|---|---|",
+        *(
+            f"| {k} | {v['ndcg@10']:.3f} | {v['hit@1']:.3f} | "
+            + (f"{v['ece']:.4f} |" if "ece" in v else "|")
+            for k, v in dev["modes"].items()
+        ),
         "",
+        *(
+            [
+                f"Calibrators refitted on the dev split on {card['recalibrated']['date']} "
+                f"(fused features {', '.join(card['recalibrated']['fused_features'])}; "
+                f"first stage {card['recalibrated']['first_stage']}):",
+                "",
+                "```bash",
+                card["recalibrated"]["command"],
+                "```",
+                "",
+            ]
+            if "recalibrated" in card
+            else []
+        ),
         *(
             [
                 f"Default scoring mode: `{card['score_mode']}` (fused unless the logit alone "

@@ -32,7 +32,9 @@ from sciera.train.prepare import DataSpec, base_card, install, open_work, prepar
 
 Progress = Callable[[str, int, int], None]
 CE_FEATURES = ("ce",)
-FUSED_FEATURES = ("ce", "first_stage_norm", "reciprocal_rank")
+# ce_softmax (the logits' softmax over the list) sharpened the fused calibrator on dev
+# (5-fold CV by query: log-loss 0.080 -> 0.075, at P >= 0.8 kept 12 -> 44 passages)
+FUSED_FEATURES = ("ce", "first_stage_norm", "reciprocal_rank", "ce_softmax")
 
 
 @dataclass(frozen=True)
@@ -55,17 +57,19 @@ class TrainResult:
 def calibration_rows(
     dev: Sequence[TrainQuery], logits: Sequence[np.ndarray]
 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """Per dev candidate: its features (ce logit, first-stage norm, reciprocal rank) and label."""
-    from sciera.rerank.calibrate import first_stage_features
+    """Per dev candidate: its features (ce logit, first-stage norm, reciprocal rank, the
+    logits' softmax over the list) and label."""
+    from sciera.rerank.calibrate import first_stage_features, listwise_features
 
     cols: dict[str, list[float]] = {f: [] for f in FUSED_FEATURES}
     labels: list[int] = []
     for rec, s in zip(dev, logits, strict=True):
         fs = first_stage_features([sc for _, sc in rec.candidates], range(1, len(s) + 1))
-        for (pid, _), x, f in zip(rec.candidates, s, fs, strict=True):
-            cols["ce"].append(float(x))
-            cols["first_stage_norm"].append(f["first_stage_norm"])
-            cols["reciprocal_rank"].append(f["reciprocal_rank"])
+        lw = listwise_features(s)
+        for (pid, _), x, f, w in zip(rec.candidates, s, fs, lw, strict=True):
+            row = {"ce": float(x), **f, **w}
+            for name in FUSED_FEATURES:
+                cols[name].append(row[name])
             labels.append(int(pid.split("#", 1)[0] in rec.gold_docs))
     return {k: np.array(v) for k, v in cols.items()}, np.array(labels)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from sciera.errors import ScieraError
 from sciera.settings import Settings, load_settings
@@ -29,6 +30,7 @@ class EmbedderJob:
     data: DataSpec
     out: str
     config: EmbedderConfig = field(default_factory=EmbedderConfig)
+    fp16: bool = True
     overwrite: bool = False
 
 
@@ -62,7 +64,7 @@ def train_embedder(
         kind="dense retrieval embedder",
         base=cfg.base,
         command=command,
-        config=asdict(cfg),
+        config={**asdict(cfg), "fp16": job.fp16},
         spec=spec,
         data=data,
         state=state,
@@ -78,10 +80,11 @@ def train_embedder(
             "dim": int(model.get_embedding_dimension()),
         }
     )
-    install(
-        model_dir,
-        work,
-        card,
-        lambda tmp: model.save_pretrained(str(tmp), create_model_card=False),
-    )
+
+    def save(tmp: Path) -> None:
+        if job.fp16:
+            model.half()  # loaders compute in float32 (SentenceTransformerEmbedder)
+        model.save_pretrained(str(tmp), create_model_card=False)
+
+    install(model_dir, work, card, save)
     return TrainResult(model_dir, card)

@@ -73,6 +73,7 @@ class Prepared:
             "train_groups": sum(len(r.positives) for r in self.train),
             "dev_queries": len(self.dev),
             "dev_qids": [r.qid for r in self.dev],
+            **({"max_queries": spec.max_queries} if spec.max_queries is not None else {}),
             "negatives_from": f"{spec.retriever} top-{spec.depth} documents (Max-P) minus gold",
             "skipped": self.skipped,
             **({"synthetic": self.synthetic} if self.synthetic else {}),

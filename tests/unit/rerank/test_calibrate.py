@@ -9,6 +9,7 @@ from sciera.rerank.calibrate import (
     expected_calibration_error,
     find_calibrator,
     first_stage_features,
+    listwise_features,
     fit_calibrator,
     fit_logistic,
     reliability,
@@ -69,6 +70,18 @@ def test_fit_needs_both_classes():
 def test_first_stage_features():
     rows = first_stage_features([3.0, 2.0, 1.0], [1, 2, 3])
     assert rows[1] == {"first_stage_norm": 0.5, "reciprocal_rank": 0.5}
+
+
+def test_listwise_features_are_the_logits_softmax_over_the_list():
+    rows = listwise_features([2.0, 0.0, 0.0])
+    p = [r["ce_softmax"] for r in rows]
+    assert sum(p) == pytest.approx(1.0) and p[1] == p[2]
+    assert p[0] == pytest.approx(np.exp(2) / (np.exp(2) + 2))
+    # shift-invariant and stable for large logits; an empty list has no rows
+    assert [r["ce_softmax"] for r in listwise_features([1002.0, 1000.0, 1000.0])] == (
+        pytest.approx(p)
+    )
+    assert listwise_features([]) == []
 
 
 def test_reliability_diagram_png(tmp_path):

@@ -43,6 +43,17 @@ def test_scorer_replaces_llm_grades():
     assert out.items[0].provenance["deepera"]["summary"]
 
 
+def test_with_a_scorer_nothing_kept_means_no_llm_call():
+    """The intent only serves the summaries when a trained scorer grades: a question whose
+    candidates all fall below tau costs no LLM call at all."""
+    llm = OverlapLLM()
+    out, trace = DeepEraReranker(llm, tau=0.99, scorer=_Scorer()).rerank_with_trace(
+        QUERY, make_ranking()
+    )
+    assert out.passage_ids == [] and llm.calls == []
+    assert trace.intent is None and "intent" not in trace.stage_seconds
+
+
 def test_scorer_keeps_the_injection_guard():
     from sciera.types import Passage, Ranking, ScoredPassage
 

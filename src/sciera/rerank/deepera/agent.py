@@ -223,7 +223,9 @@ class DeepEraReranker:
         intent = None
         fallback, intent_error = False, ""
         prompts = {"assess": _prompt_version(assess_mod.PROMPT)}
-        if self.use_intent:
+
+        def recognize() -> None:
+            nonlocal intent, fallback, intent_error, ptok, ctok
             with _stage("deepera.intent"):
                 res = recognize_intent(self.llm, query)
             intent, fallback, intent_error = res.intent, res.fallback, res.error
@@ -232,6 +234,11 @@ class DeepEraReranker:
             prompts["intent"] = _prompt_version(INTENT_PROMPT)
             if fallback:
                 logger.warning("deepera: intent failed (%s); neutral intent", intent_error)
+
+        # the LLM's grades read the intent; a trained scorer does not, so with one the
+        # intent is recognised only when a kept passage is summarised
+        if self.use_intent and self.scorer is None:
+            recognize()
 
         need_yes = self.calibrator is not None and "p_yes" in self.calibrator.features
         t0 = time.perf_counter()
@@ -286,6 +293,13 @@ class DeepEraReranker:
         )
 
         summaries: dict[int, tuple[str, int, int]] = {}
+        if (
+            self.use_intent
+            and intent is None
+            and self.use_summary
+            and any(d.kept for d in decisions)
+        ):
+            recognize()
         if self.use_summary:
             t0 = time.perf_counter()
             prompts["summarize"] = _prompt_version(SUMMARY_PROMPT)

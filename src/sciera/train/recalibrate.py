@@ -1,0 +1,90 @@
+"""``sciera train recalibrate``: refit a trained cross-encoder's calibrators on its own dev
+split without retraining it: after the calibrator's features change, or to calibrate for
+the first stage a user now runs (its candidates are the dev rows the calibrators see).
+
+The dev split is rebuilt from the model card (same judgments, exclusions, fraction, seed)
+and must reproduce the card's dev query ids exactly; otherwise nothing is written.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from sciera.errors import ScieraError
+from sciera.settings import Settings, load_settings
+from sciera.train.card import CALIBRATOR_FILE, FUSED_CALIBRATOR_FILE, default_score_mode, read_card
+from sciera.train.cross_encoder_run import FUSED_FEATURES, TrainResult, calibrate_on_dev
+from sciera.train.prepare import DataSpec, Progress, prepare
+
+
+def spec_from_card(card: dict[str, Any]) -> DataSpec:
+    """The training data spec a card records (synthetic queries and SSLI negatives only
+    shape the training side, so the dev split does not depend on them)."""
+    data, cfg, excluded = card["data"], card["config"], card["splits"]["excluded"]
+    return DataSpec(
+        corpus=data["corpus"],
+        queries=data["queries"],
+        qrels=data["qrels"],
+        retriever=cfg["retriever"],
+        depth=cfg["depth"],
+        dev_fraction=cfg["dev_fraction"],
+        seed=cfg["seed"],
+        max_queries=data.get("max_queries"),
+        exclude_qrels=tuple(e["path"] for e in excluded if e["kind"] == "qrels"),
+        exclude_ssli=tuple(e["path"] for e in excluded if e["kind"] == "ssli"),
+    )
+
+
+def recalibrate(
+    model: str,
+    settings: Settings | None = None,
+    progress: Progress | None = None,
+    command: str | None = None,
+) -> TrainResult:
+    """Refit ``model``'s calibrators (a shipped or trained name, or a folder) in place."""
+    from sciera.rerank.cross_encoder import resolve_model
+    from sciera.train.card import write_card
+    from sciera.train.ce_fit import dev_rankings, load_cross_encoder
+
+    settings = settings or load_settings()
+    model_dir = Path(resolve_model(model, settings.home))
+    card = read_card(model_dir) if model_dir.is_dir() else None
+    if card is None or card.get("kind") != "cross-encoder reranker":
+        raise ScieraError(f"{model}: not a cross-encoder trained by sciera (no model card)")
+    spec = spec_from_card(card)
+    work = Path(settings.home) / "work" / f"recalibrate-{model_dir.name}"
+    work.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    data = prepare(spec, settings, work, progress)
+    if [r.qid for r in data.dev] != list(card["data"]["dev_qids"]):
+        raise ScieraError(
+            f"{model}: the dev split rebuilt from the card differs from the one it was trained "
+            "with (changed judgments or exclusions?); calibrators left unchanged"
+        )
+    ce = load_cross_encoder(str(model_dir), max_length=int(card["max_length"]))
+    logits = dev_rankings(ce, data.dev, data.texts)
+    cals, modes = calibrate_on_dev(data.dev, logits, card["model_id"])
+    s = settings.embed
+    card["dev"]["modes"] = modes
+    card["score_mode"] = default_score_mode(modes)
+    card["recalibrated"] = {
+        "command": command or shlex.join(["sciera", *sys.argv[1:]]),
+        "date": time.strftime("%Y-%m-%d"),
+        "fused_features": list(FUSED_FEATURES),
+        "first_stage": f"{spec.retriever} top-{spec.depth} (embedder {s.backend}"
+        + (f" {s.model}" if s.model else "")
+        + ")",
+        "seconds": round(time.monotonic() - started, 1),
+    }
+    for mode, name in (("calibrated", CALIBRATOR_FILE), ("fused", FUSED_CALIBRATOR_FILE)):
+        tmp = model_dir / f"{name}.tmp"
+        cals[mode].save(tmp)
+        tmp.replace(model_dir / name)
+    write_card(model_dir, card)
+    (work / "card.json").write_text(json.dumps(card, indent=1) + "\n")
+    return TrainResult(model_dir, card)
