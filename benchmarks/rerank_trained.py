@@ -13,7 +13,8 @@ Datasets (all from ../shared/data, never trained on except SciFact train):
 - ``pubmedqa``: PubMedQA PQA-L dev as retrieval, each question's own abstract the relevant
   document, the 500 abstracts ingested into ``corpora/pubmedqa-dev``.
 
-The first stage is the hybrid retriever (RRF of BM25 and MiniLM), documents by Max-P. For
+The first stage is the hybrid retriever (RRF of BM25 and the settings' embedder, or
+``--embedder``), documents by Max-P. For
 each depth the top ``depth`` documents are reranked by the cross-encoder with scoring
 ``ce`` (its logit) and ``fused`` (the dev-fitted calibrator over the logit and the first
 stage's score and rank); the rest follows in first-stage order. Every reranked run is
@@ -153,9 +154,9 @@ def main() -> None:
     ap.add_argument("--modes", nargs="+", default=["ce", "fused"], choices=("ce", "fused"))
     ap.add_argument("--precision", default="fp32", choices=("fp32", "int8"))
     ap.add_argument(
-        "--embedder-model",
-        help="First stage: hybrid with this sentence-transformers embedder (e.g. a name "
-        "trained by `sciera train embedder`; the corpus must be indexed with it)",
+        "--embedder",
+        help="First stage: hybrid with this embedder, a backend (minilm, scifact-minilm) or a "
+        "model trained by `sciera train embedder` (default: the settings' embedder)",
     )
     ap.add_argument("--work", type=Path, default=Path("/tmp/sciera-bench/rerank_trained"))
     ap.add_argument("--out", type=Path)
@@ -169,8 +170,15 @@ def main() -> None:
     from sciera.retrieve.reranked import RerankedRetriever
     from sciera.settings import load_settings
 
-    embed = {"backend": "sentence-transformers", "model": args.embedder_model}
-    settings = load_settings(**({"embed": embed} if args.embedder_model else {}))
+    from sciera.embed.registry import EMBEDDERS
+
+    if args.embedder is None:
+        settings = load_settings()
+    elif args.embedder in EMBEDDERS and args.embedder != "sentence-transformers":
+        settings = load_settings(embed={"backend": args.embedder})
+    else:
+        settings = load_settings(embed={"backend": "sentence-transformers", "model": args.embedder})
+    embedder = settings.embed.model or settings.embed.backend
     corpus, qpath, rpath = prepare(args.dataset, args.work, settings)
     qrels = load_qrels(rpath)
     allq = load_beir_queries(qpath)
@@ -187,7 +195,7 @@ def main() -> None:
         "model": args.model,
         "precision": args.precision,
         "first_stage": {
-            "name": f"hybrid (RRF bm25 + {args.embedder_model or 'minilm'}), Max-P documents",
+            "name": f"hybrid (RRF bm25 + {embedder}), Max-P documents",
             "metrics": evaluate(base_run, qrels, METRICS),
             "seconds_per_query": base_s / len(queries),
         },
@@ -200,7 +208,8 @@ def main() -> None:
     memo = MemoLogits(fused.logits)  # both modes rank by the same logits, computed once
     fused.logits = raw.logits = memo  # type: ignore[method-assign]
     rerankers = {"ce": raw, "fused": fused}
-    out["card"] = {k: fused.card[k] for k in ("score_mode", "best_epoch", "dev")}
+    keys = ("score_mode", "best_epoch", "dev", "recalibrated")
+    out["card"] = {k: fused.card[k] for k in keys if k in fused.card}
     qids = sorted(queries)
     for d in sorted(args.depths):
         for mode in args.modes:
@@ -229,7 +238,7 @@ def main() -> None:
                 out["reranked"][f"{mode}@{d}"]["filter"] = tau_table(run, qrels, base_run, d)
             log(f"    {json.dumps(out['reranked'][f'{mode}@{d}']['metrics'])}")
     out["model_seconds_per_pair"] = memo.seconds / max(memo.pairs, 1)
-    suffix = (f"_{args.embedder_model}" if args.embedder_model else "") + (
+    suffix = (f"_{args.embedder}" if args.embedder else "") + (
         "_int8" if args.precision == "int8" else ""
     )
     path = (

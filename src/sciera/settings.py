@@ -33,7 +33,9 @@ class BM25Settings(_Section):
 
 class EmbedSettings(_Section):
     backend: Literal["minilm", "scifact-minilm", "e5", "sentence-transformers"] = Field(
-        "minilm", description="Embedder backend (see `sciera.embed.registry`)."
+        "scifact-minilm",
+        description="Embedder backend (see `sciera.embed.registry`): scifact-minilm is "
+        "all-MiniLM-L6-v2 fine-tuned on SciFact train (shipped); minilm the original.",
     )
     model: str | None = Field(
         None, description="Model name or path for the sentence-transformers backend."

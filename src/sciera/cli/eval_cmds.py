@@ -66,7 +66,9 @@ def retrieval(
     embedder: Annotated[
         str | None,
         typer.Option(
-            "--embedder", help="Dense/hybrid embedder: minilm, e5 or sentence-transformers."
+            "--embedder",
+            help="Dense/hybrid embedder: scifact-minilm (default), minilm, e5 or "
+            "sentence-transformers.",
         ),
     ] = None,
     embedder_model: Annotated[

@@ -20,7 +20,10 @@ _CorpusOpt = Annotated[
 ]
 _EmbedderOpt = Annotated[
     str | None,
-    typer.Option("--embedder", help="minilm, e5 or sentence-transformers (default: settings)."),
+    typer.Option(
+        "--embedder",
+        help="scifact-minilm (default), minilm, e5 or sentence-transformers (with --model).",
+    ),
 ]
 _ModelOpt = Annotated[
     str | None,

@@ -41,7 +41,8 @@ def test_l2_normalize_keeps_zero_rows():
 
 
 def test_registry_names_and_errors():
-    assert set(EMBEDDERS) == {"minilm", "e5", "sentence-transformers"}
+    assert set(EMBEDDERS) == {"minilm", "scifact-minilm", "e5", "sentence-transformers"}
+    assert EmbedSettings().backend == "scifact-minilm"  # the shipped trained embedder
     with pytest.raises(ScieraError, match="needs a model"):
         create_embedder(EmbedSettings(backend="sentence-transformers"))
     bad = EmbedSettings.model_construct(backend="word2vec", model=None, batch_size=8)
@@ -52,6 +53,7 @@ def test_registry_names_and_errors():
 def test_embedder_names_are_filesystem_safe():
     assert embedder_name(EmbedSettings(backend="minilm")) == "minilm"
     assert embedder_name(EmbedSettings(backend="e5")) == "e5"
+    assert embedder_name(EmbedSettings()) == "scifact-minilm"
     st = EmbedSettings(backend="sentence-transformers", model="BAAI/bge-small-en-v1.5")
     assert embedder_name(st) == "st-baai-bge-small-en-v1.5"
     assert slug("intfloat/e5 base!") == "intfloat-e5-base"
