@@ -163,7 +163,9 @@ class Runner:
         if base == "deepera":
             settings = self._settings(float(tau)) if tau else self.settings
             cal = "auto" if calibrated else None
-            reranker = DeepEraReranker.from_settings(settings, llm=self.llm, calibrator=cal)
+            reranker = DeepEraReranker.from_settings(
+                settings, llm=self.llm, calibrator=cal, scorer="llm"
+            )
             return make_extractor("deepera", settings, reranker=reranker)
         if base == "deepera_ce":
             # the trained cross-encoder scores; without a first stage (reasoning) its

@@ -173,8 +173,8 @@ def build_rerankers(
     for name in names:
         if name == "embedding":
             out[name] = make_reranker(name, settings, embedder=embedder)
-        elif name == "deepera":
-            out[name] = make_reranker(name, settings, llm=llm, calibrator=cal)
+        elif name == "deepera":  # the LLM grades (named: the default scorer is trained)
+            out[name] = make_reranker(name, settings, llm=llm, calibrator=cal, scorer="llm")
         elif name == "deepera_ce":  # the trained cross-encoder scores, the LLM the rest
             out[name] = make_reranker("deepera", settings, llm=llm, scorer="cross_encoder")
         elif name == "cross_encoder":
@@ -185,6 +185,7 @@ def build_rerankers(
                 settings,
                 llm=llm,
                 calibrator=cal,
+                scorer="llm",
                 use_filter=False,
                 use_summary=False,
                 top_k=None,

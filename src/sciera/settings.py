@@ -94,9 +94,10 @@ class RerankSettings(_Section):
     top_k: int = Field(5, ge=1, description="Passages kept for generation.")
     tau: float = Field(0.8, ge=0, le=1, description="DeepEra relevance threshold.")
     scorer: Literal["llm", "cross_encoder"] = Field(
-        "llm",
-        description="What scores relevance inside DeepEra: the LLM's grade, or a trained "
-        "cross-encoder's calibrated P(relevant) (the LLM still writes intent and summaries).",
+        "cross_encoder",
+        description="What scores relevance inside DeepEra: a trained cross-encoder's "
+        "calibrated P(relevant) (default; the LLM writes the summaries of kept passages), or "
+        "the LLM's grade (llm).",
     )
     scorer_model: str = Field(
         "scifact-minilm",

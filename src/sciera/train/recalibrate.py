@@ -81,10 +81,16 @@ def recalibrate(
         + ")",
         "seconds": round(time.monotonic() - started, 1),
     }
-    for mode, name in (("calibrated", CALIBRATOR_FILE), ("fused", FUSED_CALIBRATOR_FILE)):
-        tmp = model_dir / f"{name}.tmp"
-        cals[mode].save(tmp)
-        tmp.replace(model_dir / name)
-    write_card(model_dir, card)
+    try:
+        for mode, name in (("calibrated", CALIBRATOR_FILE), ("fused", FUSED_CALIBRATOR_FILE)):
+            tmp = model_dir / f"{name}.tmp"
+            cals[mode].save(tmp)
+            tmp.replace(model_dir / name)
+        write_card(model_dir, card)
+    except OSError as exc:
+        raise ScieraError(
+            f"cannot write the calibrators into {model_dir} ({exc.strerror}); copy the model "
+            "folder somewhere writable and recalibrate the copy"
+        ) from exc
     (work / "card.json").write_text(json.dumps(card, indent=1) + "\n")
     return TrainResult(model_dir, card)
