@@ -46,14 +46,13 @@ def main() -> None:
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     from sciera.corpus import load_beir_queries, load_qrels
+    from sciera.embed.registry import EMBEDDERS
     from sciera.errors import StaleIndexError
     from sciera.eval.metrics import evaluate, evaluate_per_query
     from sciera.eval.retrieval import search_run
     from sciera.eval.significance import mcnemar_exact, paired_randomization
     from sciera.retrieve import build_indexes, open_retriever
     from sciera.settings import load_settings
-
-    from sciera.embed.registry import EMBEDDERS
 
     base = load_settings(embed={"backend": "minilm"})  # pinned: the default may change
     if args.model in EMBEDDERS and args.model != "sentence-transformers":

@@ -20,7 +20,9 @@ each depth the top ``depth`` documents are reranked by the cross-encoder with sc
 stage's score and rank); the rest follows in first-stage order. Every reranked run is
 paired against the first stage on the same queries: Fisher's randomization test on
 nDCG@10, the exact McNemar test on hit@1. Reranking seconds per query are measured
-(model loaded, one warm-up query first).
+(model loaded, one warm-up query first). ``--versus fp32`` (with ``--precision int8``)
+also runs the fused mode at the other precision in the same run and pairs the two
+(int8 - fp32) on the same queries.
 Writes ``benchmarks/results/rerank_trained_<dataset>.json``.
 """
 
@@ -154,6 +156,11 @@ def main() -> None:
     ap.add_argument("--modes", nargs="+", default=["ce", "fused"], choices=("ce", "fused"))
     ap.add_argument("--precision", default="fp32", choices=("fp32", "int8"))
     ap.add_argument(
+        "--versus",
+        choices=("fp32", "int8"),
+        help="also run the fused mode at this precision and pair it with --precision's",
+    )
+    ap.add_argument(
         "--embedder",
         help="First stage: hybrid with this embedder, a backend (minilm, scifact-minilm) or a "
         "model trained by `sciera train embedder` (default: the settings' embedder)",
@@ -162,6 +169,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     from sciera.corpus import load_beir_queries, load_qrels
+    from sciera.embed.registry import EMBEDDERS
     from sciera.eval.metrics import evaluate, evaluate_per_query
     from sciera.eval.retrieval import search_run
     from sciera.eval.significance import mcnemar_exact, paired_randomization
@@ -169,8 +177,6 @@ def main() -> None:
     from sciera.retrieve import open_retriever
     from sciera.retrieve.reranked import RerankedRetriever
     from sciera.settings import load_settings
-
-    from sciera.embed.registry import EMBEDDERS
 
     if args.embedder is None:
         settings = load_settings()
@@ -211,6 +217,7 @@ def main() -> None:
     keys = ("score_mode", "best_epoch", "dev", "recalibrated")
     out["card"] = {k: fused.card[k] for k in keys if k in fused.card}
     qids = sorted(queries)
+    fused_per: dict[int, dict] = {}
     for d in sorted(args.depths):
         for mode in args.modes:
             pipe = RerankedRetriever(first, rerankers[mode], depth=d, unit="document")
@@ -235,9 +242,39 @@ def main() -> None:
                 "pairs_scored": pairs,
             }
             if mode == "fused":
+                fused_per[d] = per
                 out["reranked"][f"{mode}@{d}"]["filter"] = tau_table(run, qrels, base_run, d)
             log(f"    {json.dumps(out['reranked'][f'{mode}@{d}']['metrics'])}")
     out["model_seconds_per_pair"] = memo.seconds / max(memo.pairs, 1)
+    if args.versus and args.versus != args.precision and fused_per:
+        other = CrossEncoderReranker(
+            args.model, home=settings.home, score="fused", precision=args.versus
+        )
+        vmemo = MemoLogits(other.logits)
+        other.logits = vmemo  # type: ignore[method-assign]
+        out["versus"] = {"precision": args.versus, "runs": {}}
+        for d, per_b in sorted(fused_per.items()):
+            log(f"  fused @ {d} at {args.versus} ...")
+            before = vmemo.seconds
+            pipe = RerankedRetriever(first, other, depth=d, unit="document")
+            run, _ = search_run(pipe, queries, depth, "document", batch_size=16)
+            per_a = evaluate_per_query(run, qrels, METRICS)
+            # A = --versus precision, B = --precision: mean_diff = B - A
+            nd = paired_randomization(
+                [per_a[q]["ndcg@10"] for q in qids], [per_b[q]["ndcg@10"] for q in qids]
+            )
+            hit = mcnemar_exact(
+                [per_a[q]["hit@1"] > 0 for q in qids], [per_b[q]["hit@1"] > 0 for q in qids]
+            )
+            out["versus"]["runs"][f"fused@{d}"] = {
+                "metrics": evaluate(run, qrels, METRICS),
+                "model_seconds_per_query": (vmemo.seconds - before) / len(queries),
+                f"{args.precision}_vs_{args.versus}": {
+                    "ndcg@10": nd.as_dict(),
+                    "hit@1": hit.as_dict(),
+                },
+            }
+            log(f"    {json.dumps(out['versus']['runs'][f'fused@{d}'])}")
     suffix = (f"_{args.embedder}" if args.embedder else "") + (
         "_int8" if args.precision == "int8" else ""
     )

@@ -104,10 +104,11 @@ class RerankSettings(_Section):
         description="The cross-encoder DeepEra's cross_encoder scorer loads (a shipped or "
         "trained name, or a path).",
     )
-    cross_encoder_precision: Literal["fp32", "int8"] = Field(
-        "fp32",
-        description="Cross-encoder weights at run time: fp32, or int8 (dynamic quantization "
-        "of the Linear layers, faster on CPU).",
+    cross_encoder_precision: Literal["auto", "fp32", "int8"] = Field(
+        "auto",
+        description="Cross-encoder inference: fp32 (torch), int8 (its ONNX export, quantized "
+        "per channel, run by ONNX Runtime: faster on CPU, with calibrators fitted on its "
+        "logits), or auto (int8 when the model's card has int8 calibrators, else fp32).",
     )
 
 

@@ -106,6 +106,16 @@ def _recalibrate_in_place(out, home, card) -> None:
     assert after["recalibrated"]["fused_features"][-1] == "ce_softmax"
     assert after["recalibrated"]["first_stage"].startswith("bm25 top-10")
     assert "Calibrators refitted" in (out / "README.md").read_text()
+    fused_fp32 = (out / "sciera-calibrator-fused.json").read_bytes()
+    int8 = run_sciera("train", "recalibrate", str(out), "--precision", "int8", env=env)
+    assert int8.returncode == 0, int8.stderr
+    assert "dev fused" in int8.stdout
+    after = json.loads((out / "sciera-card.json").read_text())
+    assert set(after["dev"]["modes_int8"]) == set(after["dev"]["modes"])
+    assert all((out / f).is_file() for f in after["calibrators_int8"].values())
+    assert (out / "sciera-calibrator-fused.json").read_bytes() == fused_fp32
+    assert list((home / "cache" / "onnx").glob("*/model_int8.onnx"))
+    assert "Int8 calibrators" in (out / "README.md").read_text()
     broken = {**after, "data": {**after["data"], "dev_qids": ["no-such-query"]}}
     (out / "sciera-card.json").write_text(json.dumps(broken))
     before = (out / "sciera-calibrator-fused.json").read_bytes()

@@ -61,18 +61,36 @@ def test_default_cross_encoder_is_the_shipped_one_and_ranks_gold_first(scifact_d
     assert gold in {it.passage.doc_id for it in out}
 
 
-def test_int8_precision_quantizes_and_keeps_the_calibrated_contract():
-    import torch
+def test_int8_runs_the_onnx_export_with_its_own_calibrators(tmp_path, caplog):
+    """precision=int8 exports the shipped weights to int8 ONNX once (cached under the home),
+    scores close to fp32 and calibrates with the card's int8 calibrators, no warning."""
+    import numpy as np
 
     from sciera.rerank.cross_encoder import CrossEncoderReranker
     from sciera.types import Passage
 
     with pytest.raises(ValueError, match="precision"):
         CrossEncoderReranker(precision="fp16")
-    rr = CrossEncoderReranker(precision="int8")
-    quantized = [m for m in rr._model.modules() if "quantized" in type(m).__module__]
-    assert quantized and not any(type(m) is torch.nn.Linear for m in rr._model.modules())
-    on = Passage("a#0", "a", 0, "", "Vitamin D supplementation reduced hip fractures in women.")
-    off = Passage("b#0", "b", 0, "", "Galaxy rotation curves imply dark matter halos.")
-    p_on, p_off = (rr.score("vitamin D and fracture risk", p) for p in (on, off))
+    fp32 = CrossEncoderReranker(precision="fp32", home=tmp_path)
+    assert fp32._int8 is None
+    with caplog.at_level("WARNING"):
+        rr = CrossEncoderReranker(precision="int8", home=tmp_path)
+    assert not [r for r in caplog.records if "int8" in r.getMessage()]
+    assert rr._int8.path.is_file() and tmp_path in rr._int8.path.parents
+    assert rr.calibrator.features == fp32.calibrator.features
+    assert rr.card["calibrators_int8"]["fused"].endswith("-int8.json")
+    texts = [
+        "Vitamin D supplementation reduced hip fractures in women over 65.",
+        "Serum 25(OH)D and the risk of falls and fractures in older adults.",
+        "Galaxy rotation curves imply dark matter halos.",
+        "Statins lower LDL cholesterol and cardiovascular events.",
+    ]
+    passages = [Passage(f"{i}#0", str(i), 0, "", t) for i, t in enumerate(texts)]
+    q = "vitamin D and fracture risk"
+    a, b = np.array(fp32.logits(q, passages)), np.array(rr.logits(q, passages))
+    assert np.abs(a - b).max() < 1.0 and list(np.argsort(-a)[:2]) == list(np.argsort(-b)[:2])
+    p_on, p_off = rr.score(q, passages[0]), rr.score(q, passages[2])
     assert 0.0 <= p_off < p_on <= 1.0
+    # the default (auto) is int8 for the shipped model, and reuses the cached export
+    again = CrossEncoderReranker(home=tmp_path)
+    assert again.precision == "int8" and again._int8.path == rr._int8.path

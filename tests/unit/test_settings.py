@@ -9,6 +9,8 @@ def test_defaults_follow_the_spec(monkeypatch):
     s = load_settings()
     # the trained models are the defaults (measured: README, benchmarks/rerank_trained.py)
     assert s.rerank.scorer == "cross_encoder" and s.rerank.scorer_model == "scifact-minilm"
+    # int8 where the model's card calibrated it (the shipped one): same SciFact test quality
+    assert s.rerank.cross_encoder_precision == "auto"
     assert s.embed.backend == "scifact-minilm"
     assert (s.bm25.k1, s.bm25.b) == (0.9, 0.4)
     assert s.corpus.max_words == 250

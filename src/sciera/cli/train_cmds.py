@@ -250,6 +250,13 @@ def recalibrate(
             "settings); the corpus must be indexed with it."
         ),
     ] = None,
+    precision: Annotated[
+        str,
+        typer.Option(
+            help="Calibrate the logits of fp32 (torch) or int8 (ONNX Runtime) inference; "
+            "int8 calibrators are kept beside the fp32 ones."
+        ),
+    ] = "fp32",
     preset: PresetOpt = None,
 ) -> None:
     """Refit a trained cross-encoder's calibrators on its own dev split (rebuilt from its
@@ -261,8 +268,9 @@ def recalibrate(
     overrides = {"embed": {"backend": embedder}} if embedder else {}
     _quiet_transformers()
     with step_progress(transient=False) as update:
-        result = run(model, load_settings(preset, **overrides), update)
-    for mode, m in result.card["dev"]["modes"].items():
+        result = run(model, load_settings(preset, **overrides), update, precision=precision)
+    key = "modes" if precision == "fp32" else f"modes_{precision}"
+    for mode, m in result.card["dev"][key].items():
         ece = f"  ECE {m['ece']:.4f}" if "ece" in m else ""
         typer.echo(f"dev {mode:<12} nDCG@10 {m['ndcg@10']:.4f}  hit@1 {m['hit@1']:.4f}{ece}")
     typer.echo(f"default scoring: {result.card['score_mode']}")

@@ -15,10 +15,18 @@ show the logit alone ranking better by more than 0.01 nDCG@10
 are probabilities, so a threshold such as DeepEra's tau means the same for either. Any
 other model has no calibrator: its scores are raw (``score="raw"``), comparable within that
 model only.
+
+Precision. ``fp32`` runs the model in torch; ``int8`` runs its int8 ONNX export through ONNX
+Runtime (:mod:`sciera.rerank.onnx_int8`; exported on first use into ``SCIERA_HOME/cache``),
+with the calibrators the card fitted on the int8 logits (``calibrators_int8``, written by
+``sciera train recalibrate NAME --precision int8``); a card without them falls back to the
+fp32 calibrators with a warning. ``auto`` (the default) takes int8 for a model whose card
+has int8 calibrators (the shipped one) when onnxruntime is installed, else fp32.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,7 +43,9 @@ MODELS_DIR = Path(__file__).parent / "models"
 SHIPPED: dict[str, Path] = {"scifact-minilm": MODELS_DIR / "scifact-minilm"}
 DEFAULT_MODEL = "scifact-minilm"
 SCORES = ("auto", "raw", "calibrated", "fused")
-PRECISIONS = ("fp32", "int8")
+PRECISIONS = ("auto", "fp32", "int8")
+
+log = logging.getLogger(__name__)
 
 
 def resolve_model(model: str, home: str | Path | None = None) -> str:
@@ -66,7 +76,7 @@ class CrossEncoderReranker:
         max_length: int | None = None,
         batch_size: int = 32,
         device: str = "cpu",
-        precision: str = "fp32",
+        precision: str = "auto",
     ) -> None:
         from sciera.train.card import read_card
 
@@ -84,9 +94,14 @@ class CrossEncoderReranker:
         self._model = st.CrossEncoder(
             self.path, max_length=length, device=device, model_kwargs={"dtype": _float32()}
         )
-        self.precision = precision
+        self.precision = precision = _resolve_precision(precision, self.card)
+        self._int8 = None
         if precision == "int8":
-            _quantize_linear(self._model)
+            from sciera.rerank.onnx_int8 import OnnxInt8Runner
+            from sciera.settings import load_settings
+
+            cache = Path(home if home is not None else load_settings().home) / "cache"
+            self._int8 = OnnxInt8Runner(self._model, self.path, cache)
         self.score_mode = self._mode(score)
         self.calibrator = self._calibrator(self.score_mode)
 
@@ -111,7 +126,8 @@ class CrossEncoderReranker:
             return None
         from sciera.rerank.calibrate import Calibrator
 
-        return Calibrator.load(Path(self.path) / self.card["calibrators"][mode])  # type: ignore[index]
+        files = calibrator_files(self.card, self.precision, self.model_name)  # type: ignore[arg-type]
+        return Calibrator.load(Path(self.path) / files[mode])
 
     @classmethod
     def from_settings(cls, settings: Settings, **kwargs: Any) -> CrossEncoderReranker:
@@ -125,6 +141,8 @@ class CrossEncoderReranker:
         if not passages:
             return []
         pairs = [(query, p.contents) for p in passages]
+        if self._int8 is not None:
+            return [float(v) for v in self._int8.logits(pairs, self.batch_size)]
         out = self._model.predict(
             pairs,
             batch_size=self.batch_size,
@@ -172,20 +190,36 @@ class CrossEncoderReranker:
         return self.calibrator.predict({"ce": x})
 
 
+def _resolve_precision(precision: str, card: dict[str, Any] | None) -> str:
+    """``auto``: int8 where the card calibrated it and onnxruntime is installed."""
+    if precision != "auto":
+        return precision
+    if not (card and card.get("calibrators_int8")):
+        return "fp32"
+    import importlib.util
+
+    return "int8" if importlib.util.find_spec("onnxruntime") is not None else "fp32"
+
+
+def calibrator_files(card: dict[str, Any], precision: str, model: str) -> dict[str, str]:
+    """The card's calibrator files for the logits of ``precision``: int8 logits differ
+    from fp32 ones, so an int8 run uses calibrators fitted on them when the card has them."""
+    if precision == "int8":
+        if card.get("calibrators_int8"):
+            return dict(card["calibrators_int8"])
+        log.warning(
+            "cross-encoder %r has no calibrators fitted on its int8 logits; using the fp32 "
+            "ones (refit: sciera train recalibrate %s --precision int8)",
+            model,
+            model,
+        )
+    return dict(card["calibrators"])
+
+
 def _float32() -> Any:
     import torch
 
     return torch.float32
-
-
-def _quantize_linear(module: Any) -> None:
-    """Dynamic int8 quantization of every Linear layer in place (weights int8, activations
-    quantized per batch): the CPU speed-up for BERT-sized models, no calibration data."""
-    import torch
-    from torch.ao.quantization import quantize_dynamic
-
-    module.eval()
-    quantize_dynamic(module, {torch.nn.Linear}, dtype=torch.qint8, inplace=True)
 
 
 def _identity() -> Any:

@@ -113,7 +113,26 @@ def render(card: Mapping[str, Any]) -> str:
             + (f"{v['ece']:.4f} |" if "ece" in v else "|")
             for k, v in dev["modes"].items()
         ),
+        *(
+            f"| {k}, int8 ONNX | {v['ndcg@10']:.3f} | {v['hit@1']:.3f} | "
+            + (f"{v['ece']:.4f} |" if "ece" in v else "|")
+            for k, v in (dev.get("modes_int8") or {}).items()
+            if k != "first_stage"
+        ),
         "",
+        *(
+            [
+                "Int8 calibrators (for `precision: int8`, fitted on the int8 ONNX export's "
+                f"logits) refitted on {card['recalibrated_int8']['date']}:",
+                "",
+                "```bash",
+                card["recalibrated_int8"]["command"],
+                "```",
+                "",
+            ]
+            if "recalibrated_int8" in card
+            else []
+        ),
         *(
             [
                 f"Calibrators refitted on the dev split on {card['recalibrated']['date']} "

@@ -4,6 +4,10 @@ the first stage a user now runs (its candidates are the dev rows the calibrators
 
 The dev split is rebuilt from the model card (same judgments, exclusions, fraction, seed)
 and must reproduce the card's dev query ids exactly; otherwise nothing is written.
+
+``precision="int8"`` fits a second pair of calibrators on the logits of the model's int8
+ONNX export (:mod:`sciera.rerank.onnx_int8`), recorded in the card as
+``calibrators_int8`` with their dev metrics (``dev.modes_int8``); the fp32 ones stay.
 """
 
 from __future__ import annotations
@@ -20,6 +24,11 @@ from sciera.settings import Settings, load_settings
 from sciera.train.card import CALIBRATOR_FILE, FUSED_CALIBRATOR_FILE, default_score_mode, read_card
 from sciera.train.cross_encoder_run import FUSED_FEATURES, TrainResult, calibrate_on_dev
 from sciera.train.prepare import DataSpec, Progress, prepare
+
+_FILES = {
+    "fp32": (CALIBRATOR_FILE, FUSED_CALIBRATOR_FILE),
+    "int8": ("sciera-calibrator-int8.json", "sciera-calibrator-fused-int8.json"),
+}
 
 
 def spec_from_card(card: dict[str, Any]) -> DataSpec:
@@ -45,12 +54,16 @@ def recalibrate(
     settings: Settings | None = None,
     progress: Progress | None = None,
     command: str | None = None,
+    precision: str = "fp32",
 ) -> TrainResult:
-    """Refit ``model``'s calibrators (a shipped or trained name, or a folder) in place."""
+    """Refit ``model``'s calibrators (a shipped or trained name, or a folder) in place, for
+    the logits of ``precision`` (fp32 or int8)."""
     from sciera.rerank.cross_encoder import resolve_model
     from sciera.train.card import write_card
     from sciera.train.ce_fit import dev_rankings, load_cross_encoder
 
+    if precision not in _FILES:
+        raise ScieraError(f"precision must be one of {', '.join(_FILES)}, got {precision!r}")
     settings = settings or load_settings()
     model_dir = Path(resolve_model(model, settings.home))
     card = read_card(model_dir) if model_dir.is_dir() else None
@@ -67,12 +80,20 @@ def recalibrate(
             "with (changed judgments or exclusions?); calibrators left unchanged"
         )
     ce = load_cross_encoder(str(model_dir), max_length=int(card["max_length"]))
-    logits = dev_rankings(ce, data.dev, data.texts)
+    if precision == "int8":
+        logits = _int8_dev_logits(ce, model_dir, data, settings)
+    else:
+        logits = dev_rankings(ce, data.dev, data.texts)
     cals, modes = calibrate_on_dev(data.dev, logits, card["model_id"])
     s = settings.embed
-    card["dev"]["modes"] = modes
-    card["score_mode"] = default_score_mode(modes)
-    card["recalibrated"] = {
+    files = dict(zip(("calibrated", "fused"), _FILES[precision], strict=True))
+    if precision == "int8":
+        card["dev"]["modes_int8"] = modes
+        card["calibrators_int8"] = files
+    else:
+        card["dev"]["modes"] = modes
+        card["score_mode"] = default_score_mode(modes)
+    card["recalibrated" if precision == "fp32" else f"recalibrated_{precision}"] = {
         "command": command or shlex.join(["sciera", *sys.argv[1:]]),
         "date": time.strftime("%Y-%m-%d"),
         "fused_features": list(FUSED_FEATURES),
@@ -82,7 +103,7 @@ def recalibrate(
         "seconds": round(time.monotonic() - started, 1),
     }
     try:
-        for mode, name in (("calibrated", CALIBRATOR_FILE), ("fused", FUSED_CALIBRATOR_FILE)):
+        for mode, name in files.items():
             tmp = model_dir / f"{name}.tmp"
             cals[mode].save(tmp)
             tmp.replace(model_dir / name)
@@ -94,3 +115,13 @@ def recalibrate(
         ) from exc
     (work / "card.json").write_text(json.dumps(card, indent=1) + "\n")
     return TrainResult(model_dir, card)
+
+
+def _int8_dev_logits(ce: Any, model_dir: Path, data: Any, settings: Settings) -> list[Any]:
+    """The int8 ONNX export's logits for every dev query's candidates (rank order)."""
+    from sciera.rerank.onnx_int8 import OnnxInt8Runner
+
+    runner = OnnxInt8Runner(ce, model_dir, Path(settings.home) / "cache")
+    return [
+        runner.logits([(rec.text, data.texts[p]) for p, _ in rec.candidates]) for rec in data.dev
+    ]

@@ -9,9 +9,9 @@ from sciera.rerank.calibrate import (
     expected_calibration_error,
     find_calibrator,
     first_stage_features,
-    listwise_features,
     fit_calibrator,
     fit_logistic,
+    listwise_features,
     reliability,
     reliability_diagram,
 )

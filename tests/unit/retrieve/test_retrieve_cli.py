@@ -85,7 +85,7 @@ def test_index_rejects_contradictory_flags(small_corpus):
 @pytest.mark.parametrize("command", ["search", "rerank", "ask"])
 @pytest.mark.parametrize("query", ["", "   \t"])
 def test_empty_query_is_a_one_line_error_before_any_work(small_corpus, command, query):
-    import sciera.cli.ask_cmds  # noqa: F401
+    import sciera.cli.ask_cmds
     import sciera.cli.rerank_cmds  # noqa: F401
 
     result = runner.invoke(app, [command, query, "--corpus", str(small_corpus)])

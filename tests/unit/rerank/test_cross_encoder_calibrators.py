@@ -1,0 +1,47 @@
+"""Which precision a cross-encoder runs at, and which calibrator files its scores go
+through."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from sciera.rerank.cross_encoder import _resolve_precision, calibrator_files
+
+FP32 = {"calibrated": "c.json", "fused": "f.json"}
+INT8 = {"calibrated": "c-int8.json", "fused": "f-int8.json"}
+
+
+def test_fp32_uses_the_fp32_calibrators_even_when_int8_ones_exist(caplog):
+    with caplog.at_level(logging.WARNING):
+        assert (
+            calibrator_files({"calibrators": FP32, "calibrators_int8": INT8}, "fp32", "m") == FP32
+        )
+    assert not caplog.records
+
+
+def test_int8_uses_the_calibrators_fitted_on_int8_logits():
+    assert calibrator_files({"calibrators": FP32, "calibrators_int8": INT8}, "int8", "m") == INT8
+
+
+def test_int8_without_them_falls_back_to_fp32_and_says_how_to_refit(caplog):
+    with caplog.at_level(logging.WARNING):
+        assert calibrator_files({"calibrators": FP32}, "int8", "my-model") == FP32
+    (record,) = caplog.records
+    assert "sciera train recalibrate my-model --precision int8" in record.getMessage()
+
+
+@pytest.mark.parametrize(
+    ("card", "expected"),
+    [
+        ({"calibrators": FP32, "calibrators_int8": INT8}, "int8"),
+        ({"calibrators": FP32}, "fp32"),  # not calibrated for int8: its logits would drift
+        (None, "fp32"),  # no card (a hub model): raw logits, keep them exact
+    ],
+)
+def test_auto_takes_int8_only_where_the_card_calibrated_it(card, expected):
+    pytest.importorskip("onnxruntime")
+    assert _resolve_precision("auto", card) == expected
+    assert _resolve_precision("fp32", card) == "fp32"
+    assert _resolve_precision("int8", card) == "int8"
