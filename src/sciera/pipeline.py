@@ -11,12 +11,25 @@ Data contract between stages:
 
 ``Answer.trace["pipeline"]`` records every stage: timings, the candidate table (score,
 kept or filtered and why), the full DeepEra trace, CR and LLM usage per stage.
+
+``Pipeline.run(..., on_event=callback)`` also reports each stage as it ends (how the HTTP
+server streams progress): ``callback(name, payload)`` with JSON-ready payloads, in order
+
+- ``retrieved``: ``first_stage``, ``depth``, ``seconds``, ``candidates`` (rank, score,
+  passage_id, doc_id, title, text);
+- ``reranked``: ``reranker``, ``seconds``, ``candidates`` (the candidate table above),
+  ``deepera`` (its trace: intent, every passage's score and fate) or None;
+- ``evidence``: ``extractor``, ``seconds``, ``sufficient``, ``compression_ratio``,
+  ``evidence`` (n, passage_id, title, score, summary);
+- ``answer``: :func:`answer_dict` of the returned answer.
+
+An exception raised by the callback stops the run (a server cancels abandoned work so).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +38,7 @@ from sciera.errors import require_query
 from sciera.eval.metrics.generation import compression_ratio
 from sciera.evidence.base import evidence_text
 from sciera.settings import Settings, load_settings
-from sciera.types import Answer, Ranking
+from sciera.types import Answer, Evidence, Ranking, to_plain
 
 if TYPE_CHECKING:
     from sciera.evidence.base import EvidenceExtractor
@@ -74,13 +87,31 @@ class Pipeline:
         generator = make_generator("llm", settings, llm=llm)
         return cls(retriever, reranker, extractor, generator, settings, llm)
 
-    def run(self, question: str, question_type: str | None = None) -> Answer:
+    def run(
+        self,
+        question: str,
+        question_type: str | None = None,
+        *,
+        on_event: Callable[[str, dict[str, Any]], None] | None = None,
+    ) -> Answer:
+        """Answer ``question``; ``on_event`` hears each stage end (see the module docstring)."""
         question = require_query(question, "question")
+        emit = on_event or _no_event
         s = self.settings
+        reranker_name = getattr(self.reranker, "name", type(self.reranker).__name__)
         seconds: dict[str, float] = {}
         t = time.perf_counter()
         candidates = self.retriever.search(question, s.rerank.depth)
         seconds["retrieve"] = time.perf_counter() - t
+        emit(
+            "retrieved",
+            {
+                "first_stage": s.retrieve.retriever,
+                "depth": s.rerank.depth,
+                "seconds": seconds["retrieve"],
+                "candidates": _ranking_rows(candidates),
+            },
+        )
 
         t = time.perf_counter()
         deepera: dict[str, Any] | None = None
@@ -92,10 +123,29 @@ class Pipeline:
             kept = self.reranker.rerank(question, candidates).top(s.rerank.top_k)
             table = _topk_table(candidates, kept)
         seconds["rerank"] = time.perf_counter() - t
+        emit(
+            "reranked",
+            {
+                "reranker": reranker_name,
+                "seconds": seconds["rerank"],
+                "candidates": table,
+                "deepera": to_plain(deepera),
+            },
+        )
 
         t = time.perf_counter()
         ev = self.extractor.extract(question, kept)
         seconds["evidence"] = time.perf_counter() - t
+        emit(
+            "evidence",
+            {
+                "extractor": self.extractor.name,
+                "seconds": seconds["evidence"],
+                "sufficient": ev.sufficient,
+                "compression_ratio": ev.compression_ratio,
+                "evidence": _evidence_rows(ev.evidence),
+            },
+        )
 
         t = time.perf_counter()
         qtype = question_type or (
@@ -107,7 +157,7 @@ class Pipeline:
         info: dict[str, Any] = {
             "first_stage": s.retrieve.retriever,
             "depth": s.rerank.depth,
-            "reranker": getattr(self.reranker, "name", type(self.reranker).__name__),
+            "reranker": reranker_name,
             "evidence_extractor": self.extractor.name,
             "candidates": table,
             "sufficient": ev.sufficient,
@@ -123,7 +173,27 @@ class Pipeline:
         usage = getattr(self.llm, "usage", None)
         if callable(usage):
             info["llm_usage"] = usage().by_stage
-        return replace(answer, trace={**answer.trace, "pipeline": info})
+        answer = replace(answer, trace={**answer.trace, "pipeline": info})
+        emit("answer", answer_dict(answer))
+        return answer
+
+
+def _no_event(name: str, payload: dict[str, Any]) -> None:
+    return None
+
+
+def _ranking_rows(ranking: Ranking) -> list[dict[str, Any]]:
+    return [
+        {
+            "rank": it.rank,
+            "score": it.score,
+            "passage_id": it.passage_id,
+            "doc_id": it.passage.doc_id,
+            "title": it.passage.title,
+            "text": it.passage.text,
+        }
+        for it in ranking
+    ]
 
 
 def _deepera_table(candidates: Ranking, trace: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -187,27 +257,20 @@ def answer_dict(answer: Answer) -> dict[str, Any]:
             {"marker": c.marker, "passage_id": c.passage_id, "title": c.title}
             for c in answer.citations
         ],
-        "evidence": [
-            {
-                "n": i + 1,
-                "passage_id": e.passage.passage_id,
-                "title": e.passage.title,
-                "score": e.score,
-                "summary": e.summary,
-            }
-            for i, e in enumerate(answer.evidence)
-        ],
-        "trace": _plain(answer.trace),
+        "evidence": _evidence_rows(answer.evidence),
+        "trace": to_plain(answer.trace),
     }
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if hasattr(value, "__dataclass_fields__"):
-        from dataclasses import asdict
-
-        return _plain(asdict(value))
-    return value
+def _evidence_rows(evidence: Sequence[Evidence]) -> list[dict[str, Any]]:
+    """The ``evidence`` rows of :func:`answer_dict` and of the ``evidence`` event."""
+    return [
+        {
+            "n": i + 1,
+            "passage_id": e.passage.passage_id,
+            "title": e.passage.title,
+            "score": e.score,
+            "summary": e.summary,
+        }
+        for i, e in enumerate(evidence)
+    ]

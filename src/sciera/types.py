@@ -190,3 +190,17 @@ class QAInstance:
     setting: str  # "base" | "ssli"
     candidates: tuple[Candidate, ...]
     provenance: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+
+
+def to_plain(value: Any) -> Any:
+    """JSON-ready data: mappings (read-only ones too) to dicts with string keys, tuples and
+    lists to lists, dataclasses to their fields; anything else as it is."""
+    if isinstance(value, Mapping):
+        return {str(k): to_plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_plain(v) for v in value]
+    if hasattr(value, "__dataclass_fields__") and not isinstance(value, type):
+        from dataclasses import asdict
+
+        return to_plain(asdict(value))
+    return value

@@ -31,6 +31,7 @@ def _register() -> None:
         llm_cmds,
         rerank_cmds,
         search_cmds,
+        serve_cmds,
         train_cmds,
     )
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from sciera.cli import app
+from sciera.types import to_plain
 
 if TYPE_CHECKING:
     from sciera.settings import Settings
@@ -108,20 +108,11 @@ def _ranking_json(ranking: Ranking, retriever: str, unit: str) -> dict[str, Any]
                 "doc_id": item.passage.doc_id,
                 "title": item.passage.title,
                 "text": item.passage.text,
-                "provenance": _plain(item.provenance),
+                "provenance": to_plain(item.provenance),
             }
             for item in ranking
         ],
     }
-
-
-def _plain(value: Any) -> Any:
-    """Provenance (read-only mappings, tuples) as JSON-ready dicts and lists."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
 
 
 def _snippet(text: str, width: int = 160) -> str:

@@ -17,20 +17,12 @@ from pathlib import Path
 from typing import IO, Any
 
 from sciera.errors import InputError
-from sciera.types import Candidate, QAInstance
+from sciera.types import Candidate, QAInstance, to_plain
 
 INSTANCES_FILE = "instances.jsonl"
 STATS_FILE = "stats.json"
 _KEYS = ("id", "question", "answer", "gold_passage_ids", "setting", "candidates")
 _CAND_KEYS = ("passage_id", "text", "is_distractor", "distractor_type")
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
 
 
 def instance_to_dict(inst: QAInstance) -> dict[str, Any]:
@@ -49,7 +41,7 @@ def instance_to_dict(inst: QAInstance) -> dict[str, Any]:
             }
             for c in inst.candidates
         ],
-        "provenance": _plain(inst.provenance),
+        "provenance": to_plain(inst.provenance),
     }
 
 

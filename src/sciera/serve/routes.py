@@ -1,0 +1,220 @@
+"""The ``/v1`` endpoints: corpora, search, rerank, ask (JSON or Server-Sent Events), and
+the experiment reports.
+
+Retrieval runs in Starlette's thread pool; anything that calls the LLM (``ask``, an LLM
+reranker) goes through the :class:`~sciera.serve.queue.LLMGate`, one job at a time, and is
+cancelled when its client disconnects.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from typing import Any
+from urllib.parse import quote
+
+import anyio.from_thread
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import FileResponse
+from starlette.concurrency import run_in_threadpool
+
+from sciera.errors import ScieraError
+from sciera.pipeline import answer_dict
+from sciera.serve.errors import one_line
+from sciera.serve.experiments import Experiments
+from sciera.serve.queue import Cancelled, LLMGate, QueueFull, checkpoint, unless_disconnected
+from sciera.serve.resources import Resources
+from sciera.serve.schemas import (
+    AskRequest,
+    AskResponse,
+    CorpusInfo,
+    ErrorBody,
+    RerankRequest,
+    RerankResponse,
+    SearchRequest,
+    SearchResponse,
+)
+from sciera.serve.sse import Emit, EventStream
+from sciera.types import Ranking, to_plain
+
+log = logging.getLogger("sciera.serve")
+
+PREFIX = "/v1"
+ASK_EVENTS = ("retrieved", "reranked", "evidence", "answer")
+CLIENT_GONE = 499  # nginx's "client closed request": nobody reads it
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody} for code in (400, 401, 404, 422, 500)
+}
+_BUSY: dict[int | str, dict[str, Any]] = {
+    503: {"model": ErrorBody, "description": "The LLM queue is full; see Retry-After."}
+}
+
+
+def hits(ranking: Ranking) -> list[dict[str, Any]]:
+    """A ranking as JSON rows; passage text is data, returned as stored (never as HTML)."""
+    return [
+        {
+            "rank": it.rank,
+            "score": it.score,
+            "passage_id": it.passage_id,
+            "doc_id": it.passage.doc_id,
+            "title": it.passage.title,
+            "text": it.passage.text,
+            "provenance": to_plain(it.provenance),
+        }
+        for it in ranking
+    ]
+
+
+def wants_events(request: Request) -> bool:
+    return "text/event-stream" in request.headers.get("accept", "")
+
+
+def api_router(res: Resources, gate: LLMGate) -> APIRouter:
+    """Corpora, search, rerank and ask over ``res``; LLM work through ``gate``."""
+    router = APIRouter(prefix=PREFIX, responses=_ERRORS)
+
+    @router.get("/corpora", response_model=list[CorpusInfo])
+    def corpora() -> list[dict[str, Any]]:
+        """The served corpora: counts and indexes (the first is the default)."""
+        return [res.describe(name) for name in res.corpora]
+
+    @router.post("/search", response_model=SearchResponse)
+    def search(body: SearchRequest) -> dict[str, Any]:
+        """First-stage retrieval: the top-k passages for the query."""
+        corpus = res.resolve(body.corpus)
+        name = body.retriever or res.settings.retrieve.retriever
+        with res.retriever(corpus, name) as retriever:
+            ranking = retriever.search(body.query, body.k)
+        return {"query": body.query, "corpus": corpus, "retriever": name, "items": hits(ranking)}
+
+    @router.post("/rerank", response_model=RerankResponse, responses=_BUSY)
+    async def rerank(body: RerankRequest, request: Request) -> Any:
+        """First-stage candidates (depth) reranked; DeepEra also lists what it filtered."""
+        corpus = res.resolve(body.corpus)
+        first = body.retriever or res.settings.retrieve.retriever
+        name = body.reranker or res.settings.rerank.reranker
+
+        def job(cancelled: threading.Event) -> dict[str, Any]:
+            with res.retriever(corpus, first) as retriever:
+                candidates = retriever.search(body.query, body.depth)
+            checkpoint(cancelled)
+            trace = None
+            with res.reranker(name) as reranker:
+                if hasattr(reranker, "rerank_with_trace"):
+                    ranked, deepera = reranker.rerank_with_trace(body.query, candidates)
+                    trace = deepera.to_dict()
+                else:
+                    ranked = reranker.rerank(body.query, candidates)
+            filtered = [
+                {"passage_id": p["passage_id"], "score": p["score"], "why": p["filter_reason"]}
+                for p in (trace or {}).get("passages", [])
+                if not p["kept"]
+            ]
+            return {
+                "query": body.query,
+                "corpus": corpus,
+                "first_stage": first,
+                "depth": body.depth,
+                "reranker": name,
+                "items": hits(ranked.top(body.k)),
+                "filtered": filtered,
+                "trace": trace,
+            }
+
+        if not res.reranker_uses_llm(name):
+            return await run_in_threadpool(job, threading.Event())
+        result = await unless_disconnected(request.receive, lambda: gate.run(job))
+        return Response(status_code=CLIENT_GONE) if result is None else result
+
+    @router.post(
+        "/ask",
+        response_model=AskResponse,
+        responses={
+            **_BUSY,
+            200: {
+                "content": {"text/event-stream": {}},
+                "description": "The answer; with stream (or Accept: text/event-stream) "
+                f"the events {', '.join(ASK_EVENTS)} (or error), each with JSON data.",
+            },
+        },
+    )
+    async def ask(body: AskRequest, request: Request) -> Any:
+        """Answer the question with citations (the full pipeline; uses the LLM)."""
+        corpus = res.resolve(body.corpus)
+        if body.stream or wants_events(request):
+            gate.check()  # a full queue is a 503 before the stream starts
+            return EventStream(lambda emit: _ask_stream(res, gate, corpus, body, emit))
+
+        def job(cancelled: threading.Event) -> dict[str, Any]:
+            with res.pipeline(corpus) as pipe:
+                answer = pipe.run(
+                    body.question, body.question_type, on_event=lambda *_: checkpoint(cancelled)
+                )
+            return answer_dict(answer)
+
+        result = await unless_disconnected(request.receive, lambda: gate.run(job))
+        return Response(status_code=CLIENT_GONE) if result is None else result
+
+    return router
+
+
+async def _ask_stream(
+    res: Resources, gate: LLMGate, corpus: str, body: AskRequest, emit: Emit
+) -> None:
+    """Run the pipeline, forwarding each stage event; a failure becomes an ``error`` event."""
+
+    def job(cancelled: threading.Event) -> None:
+        def on_event(name: str, payload: dict[str, Any]) -> None:
+            checkpoint(cancelled)
+            anyio.from_thread.run(emit, name, payload)
+
+        with res.pipeline(corpus) as pipe:
+            pipe.run(body.question, body.question_type, on_event=on_event)
+
+    try:
+        await gate.run(job)
+        return
+    except (ScieraError, QueueFull, Cancelled) as exc:
+        message = one_line(exc)
+    except Exception as exc:
+        log.error("POST %s/ask (stream) failed", PREFIX, exc_info=exc)
+        message = "internal error; the server log has the details"
+    with contextlib.suppress(Exception):  # the client may be gone too
+        await emit("error", {"error": message})
+
+
+def experiments_router(experiments: Experiments) -> APIRouter:
+    """``/v1/experiments``: the reports of ``sciera eval run`` in the experiments folder."""
+    router = APIRouter(prefix=PREFIX, responses=_ERRORS)
+
+    def with_urls(info: dict[str, Any]) -> dict[str, Any]:
+        name = quote(info["name"], safe="")
+        urls = [
+            {"name": f, "url": f"{PREFIX}/experiments/{name}/plots/{quote(f, safe='')}"}
+            for f in info.get("plots", [])
+        ]
+        return {**info, "plots": urls}
+
+    @router.get("/experiments")
+    def list_experiments() -> list[dict[str, Any]]:
+        """Every results directory: experiment, dataset, pipelines, plots."""
+        return [with_urls(experiments.summary(n)) for n in experiments.names()]
+
+    @router.get("/experiments/{name}")
+    def read_experiment(name: str) -> dict[str, Any]:
+        """One experiment: its spec, plan, table (JSON and Markdown), significance, plots."""
+        return with_urls(experiments.detail(name))
+
+    @router.get(
+        "/experiments/{name}/plots/{file}",
+        response_class=FileResponse,
+        responses={200: {"content": {"image/png": {}}}},
+    )
+    def experiment_plot(name: str, file: str) -> FileResponse:
+        """A PNG plot of the report."""
+        return FileResponse(experiments.plot(name, file), media_type="image/png")
+
+    return router

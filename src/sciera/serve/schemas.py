@@ -1,0 +1,147 @@
+"""Request and response bodies of the HTTP API, with the limits every request is held to.
+
+Requests forbid unknown fields (a misspelt ``k`` is an error, not a silent default). The
+corpus name is checked against the served corpora by the app (an unknown one is a 404);
+everything else is checked here, so a bad request never reaches a model.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+
+from sciera.rerank.registry import RERANKERS
+
+MAX_QUERY_CHARS = 2000
+MAX_K = 100
+MAX_DEPTH = 1000
+
+RetrieverName = Literal["bm25", "dense", "hybrid"]
+QuestionType = Literal["auto", "yesno", "factoid", "list", "ideal"]
+
+
+def _not_blank(text: str) -> str:
+    if not text.strip():
+        raise ValueError("must not be empty")
+    return text.strip()
+
+
+Query = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_QUERY_CHARS, description="Not blank."),
+    AfterValidator(_not_blank),
+]
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    corpus: str | None = Field(
+        None, max_length=200, description="A served corpus name (default: the first one)."
+    )
+
+
+class SearchRequest(_Request):
+    query: Query
+    k: int = Field(10, ge=1, le=MAX_K, description="Passages to return.")
+    retriever: RetrieverName | None = Field(
+        None, description="First stage (default: the server's settings)."
+    )
+
+
+class RerankRequest(_Request):
+    query: Query
+    k: int = Field(5, ge=1, le=MAX_K, description="Reranked passages to return.")
+    depth: int = Field(30, ge=1, le=MAX_DEPTH, description="First-stage candidates to rerank.")
+    reranker: str | None = Field(
+        None, description=f"One of {sorted(RERANKERS)} (default: the server's settings)."
+    )
+    retriever: RetrieverName | None = Field(None, description="First stage for the candidates.")
+
+    @field_validator("reranker")
+    @classmethod
+    def _known_reranker(cls, name: str | None) -> str | None:
+        if name is not None and name not in RERANKERS:
+            raise ValueError(f"unknown reranker {name!r}; choose one of {sorted(RERANKERS)}")
+        return name
+
+
+class AskRequest(_Request):
+    question: Query
+    stream: bool = Field(
+        False, description="Reply with Server-Sent Events (also with Accept: text/event-stream)."
+    )
+    question_type: QuestionType | None = Field(
+        None, description="Answer type (default: the server's settings; auto = detected)."
+    )
+
+
+class Hit(BaseModel):
+    """One ranked passage; ``provenance`` holds each stage's score details."""
+
+    rank: int
+    score: float
+    passage_id: str
+    doc_id: str
+    title: str
+    text: str
+    provenance: dict[str, Any] = {}
+
+
+class SearchResponse(BaseModel):
+    query: str
+    corpus: str
+    retriever: str
+    items: list[Hit]
+
+
+class Filtered(BaseModel):
+    """A candidate DeepEra dropped, and why."""
+
+    passage_id: str
+    score: float
+    why: str
+
+
+class RerankResponse(BaseModel):
+    query: str
+    corpus: str
+    first_stage: str
+    depth: int
+    reranker: str
+    items: list[Hit]
+    filtered: list[Filtered] = Field(
+        default_factory=list, description="DeepEra only: the candidates it filtered out."
+    )
+    trace: dict[str, Any] | None = Field(
+        None, description="DeepEra only: intent, every candidate's score and fate."
+    )
+
+
+class AskResponse(BaseModel):
+    """:func:`sciera.pipeline.answer_dict`: the answer, its citations and evidence, the trace."""
+
+    question: str
+    question_type: str
+    text: str
+    exact: list[str]
+    insufficient: bool
+    citations: list[dict[str, Any]]
+    evidence: list[dict[str, Any]]
+    trace: dict[str, Any]
+
+
+class CorpusInfo(BaseModel):
+    name: str
+    path: str
+    default: bool
+    documents: int
+    passages: int
+    indexes: dict[str, dict[str, Any]] = Field(
+        description="Index name -> kind, passages, parameters, build time, stale flag."
+    )
+
+
+class ErrorBody(BaseModel):
+    error: str

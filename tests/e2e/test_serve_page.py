@@ -1,0 +1,167 @@
+"""`sciera serve` end to end: a real server (uvicorn, the embedded 1.5B model, the shipped
+cross-encoder) on a real SciFact slice, driven through its web page in headless Chromium.
+
+The slice holds the first 300 SciFact abstracts plus one hostile record whose title and
+text carry markup: the page must show it as text and run none of it. Needs Debian's
+chromium (/usr/bin/chromium) and the playwright package (the `dev` extra); its own browser
+download is not used.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from sciera.corpus.ingest import ingest
+from sciera.retrieve.build import build_indexes
+from sciera.settings import load_settings
+
+pytestmark = [pytest.mark.e2e, pytest.mark.integration]
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CLAIM = "TNFAIP3 is a tumor suppressor in glioblastoma."  # SciFact test claim 1137
+GOLD = "33370"
+# on topic enough for BM25's top 5, not a finding (keyword-stuffed text fooled the
+# cross-encoder: P 0.67 over the gold abstract, so it is kept out of this record)
+HOSTILE_TITLE = "<script>window.__pwned = 1</script>TNFAIP3 gene symbols"
+HOSTILE_TEXT = (
+    '<img src="x" onerror="window.__pwned = 2">Gene symbol TNFAIP3 is listed in the '
+    "nomenclature tables of several databases."
+)
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _exe() -> str:
+    return shutil.which("sciera") or str(Path(sys.executable).parent / "sciera")
+
+
+@pytest.fixture(scope="module")
+def corpus(scifact_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("serve")
+    lines = (scifact_dir / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:300]
+    hostile = {"_id": "hostile", "title": HOSTILE_TITLE, "text": HOSTILE_TEXT}
+    (root / "corpus.jsonl").write_text("\n".join([*lines, json.dumps(hostile)]) + "\n")
+    ingest(root / "corpus.jsonl", root / "corpus", format="beir")
+    build_indexes(root / "corpus", load_settings(), which=["bm25"])
+    return root / "corpus"
+
+
+@pytest.fixture(scope="module")
+def server(corpus: Path, gguf_path: Path, tmp_path_factory: pytest.TempPathFactory):
+    if not Path(CHROMIUM).is_file():
+        pytest.skip("Debian chromium is not installed (apt-get install chromium)")
+    home = tmp_path_factory.mktemp("home")
+    (home / "models").symlink_to(gguf_path.parent, target_is_directory=True)
+    env = {
+        **os.environ,
+        "SCIERA_HOME": str(home),
+        "HF_HUB_OFFLINE": "1",
+        # small for 2 cores: 5 BM25 candidates, the best one kept and summarised
+        "SCIERA_RETRIEVE__RETRIEVER": "bm25",
+        "SCIERA_RERANK__DEPTH": "5",
+        "SCIERA_RERANK__TAU": "0",
+        "SCIERA_RERANK__TOP_K": "1",
+    }
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    args = [_exe(), "serve", "--corpus", str(corpus), "--port", str(port)]
+    args += ["--experiments", str(ROOT / "benchmarks" / "results")]
+    log = (home / "serve.log").open("w")
+    proc = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(url + "/healthz", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            assert proc.poll() is None, (home / "serve.log").read_text()
+            assert time.monotonic() < deadline, "server did not start"
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def page(server: str):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
+        page = browser.new_page(viewport={"width": 1200, "height": 1400})
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(server + "/")
+        yield page
+        browser.close()
+        assert not errors, errors
+
+
+def test_ask_streams_stages_and_shows_cited_evidence_safely(page, tmp_path):
+    page.wait_for_selector("#corpus option", state="attached")
+    page.get_by_role("textbox", name="Question").fill(CLAIM)
+    page.get_by_role("button", name="Ask").click()
+    page.wait_for_selector("#stage-answer.done", timeout=600_000)
+    assert page.locator("#ask-error").is_hidden()
+    stages = page.locator("#stages li")
+    assert stages.count() == 4 and page.locator("#stages li.done").count() == 4
+    assert "5 candidates" in page.locator("#stage-retrieved").inner_text()
+    assert page.locator("#answer").inner_text().strip()
+    kept = page.locator("#evidence article.card")
+    assert kept.count() == 1
+    assert f"{GOLD}#0" in kept.first.inner_text()
+    headings = kept.first.locator("h4").all_text_contents()  # shown upper-case by CSS
+    assert headings == ["Summary", "Original text"]
+    assert kept.first.locator(".texts p").first.inner_text().strip()
+    assert page.locator("#filtered-summary").inner_text() == "Filtered out (4)"
+    # the hostile record is among the candidates: shown as text, never run
+    page.locator("#filtered-summary").click()
+    hostile = page.locator("article.card", has_text="hostile#0")
+    assert hostile.count() == 1
+    assert HOSTILE_TITLE in hostile.inner_text()
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator("main script, main img").count() == 0
+    page.screenshot(path=str(tmp_path / "ask.png"), full_page=True)
+    if os.environ.get("SCIERA_SCREENSHOT"):
+        page.screenshot(path=os.environ["SCIERA_SCREENSHOT"], full_page=True)
+
+
+def test_experiments_view_lists_reports_with_tables_and_plots(page):
+    page.get_by_role("link", name="Experiments").click()
+    button = page.get_by_role("button", name="ssli_scifact_trained", exact=True)
+    button.wait_for()
+    button.click()
+    table = page.locator("#exp-detail table")
+    table.wait_for()
+    assert table.locator("tbody tr").count() == 10  # 5 pipelines x (base, ssli)
+    assert "cross_encoder" in table.inner_text()
+    img = page.locator("#exp-detail img").first
+    img.wait_for()
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('#exp-detail img')]"
+        ".every((i) => i.complete && i.naturalWidth > 0)"
+    )

@@ -1,0 +1,60 @@
+"""Fixtures for the HTTP API: a tiny real corpus (BM25 only) and the ScriptedLLM, so the
+real app runs end to end without loading a model."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from serve_helpers import DOCS, scripted
+
+from fakes import ScriptedLLM
+from sciera.corpus.ingest import ingest
+from sciera.retrieve.build import build_indexes
+from sciera.serve import create_app
+from sciera.settings import Settings, load_settings
+
+
+@pytest.fixture(scope="session")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Four one-passage documents, ingested and BM25-indexed."""
+    root = tmp_path_factory.mktemp("serve")
+    data = root / "docs.jsonl"
+    data.write_text(
+        "".join(json.dumps({"_id": i, "title": t, "text": x}) + "\n" for i, t, x in DOCS)
+    )
+    ingest(data, root / "corpus", format="beir")
+    build_indexes(root / "corpus", load_settings(), which=["bm25"])
+    return root / "corpus"
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    """BM25 first stage, DeepEra with the LLM's grades (the unit conftest sets scorer=llm)."""
+    return load_settings(
+        home=tmp_path,
+        retrieve={"retriever": "bm25"},
+        rerank={"depth": 3, "top_k": 2, "tau": 0.8},
+        answer={"evidence": "deepera"},
+    )
+
+
+@pytest.fixture
+def make_app(corpus: Path, settings: Settings) -> Callable[..., object]:
+    """``make_app(llm=..., **create_app_kwargs)``: the real app on the tiny corpus."""
+
+    def build(llm: ScriptedLLM | None = None, **kwargs):
+        llm = llm or scripted()
+        kwargs.setdefault("static_dir", settings.home / "no-static")
+        return create_app({"tiny": corpus}, settings, llm_factory=lambda s: llm, **kwargs)
+
+    return build
+
+
+@pytest.fixture
+def client(make_app) -> TestClient:
+    with TestClient(make_app()) as c:
+        yield c
