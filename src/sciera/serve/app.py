@@ -5,7 +5,8 @@
     # uvicorn.run(app)  -- what `sciera serve` does
 
 Routes: ``GET /healthz`` (open), ``/v1/...`` (see :mod:`sciera.serve.routes`; the API key
-when one is set), ``/docs`` and ``/openapi.json`` (FastAPI's), and the web page: ``GET /``
+when one is set), ``/docs`` (Swagger UI from local files: the ``fastapi-offline``
+package's copy, no CDN) and ``/openapi.json``, and the web page: ``GET /``
 serves ``static/index.html`` and ``/static/...`` the folder, when they exist (404 otherwise).
 """
 
@@ -63,7 +64,10 @@ def create_app(
         title="sciera",
         version=sciera.__version__,
         description="Scientific QA over a paper corpus: search, rerank (DeepEra), ask.",
+        docs_url=None,
+        redoc_url=None,
     )
+    _offline_docs(app)
     app.state.resources, app.state.gate = res, gate
     install_error_handlers(app)
     # the middleware checks the key; this only declares it, for /docs' "Authorize" button
@@ -100,3 +104,30 @@ def create_app(
             allow_headers=["Authorization", "X-API-Key", "Content-Type", "Accept"],
         )
     return app
+
+
+def _offline_docs(app: FastAPI) -> None:
+    """``/docs``: Swagger UI served from the files the ``fastapi-offline`` package carries
+    (FastAPI's default page loads them from a CDN, which fails offline)."""
+    import importlib.util
+
+    from fastapi.openapi.docs import get_swagger_ui_html
+    from fastapi.responses import HTMLResponse
+
+    spec = importlib.util.find_spec("fastapi_offline")
+    if spec is None or not spec.submodule_search_locations:
+        return
+    assets = Path(next(iter(spec.submodule_search_locations))) / "static"
+    if not (assets / "swagger-ui-bundle.js").is_file():
+        return
+    app.mount("/docs-static", StaticFiles(directory=assets), name="docs-static")
+
+    @app.get("/docs", include_in_schema=False)
+    def docs() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url="openapi.json",
+            title="sciera API",
+            swagger_js_url="docs-static/swagger-ui-bundle.js",
+            swagger_css_url="docs-static/swagger-ui.css",
+            swagger_favicon_url="docs-static/favicon.png",
+        )
