@@ -56,7 +56,26 @@ def corpus(scifact_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def server(corpus: Path, gguf_path: Path, tmp_path_factory: pytest.TempPathFactory):
+def experiments(scifact_full_corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the shipped SSLI experiment whose manifest points at its set, restored
+    (`sciera dataset unpack`'s code) from the SciFact corpus into a temporary folder."""
+    from sciera.corpus.store import PassageStore
+    from sciera.datasets.ssli.pack import unpack_to
+
+    root = tmp_path_factory.mktemp("experiments")
+    results = ROOT / "benchmarks" / "results"
+    copy = shutil.copytree(results / "ssli_scifact_trained", root / "ssli_scifact_trained")
+    packed = results / "ssli_scifact_100" / "build" / "instances.packed.jsonl.gz"
+    with PassageStore.open(scifact_full_corpus) as store:
+        unpack_to(packed, store, root / "ssli-set")
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["experiment"]["dataset"]["path"] = str(root / "ssli-set")
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    return root
+
+
+@pytest.fixture(scope="module")
+def server(corpus: Path, experiments: Path, gguf_path: Path, tmp_path_factory):
     if not Path(CHROMIUM).is_file():
         pytest.skip("Debian chromium is not installed (apt-get install chromium)")
     home = tmp_path_factory.mktemp("home")
@@ -75,7 +94,7 @@ def server(corpus: Path, gguf_path: Path, tmp_path_factory: pytest.TempPathFacto
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     args = [_exe(), "serve", "--corpus", str(corpus), "--port", str(port)]
-    args += ["--experiments", str(ROOT / "benchmarks" / "results")]
+    args += ["--experiments", str(experiments)]
     log = (home / "serve.log").open("w")
     proc = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
@@ -133,6 +152,12 @@ def test_ask_streams_stages_and_shows_cited_evidence_safely(page, tmp_path):
     assert page.locator("#answer").inner_text().strip()
     kept = page.locator("#evidence article.card")
     assert kept.count() == 1
+    # a citation link leads to its evidence card
+    cite = page.locator("#citations a.cite").first
+    assert cite.inner_text() == "[1]" and cite.get_attribute("href") == "#ev-1"
+    cite.click()
+    assert page.evaluate("location.hash") == "#ev-1"
+    assert kept.first.get_attribute("id") == "ev-1"
     assert f"{GOLD}#0" in kept.first.inner_text()
     headings = kept.first.locator("h4").all_text_contents()  # shown upper-case by CSS
     assert headings == ["Summary", "Original text"]
@@ -165,3 +190,22 @@ def test_experiments_view_lists_reports_with_tables_and_plots(page):
         "() => [...document.querySelectorAll('#exp-detail img')]"
         ".every((i) => i.complete && i.naturalWidth > 0)"
     )
+
+
+def test_ssli_view_shows_gold_and_distractors_with_every_rankers_scores(page):
+    page.get_by_role("link", name="SSLI").click()
+    page.wait_for_selector("#ssli-exp option[value='ssli_scifact_trained']", state="attached")
+    page.select_option("#ssli-exp", "ssli_scifact_trained")
+    page.wait_for_selector("#ssli-q option[value$='/ssli']", state="attached")
+    # 96 questions with distractors (the experiment's distractors_only), plus the prompt
+    assert page.locator("#ssli-q option").count() == 97
+    page.select_option("#ssli-q", "1834762-p0-q2/ssli")
+    gold = page.locator("#ssli-detail article.card.gold")
+    gold.wait_for()
+    distractors = page.locator("#ssli-detail article.card.distractor")
+    assert gold.count() == 1 and distractors.count() >= 1
+    assert "Distractor (" in distractors.first.inner_text()
+    rows = gold.locator("tbody tr")
+    assert rows.count() == 5  # bm25, cross_encoder, embedding_trained, hybrid, hybrid_trained
+    ce = gold.locator("tbody tr", has_text="cross_encoder")
+    assert ce.locator("td").nth(1).inner_text() == "1"  # the gold passage ranked first

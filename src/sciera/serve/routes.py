@@ -36,6 +36,7 @@ from sciera.serve.schemas import (
     SearchResponse,
 )
 from sciera.serve.sse import Emit, EventStream
+from sciera.serve.ssli_view import SSLIView
 from sciera.types import Ranking, to_plain
 
 log = logging.getLogger("sciera.serve")
@@ -216,5 +217,17 @@ def experiments_router(experiments: Experiments) -> APIRouter:
     def experiment_plot(name: str, file: str) -> FileResponse:
         """A PNG plot of the report."""
         return FileResponse(experiments.plot(name, file), media_type="image/png")
+
+    ssli = SSLIView(experiments)
+
+    @router.get("/experiments/{name}/ssli")
+    def ssli_questions(name: str) -> list[dict[str, Any]]:
+        """An SSLI experiment's questions (ssli setting), with each pipeline's best gold rank."""
+        return ssli.questions(name)
+
+    @router.get("/experiments/{name}/ssli/{qid:path}")
+    def ssli_question(name: str, qid: str) -> dict[str, Any]:
+        """One SSLI question: gold passages and distractors with every pipeline's score."""
+        return ssli.question(name, qid)
 
     return router

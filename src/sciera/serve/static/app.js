@@ -46,16 +46,19 @@ const fmt = (x, digits = 3) => (typeof x === "number" ? x.toFixed(digits) : "");
 
 // ---------------------------------------------------------------- views
 
+const VIEWS = ["ask", "experiments", "ssli"];
+
 function route() {
-  const view = location.hash === "#experiments" ? "experiments" : "ask";
-  $("view-ask").hidden = view !== "ask";
-  $("view-experiments").hidden = view !== "experiments";
-  for (const name of ["ask", "experiments"]) {
+  const wanted = location.hash.slice(1);
+  const view = VIEWS.includes(wanted) ? wanted : "ask";
+  for (const name of VIEWS) $("view-" + name).hidden = view !== name;
+  for (const name of VIEWS) {
     const link = $("nav-" + name);
     if (name === view) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");
   }
   if (view === "experiments") loadExperiments();
+  if (view === "ssli") loadSSLIExperiments();
 }
 
 // ---------------------------------------------------------------- ask
@@ -185,6 +188,17 @@ function renderAnswer(answer) {
     if (m) box.append(el("a", { href: "#ev-" + m[1], class: "cite", text: part }));
     else if (part) box.append(document.createTextNode(part));
   }
+  // the sources the answer rests on (a yes/no answer cites without [n] in its text)
+  const cites = answer.citations || [];
+  $("citations").hidden = !cites.length;
+  $("citations").replaceChildren(
+    cites.length ? "Cited: " : "",
+    ...cites.flatMap((c, i) => [
+      i ? "; " : "",
+      el("a", { href: "#ev-" + c.marker, class: "cite", text: `[${c.marker}]` }),
+      " " + (c.title || c.passage_id),
+    ])
+  );
   const intent = state.deepera && state.deepera.intent;
   $("intent").hidden = !intent;
   if (intent) {
@@ -296,6 +310,68 @@ async function loadPlots(box) {
   }
 }
 
+// ---------------------------------------------------------------- SSLI
+
+async function loadSSLIExperiments() {
+  showError("ssli-error", "");
+  try {
+    const items = await getJSON("v1/experiments");
+    const select = $("ssli-exp");
+    const current = select.value;
+    select.replaceChildren(el("option", { value: "", text: "choose an experiment" }),
+      ...items.map((x) => el("option", { value: x.name, text: x.name })));
+    if (current) select.value = current;
+  } catch (err) {
+    showError("ssli-error", "experiments: " + err.message);
+  }
+}
+
+async function loadSSLIQuestions() {
+  const name = $("ssli-exp").value;
+  $("ssli-q").replaceChildren();
+  $("ssli-detail").replaceChildren();
+  showError("ssli-error", "");
+  if (!name) return;
+  try {
+    const rows = await getJSON(`v1/experiments/${encodeURIComponent(name)}/ssli`);
+    $("ssli-q").replaceChildren(el("option", { value: "", text: `${rows.length} questions: choose one` }),
+      ...rows.map((r) => el("option", { value: r.id, text: `${r.question} (${r.distractors} distractors)` })));
+  } catch (err) {
+    showError("ssli-error", err.message);
+  }
+}
+
+async function showSSLIQuestion() {
+  const name = $("ssli-exp").value, qid = $("ssli-q").value;
+  const box = $("ssli-detail");
+  box.replaceChildren();
+  if (!name || !qid) return;
+  try {
+    const q = await getJSON(`v1/experiments/${encodeURIComponent(name)}/ssli/${encodeURIComponent(qid)}`);
+    const column = (p) => {
+      const table = el("table", {},
+        el("caption", { text: `score and rank among ${q.candidates} candidates` }),
+        el("thead", {}, el("tr", {}, el("th", { scope: "col", text: "ranker" }),
+          el("th", { scope: "col", text: "score" }), el("th", { scope: "col", text: "rank" }))),
+        el("tbody", {}, ...q.pipelines.map((name) => {
+          const s = p.scores[name] || {};
+          return el("tr", { class: s.rank === 1 ? "top" : null }, el("th", { scope: "row", text: name }),
+            el("td", { text: fmt(s.score, 4) }), el("td", { text: s.rank ?? "" }));
+        })));
+      const label = p.role === "gold" ? "Gold passage" : `Distractor (${p.distractor_type || "unlabelled"})`;
+      return el("article", { class: "card " + p.role },
+        el("header", {}, el("span", { class: "title", text: label }), el("span", { class: "pid", text: p.passage_id })),
+        el("p", { text: p.text }), table);
+    };
+    box.replaceChildren(
+      el("p", {}, el("strong", { text: "Question: " }), q.question),
+      el("p", {}, el("strong", { text: "Answer: " }), q.answer),
+      el("div", { class: "side" }, ...q.passages.map(column)));
+  } catch (err) {
+    box.replaceChildren(el("p", { class: "error", role: "alert", text: err.message }));
+  }
+}
+
 // ---------------------------------------------------------------- start
 
 window.addEventListener("DOMContentLoaded", () => {
@@ -306,6 +382,8 @@ window.addEventListener("DOMContentLoaded", () => {
     loadCorpora();
   });
   $("ask-form").addEventListener("submit", ask);
+  $("ssli-exp").addEventListener("change", loadSSLIQuestions);
+  $("ssli-q").addEventListener("change", showSSLIQuestion);
   $("question").addEventListener("keydown", (e) => {
     if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) $("ask-form").requestSubmit();
   });
