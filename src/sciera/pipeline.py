@@ -109,7 +109,7 @@ class Pipeline:
                 "first_stage": s.retrieve.retriever,
                 "depth": s.rerank.depth,
                 "seconds": seconds["retrieve"],
-                "candidates": _ranking_rows(candidates),
+                "candidates": ranking_rows(candidates),
             },
         )
 
@@ -182,7 +182,9 @@ def _no_event(name: str, payload: dict[str, Any]) -> None:
     return None
 
 
-def _ranking_rows(ranking: Ranking) -> list[dict[str, Any]]:
+def ranking_rows(ranking: Ranking, *, provenance: bool = False) -> list[dict[str, Any]]:
+    """A ranking as JSON-ready rows (passage text as stored: data, never markup); with
+    ``provenance``, what each stage recorded about the passage."""
     return [
         {
             "rank": it.rank,
@@ -191,6 +193,7 @@ def _ranking_rows(ranking: Ranking) -> list[dict[str, Any]]:
             "doc_id": it.passage.doc_id,
             "title": it.passage.title,
             "text": it.passage.text,
+            **({"provenance": to_plain(it.provenance)} if provenance else {}),
         }
         for it in ranking
     ]

@@ -6,13 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from tiny_corpus import bm25_corpus
 
 import sciera
 from fakes import ScriptedLLM
-from sciera.corpus.ingest import ingest
 from sciera.generate.base import exact_answer
 from sciera.pipeline import Pipeline, answer_dict
-from sciera.retrieve.build import build_indexes
 from sciera.settings import load_settings
 
 DOCS = [
@@ -26,14 +25,7 @@ Q = "Is albendazole used to treat lymphatic filariasis?"
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("pipe")
-    data = root / "docs.jsonl"
-    data.write_text(
-        "".join(json.dumps({"_id": i, "title": t, "text": x}) + "\n" for i, t, x in DOCS)
-    )
-    ingest(data, root / "corpus", format="beir")
-    build_indexes(root / "corpus", load_settings(), which=["bm25"])
-    return root / "corpus"
+    return bm25_corpus(tmp_path_factory.mktemp("pipe"), DOCS)
 
 
 def scripted(relevant: int = 9) -> ScriptedLLM:

@@ -8,23 +8,15 @@ from pathlib import Path
 
 import pytest
 from test_pipeline import DOCS, Q, overrides, scripted
+from tiny_corpus import bm25_corpus
 
-from sciera.corpus.ingest import ingest
 from sciera.pipeline import Pipeline, answer_dict
-from sciera.retrieve.build import build_indexes
 from sciera.settings import load_settings
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("events")
-    data = root / "docs.jsonl"
-    data.write_text(
-        "".join(json.dumps({"_id": i, "title": t, "text": x}) + "\n" for i, t, x in DOCS)
-    )
-    ingest(data, root / "corpus", format="beir")
-    build_indexes(root / "corpus", load_settings(), which=["bm25"])
-    return root / "corpus"
+    return bm25_corpus(tmp_path_factory.mktemp("events"), DOCS)
 
 
 def test_each_stage_reports_json_ready_data_in_order(corpus, tmp_path):

@@ -20,7 +20,7 @@ from fastapi.responses import FileResponse
 from starlette.concurrency import run_in_threadpool
 
 from sciera.errors import ScieraError
-from sciera.pipeline import answer_dict
+from sciera.pipeline import answer_dict, ranking_rows
 from sciera.serve.errors import one_line
 from sciera.serve.experiments import Experiments
 from sciera.serve.queue import Cancelled, LLMGate, QueueFull, checkpoint, unless_disconnected
@@ -37,7 +37,7 @@ from sciera.serve.schemas import (
 )
 from sciera.serve.sse import Emit, EventStream
 from sciera.serve.ssli_view import SSLIView
-from sciera.types import Ranking, to_plain
+from sciera.types import Ranking
 
 log = logging.getLogger("sciera.serve")
 
@@ -54,19 +54,8 @@ _BUSY: dict[int | str, dict[str, Any]] = {
 
 
 def hits(ranking: Ranking) -> list[dict[str, Any]]:
-    """A ranking as JSON rows; passage text is data, returned as stored (never as HTML)."""
-    return [
-        {
-            "rank": it.rank,
-            "score": it.score,
-            "passage_id": it.passage_id,
-            "doc_id": it.passage.doc_id,
-            "title": it.passage.title,
-            "text": it.passage.text,
-            "provenance": to_plain(it.provenance),
-        }
-        for it in ranking
-    ]
+    """A ranking as JSON rows with provenance; passage text is data, returned as stored."""
+    return ranking_rows(ranking, provenance=True)
 
 
 def wants_events(request: Request) -> bool:

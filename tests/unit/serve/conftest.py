@@ -3,17 +3,15 @@ real app runs end to end without loading a model."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 from serve_helpers import DOCS, scripted
+from tiny_corpus import bm25_corpus
 
 from fakes import ScriptedLLM
-from sciera.corpus.ingest import ingest
-from sciera.retrieve.build import build_indexes
 from sciera.serve import create_app
 from sciera.settings import Settings, load_settings
 
@@ -21,14 +19,7 @@ from sciera.settings import Settings, load_settings
 @pytest.fixture(scope="session")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Four one-passage documents, ingested and BM25-indexed."""
-    root = tmp_path_factory.mktemp("serve")
-    data = root / "docs.jsonl"
-    data.write_text(
-        "".join(json.dumps({"_id": i, "title": t, "text": x}) + "\n" for i, t, x in DOCS)
-    )
-    ingest(data, root / "corpus", format="beir")
-    build_indexes(root / "corpus", load_settings(), which=["bm25"])
-    return root / "corpus"
+    return bm25_corpus(tmp_path_factory.mktemp("serve"), DOCS)
 
 
 @pytest.fixture
