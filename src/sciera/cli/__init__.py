@@ -29,6 +29,7 @@ def _register() -> None:
         dataset_cmds,
         eval_cmds,
         llm_cmds,
+        mcp_cmds,
         rerank_cmds,
         search_cmds,
         serve_cmds,

@@ -39,11 +39,12 @@ from pydantic import BaseModel, ValidationError
 import sciera
 from sciera.errors import ScieraError
 from sciera.pipeline import answer_dict
+from sciera.serve import operations
 from sciera.serve.app import DEFAULT_QUEUE_SIZE
 from sciera.serve.errors import NotFound, one_line, validation_message
 from sciera.serve.queue import Cancelled, LLMGate, QueueFull, checkpoint, run_in_worker
 from sciera.serve.resources import LLMFactory, PipelineFactory, Resources
-from sciera.serve.routes import ASK_EVENTS, hits
+from sciera.serve.routes import ASK_EVENTS
 from sciera.serve.schemas import (
     AskRequest,
     AskResponse,
@@ -175,10 +176,9 @@ class ScieraMCP:
         self.gate = LLMGate(queue_size)
         names = list(self.resources.corpora)
         self._tools = [spec.tool(names) for spec in TOOLS.values()]
+        # each tool runs the method of its name
         self._run: dict[str, Callable[[Any, Progress], Awaitable[dict[str, Any]]]] = {
-            "search": self.search,
-            "rerank": self.rerank,
-            "ask": self.ask,
+            name: getattr(self, name) for name in TOOLS
         }
         self.server: Server[Any] = Server(
             "sciera",
@@ -229,58 +229,13 @@ class ScieraMCP:
 
     async def search(self, body: SearchRequest, progress: Progress) -> dict[str, Any]:
         """``POST /v1/search``: the top-k passages of the first stage."""
-        res = self.resources
-        corpus = res.resolve(body.corpus)
-        name = body.retriever or res.settings.retrieve.retriever
-
-        def job(cancelled: threading.Event) -> dict[str, Any]:
-            with res.retriever(corpus, name) as retriever:
-                ranking = retriever.search(body.query, body.k)
-            return {
-                "query": body.query,
-                "corpus": corpus,
-                "retriever": name,
-                "items": hits(ranking),
-            }
-
-        return await run_in_worker(job)
+        return await run_in_worker(lambda cancelled: operations.search(self.resources, body))
 
     async def rerank(self, body: RerankRequest, progress: Progress) -> dict[str, Any]:
         """``POST /v1/rerank``: ``depth`` candidates reranked, the best k (DeepEra: and the
         filtered ones, with its trace)."""
-        res = self.resources
-        corpus = res.resolve(body.corpus)
-        first = body.retriever or res.settings.retrieve.retriever
-        name = body.reranker or res.settings.rerank.reranker
-
-        def job(cancelled: threading.Event) -> dict[str, Any]:
-            with res.retriever(corpus, first) as retriever:
-                candidates = retriever.search(body.query, body.depth)
-            checkpoint(cancelled)
-            trace = None
-            with res.reranker(name) as reranker:
-                if hasattr(reranker, "rerank_with_trace"):
-                    ranked, deepera = reranker.rerank_with_trace(body.query, candidates)
-                    trace = deepera.to_dict()
-                else:
-                    ranked = reranker.rerank(body.query, candidates)
-            filtered = [
-                {"passage_id": p["passage_id"], "score": p["score"], "why": p["filter_reason"]}
-                for p in (trace or {}).get("passages", [])
-                if not p["kept"]
-            ]
-            return {
-                "query": body.query,
-                "corpus": corpus,
-                "first_stage": first,
-                "depth": body.depth,
-                "reranker": name,
-                "items": hits(ranked.top(body.k)),
-                "filtered": filtered,
-                "trace": trace,
-            }
-
-        if res.reranker_uses_llm(name):
+        job, uses_llm = operations.rerank_job(self.resources, body)
+        if uses_llm:
             return await self.gate.run(job)
         return await run_in_worker(job)
 

@@ -20,7 +20,8 @@ from fastapi.responses import FileResponse
 from starlette.concurrency import run_in_threadpool
 
 from sciera.errors import ScieraError
-from sciera.pipeline import answer_dict, ranking_rows
+from sciera.pipeline import answer_dict
+from sciera.serve import operations
 from sciera.serve.errors import one_line
 from sciera.serve.experiments import Experiments
 from sciera.serve.queue import Cancelled, LLMGate, QueueFull, checkpoint, unless_disconnected
@@ -37,7 +38,6 @@ from sciera.serve.schemas import (
 )
 from sciera.serve.sse import Emit, EventStream
 from sciera.serve.ssli_view import SSLIView
-from sciera.types import Ranking
 
 log = logging.getLogger("sciera.serve")
 
@@ -51,11 +51,6 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 _BUSY: dict[int | str, dict[str, Any]] = {
     503: {"model": ErrorBody, "description": "The LLM queue is full; see Retry-After."}
 }
-
-
-def hits(ranking: Ranking) -> list[dict[str, Any]]:
-    """A ranking as JSON rows with provenance; passage text is data, returned as stored."""
-    return ranking_rows(ranking, provenance=True)
 
 
 def wants_events(request: Request) -> bool:
@@ -74,47 +69,13 @@ def api_router(res: Resources, gate: LLMGate) -> APIRouter:
     @router.post("/search", response_model=SearchResponse)
     def search(body: SearchRequest) -> dict[str, Any]:
         """First-stage retrieval: the top-k passages for the query."""
-        corpus = res.resolve(body.corpus)
-        name = body.retriever or res.settings.retrieve.retriever
-        with res.retriever(corpus, name) as retriever:
-            ranking = retriever.search(body.query, body.k)
-        return {"query": body.query, "corpus": corpus, "retriever": name, "items": hits(ranking)}
+        return operations.search(res, body)
 
     @router.post("/rerank", response_model=RerankResponse, responses=_BUSY)
     async def rerank(body: RerankRequest, request: Request) -> Any:
         """First-stage candidates (depth) reranked; DeepEra also lists what it filtered."""
-        corpus = res.resolve(body.corpus)
-        first = body.retriever or res.settings.retrieve.retriever
-        name = body.reranker or res.settings.rerank.reranker
-
-        def job(cancelled: threading.Event) -> dict[str, Any]:
-            with res.retriever(corpus, first) as retriever:
-                candidates = retriever.search(body.query, body.depth)
-            checkpoint(cancelled)
-            trace = None
-            with res.reranker(name) as reranker:
-                if hasattr(reranker, "rerank_with_trace"):
-                    ranked, deepera = reranker.rerank_with_trace(body.query, candidates)
-                    trace = deepera.to_dict()
-                else:
-                    ranked = reranker.rerank(body.query, candidates)
-            filtered = [
-                {"passage_id": p["passage_id"], "score": p["score"], "why": p["filter_reason"]}
-                for p in (trace or {}).get("passages", [])
-                if not p["kept"]
-            ]
-            return {
-                "query": body.query,
-                "corpus": corpus,
-                "first_stage": first,
-                "depth": body.depth,
-                "reranker": name,
-                "items": hits(ranked.top(body.k)),
-                "filtered": filtered,
-                "trace": trace,
-            }
-
-        if not res.reranker_uses_llm(name):
+        job, uses_llm = operations.rerank_job(res, body)
+        if not uses_llm:
             return await run_in_threadpool(job, threading.Event())
         result = await unless_disconnected(request.receive, lambda: gate.run(job))
         return Response(status_code=CLIENT_GONE) if result is None else result
