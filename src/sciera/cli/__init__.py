@@ -31,6 +31,7 @@ def _register() -> None:
         llm_cmds,
         mcp_cmds,
         rerank_cmds,
+        research_cmds,
         search_cmds,
         serve_cmds,
         train_cmds,

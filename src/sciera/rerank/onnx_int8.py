@@ -106,7 +106,7 @@ class OnnxInt8Runner:
         ort = require("onnxruntime", "dense")
         import torch
 
-        self.tokenizer, self.max_length = ce.tokenizer, ce.max_length
+        self.tokenizer, self.max_length = ce.tokenizer, _max_length(ce)
         path = Path(cache_root) / "onnx" / fingerprint(model_dir) / ONNX_FILE
         if not path.is_file():
             log.info("exporting %s to int8 ONNX at %s", model_dir, path)
@@ -134,3 +134,10 @@ class OnnxInt8Runner:
             feed = {n: enc[n].astype(np.int64) for n in self._names}
             out[idx] = self._session.run(None, feed)[0].reshape(len(idx), -1)[:, 0]
         return out
+
+
+def _max_length(ce: Any) -> int | None:
+    """The CrossEncoder's truncation length (``max_seq_length`` in sentence-transformers 6;
+    ``max_length`` before)."""
+    value = getattr(ce, "max_seq_length", None)
+    return value if value is not None else getattr(ce, "max_length", None)

@@ -1,0 +1,88 @@
+"""``sciera research "question" --corpus DIR``: the multi-step research agent."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from sciera.cli import app
+
+
+@app.command("research")
+def research(
+    question: Annotated[str, typer.Argument(help="The scientific question.")],
+    corpus: Annotated[Path, typer.Option("--corpus", help="Corpus directory (ingested, indexed).")],
+    max_steps: Annotated[int, typer.Option("--max-steps", help="Agent turns at most.")] = 8,
+    budget_tokens: Annotated[
+        int | None,
+        typer.Option("--budget-tokens", help="Prompt + completion tokens of the agent's calls."),
+    ] = None,
+    max_seconds: Annotated[
+        float | None, typer.Option("--max-seconds", help="Wall time of the agent loop.")
+    ] = None,
+    reranker: Annotated[
+        str | None, typer.Option(help="Reranker after the first stage (default: none).")
+    ] = None,
+    depth: Annotated[int, typer.Option(help="Candidates reranked: 10 | 20 | 50.")] = 10,
+    q2q: Annotated[
+        str, typer.Option("--q2q", help="Query-to-question rewriting: none | q | q+r.")
+    ] = "none",
+    lexical_raw: Annotated[
+        bool,
+        typer.Option("--lexical-raw/--lexical-question", help="BM25 gets the raw query."),
+    ] = True,
+    top_k: Annotated[
+        int | None, typer.Option("--top-k", help="Evidence passages for the answer.")
+    ] = None,
+    first_stage: Annotated[
+        str | None, typer.Option("--first-stage", help="bm25 | dense | hybrid")
+    ] = None,
+    qtype: Annotated[
+        str | None,
+        typer.Option("--type", help="Question type: auto | yesno | factoid | list | ideal"),
+    ] = None,
+    preset: Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the run as JSON.")] = False,
+    explain: Annotated[bool, typer.Option(help="Print every step of the run.")] = False,
+    trace: Annotated[
+        Path | None, typer.Option("--trace", help="Write the run as JSONL (steps + final).")
+    ] = None,
+) -> None:
+    """Answer QUESTION by searching, reading and searching again; cited like `ask`."""
+    from sciera.cli.ask_cmds import _print, _settings
+    from sciera.errors import require_query
+    from sciera.llm.registry import make_llm
+    from sciera.pipeline import answer_dict
+    from sciera.research.api import ResearchOptions, build_agent
+    from sciera.research.trace import explain_lines, write_trace
+
+    question = require_query(question, "question")  # before any model loads
+    options = ResearchOptions(
+        max_steps=max_steps,
+        budget_tokens=budget_tokens,
+        max_seconds=max_seconds,
+        reranker=reranker,
+        depth=depth,
+        q2q=q2q,
+        lexical_raw=lexical_raw,
+        top_k=top_k,
+    )
+    settings = _settings(preset, {"retrieve": {"retriever": first_stage}})
+    agent = build_agent(corpus, settings, make_llm(settings), options)
+    run = agent.run(question, None if qtype in (None, "auto") else qtype)
+    if trace is not None:
+        write_trace(run, trace)
+    if as_json:
+        typer.echo(json.dumps(run.to_dict(), indent=2, ensure_ascii=False))
+        return
+    _print(answer_dict(run.answer), explain=False)
+    typer.echo(
+        f"stopped by {run.stopped_by}{' (partial answer)' if run.partial else ''}; "
+        f"{run.search_calls} searches"
+    )
+    if explain:
+        for line in explain_lines(run):
+            typer.echo(line)

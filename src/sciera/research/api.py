@@ -1,0 +1,115 @@
+"""Build a research agent from settings and run it: :func:`research` (Python) and what
+``sciera research`` calls."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sciera.errors import ScieraError, require_query
+from sciera.research.q2q import Q2Q_MODES
+
+if TYPE_CHECKING:
+    from sciera.llm.base import LLM
+    from sciera.research.agent import ResearchAgent
+    from sciera.research.trace import Run
+    from sciera.settings import Settings
+
+DEPTHS: tuple[int, ...] = (10, 20, 50)
+
+
+@dataclass(frozen=True, slots=True)
+class ResearchOptions:
+    """The agent's own options (retrieval, LLM and answer options come from Settings)."""
+
+    max_steps: int = 8
+    budget_tokens: int | None = None
+    max_seconds: float | None = None
+    reranker: str | None = None  # None: the first stage's top 5, no reranking
+    depth: int = 10  # candidates the reranker sees
+    q2q: str = "none"
+    lexical_raw: bool = True  # BM25 keeps the raw query when Q2Q rewrites it
+    k: int = 5  # passages each search shows the agent
+    passage_tokens: int = 512
+    document_tokens: int = 2048
+    top_k: int | None = None  # evidence passed to the generator; None: settings.rerank.top_k
+    extract: str | None = None  # per-step evidence extractor (sciera.evidence.registry name)
+
+    def __post_init__(self) -> None:
+        if self.depth not in DEPTHS:
+            raise ScieraError(f"--depth must be one of {list(DEPTHS)}, got {self.depth}")
+        if self.q2q not in Q2Q_MODES:
+            raise ScieraError(f"--q2q must be one of {list(Q2Q_MODES)}, got {self.q2q!r}")
+
+
+def build_agent(
+    corpus: str | Path, settings: Settings, llm: LLM, options: ResearchOptions
+) -> ResearchAgent:
+    """Open the corpus and build every part; one LLM is shared by all."""
+    from sciera.corpus.store import PassageStore
+    from sciera.generate.registry import make_generator
+    from sciera.research.agent import ResearchAgent
+    from sciera.research.limits import Limits
+    from sciera.research.q2q import QueryRewriter
+    from sciera.research.tools import DocumentReader, SearchTool, TokenCutter
+    from sciera.retrieve.open import open_retriever
+
+    first = settings.retrieve.retriever
+    retriever = open_retriever(corpus, first, settings)
+    reranker = None
+    if options.reranker:
+        from sciera.rerank.registry import make_reranker, uses_llm
+
+        kwargs: dict[str, Any] = {"llm": llm} if uses_llm(options.reranker) else {}
+        if options.reranker == "deepera":
+            kwargs["use_summary"] = False  # the agent reads passages, not summaries
+        reranker = make_reranker(options.reranker, settings, **kwargs)
+    extractor = None
+    if options.extract:
+        from sciera.evidence.registry import make_extractor
+
+        extractor = make_extractor(options.extract, settings, llm=llm)
+    return ResearchAgent(
+        llm=llm,
+        search_tool=SearchTool(retriever, reranker, options.depth, options.k),
+        reader=DocumentReader(PassageStore.open(corpus)),
+        generator=make_generator("llm", settings, llm=llm),
+        rewriter=QueryRewriter(llm, options.q2q),
+        limits=Limits(options.max_steps, options.budget_tokens, options.max_seconds),
+        top_k=options.top_k or settings.rerank.top_k,
+        first_stage=first,
+        lexical_raw=options.lexical_raw,
+        passage_tokens=options.passage_tokens,
+        document_tokens=options.document_tokens,
+        extractor=extractor,
+        cutter=TokenCutter.for_llm(llm),
+    )
+
+
+def research(
+    question: str,
+    corpus: str | Path,
+    preset: str | None = None,
+    *,
+    question_type: str | None = None,
+    llm: LLM | None = None,
+    options: ResearchOptions | None = None,
+    **overrides: Any,
+) -> Run:
+    """Answer ``question`` over ``corpus`` with the multi-step research agent.
+
+    ``options`` are the agent's (steps, budgets, reranker, Q2Q ...); ``overrides`` are
+    settings sections as in :func:`sciera.ask` (e.g. ``retrieve={"retriever": "bm25"}``);
+    ``llm`` reuses an already built LLM.
+    """
+    from sciera.settings import load_settings
+
+    question = require_query(question, "question")
+    settings = load_settings(preset, **overrides)
+    if llm is None:
+        from sciera.llm.registry import make_llm
+
+        llm = make_llm(settings)
+    agent = build_agent(corpus, settings, llm, options or ResearchOptions())
+    return agent.run(question, question_type)
