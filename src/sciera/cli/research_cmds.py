@@ -37,6 +37,14 @@ def research(
     top_k: Annotated[
         int | None, typer.Option("--top-k", help="Evidence passages for the answer.")
     ] = None,
+    extract: Annotated[
+        str,
+        typer.Option(
+            "--extract",
+            help="Per-step evidence extraction (EviOmni): none | rational | vanilla; a "
+            "'sufficient' verdict ends the run with an answer.",
+        ),
+    ] = "none",
     first_stage: Annotated[
         str | None, typer.Option("--first-stage", help="bm25 | dense | hybrid")
     ] = None,
@@ -69,6 +77,7 @@ def research(
         q2q=q2q,
         lexical_raw=lexical_raw,
         top_k=top_k,
+        extract=None if extract == "none" else extract,
     )
     settings = _settings(preset, {"retrieve": {"retriever": first_stage}})
     agent = build_agent(corpus, settings, make_llm(settings), options)

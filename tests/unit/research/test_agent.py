@@ -146,3 +146,31 @@ def test_a_repeated_search_is_refused_once_with_the_queries_tried(corpus, overri
     told = prompt_text(agent_calls[2].messages)
     assert "Queries so far" in told and f'"{Q1}"' in told
     assert "Queries so far" not in prompt_text(agent_calls[1].messages)
+
+
+EXTRACTOR = "highly skilled knowledge reasoner"  # in the rational extractor's prompt only
+
+
+def _extracting(sufficient: str, *replies: str):
+    reply = (
+        "<reason>r</reason><sufficient>" + sufficient + "</sufficient>"
+        "<extract>Vitamin D deficiency raises MS risk [1].</extract>"
+    )
+    return agent_llm(*replies).on(EXTRACTOR, reply)
+
+
+def test_per_step_extraction_condenses_results_and_can_end_the_run(corpus, overrides):
+    llm = _extracting("yes", search(Q1), search(Q2), act("answer"))
+    r = run(corpus, overrides, llm, extract="rational")
+    assert r.stopped_by == "answer" and not r.partial and len(r.steps) == 1
+    assert r.steps[0].note == "evidence judged sufficient"
+    assert r.answer.citations  # answered from the first search's passages
+
+
+def test_insufficient_extraction_shows_the_evidence_not_the_passages(corpus, overrides):
+    llm = _extracting("no", search(Q1), act("answer"))
+    r = run(corpus, overrides, llm, extract="rational")
+    assert r.stopped_by == "answer" and len(r.steps) == 2
+    second = agent_prompts(llm)[1]
+    assert "Vitamin D deficiency raises MS risk" in second
+    assert "<passage" in second  # the evidence is still delimited data
