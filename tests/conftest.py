@@ -89,3 +89,19 @@ def scifact_full_corpus(scifact_dir: Path, tmp_path_factory: pytest.TempPathFact
     ingest(scifact_dir, corpus, format="beir")
     build_indexes(corpus, load_settings(**SCIFACT_INDEX_SETTINGS))
     return corpus
+
+
+@pytest.fixture(scope="session")
+def scifact_slice(scifact_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The first 300 SciFact abstracts, ingested and BM25-indexed (read-only: shared by the
+    tests that ask, research or serve over a real slice; claim 1137's gold 33370 is in it)."""
+    from sciera.corpus import ingest
+    from sciera.retrieve import build_indexes
+    from sciera.settings import load_settings
+
+    root = tmp_path_factory.mktemp("scifact-slice")
+    lines = (scifact_dir / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:300]
+    (root / "corpus.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    ingest(root / "corpus.jsonl", root / "corpus", format="beir")
+    build_indexes(root / "corpus", load_settings(), which=["bm25"])
+    return root / "corpus"

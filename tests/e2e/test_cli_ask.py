@@ -19,30 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from sciera.corpus.ingest import ingest
-from sciera.retrieve.build import build_indexes
-from sciera.settings import load_settings
-
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
 CLAIM = "TNFAIP3 is a tumor suppressor in glioblastoma."  # SciFact test claim 1137
 GOLD = "33370"
-N_DOCS = 300
 
 
 def _exe() -> str:
     return shutil.which("sciera") or str(Path(sys.executable).parent / "sciera")
-
-
-@pytest.fixture(scope="module")
-def scifact_slice(scifact_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("ask")
-    lines = (scifact_dir / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:N_DOCS]
-    data = root / "corpus.jsonl"
-    data.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    ingest(data, root / "corpus", format="beir")
-    build_indexes(root / "corpus", load_settings(), which=["bm25"])
-    return root / "corpus"
 
 
 @pytest.fixture(scope="module")

@@ -16,10 +16,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from sciera.corpus.ingest import ingest
-from sciera.retrieve.build import build_indexes
 from sciera.serve.schemas import MAX_QUERY_CHARS
-from sciera.settings import load_settings
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
@@ -32,13 +29,8 @@ def _exe() -> str:
 
 
 @pytest.fixture(scope="module")
-def corpus(scifact_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("mcp")
-    lines = (scifact_dir / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:300]
-    (root / "corpus.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    ingest(root / "corpus.jsonl", root / "corpus", format="beir")
-    build_indexes(root / "corpus", load_settings(), which=["bm25"])
-    return root / "corpus"
+def corpus(scifact_slice: Path) -> Path:
+    return scifact_slice
 
 
 def test_a_client_session_over_stdio_searches_reranks_and_gets_one_line_errors(

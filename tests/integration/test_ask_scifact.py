@@ -8,10 +8,7 @@ from pathlib import Path
 import pytest
 
 import sciera
-from sciera.corpus.ingest import ingest
 from sciera.generate.base import exact_answer
-from sciera.retrieve.build import build_indexes
-from sciera.settings import load_settings
 from sciera.types import Answer
 
 pytestmark = pytest.mark.integration
@@ -21,13 +18,8 @@ GOLD = "33370"
 
 
 @pytest.fixture(scope="module")
-def corpus(scifact_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("ask_api")
-    lines = (scifact_dir / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:300]
-    (root / "c.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    ingest(root / "c.jsonl", root / "corpus", format="beir")
-    build_indexes(root / "corpus", load_settings(), which=["bm25"])
-    return root / "corpus"
+def corpus(scifact_slice: Path) -> Path:
+    return scifact_slice
 
 
 def test_ask_with_rational_evidence(corpus: Path, llm_1p5b, tmp_path: Path) -> None:

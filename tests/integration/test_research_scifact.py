@@ -8,10 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sciera.corpus.ingest import ingest
 from sciera.research import ResearchOptions, research
-from sciera.retrieve.build import build_indexes
-from sciera.settings import load_settings
 
 pytestmark = pytest.mark.integration
 
@@ -21,13 +18,8 @@ STOPS = {"answer", "max_steps", "no_progress", "budget_tokens"}
 
 
 @pytest.fixture(scope="module")
-def corpus(scifact_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("research")
-    lines = (scifact_dir / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:300]
-    (root / "c.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    ingest(root / "c.jsonl", root / "corpus", format="beir")
-    build_indexes(root / "corpus", load_settings(), which=["bm25"])
-    return root / "corpus"
+def corpus(scifact_slice: Path) -> Path:
+    return scifact_slice
 
 
 def test_research_runs_real_turns_to_a_named_stop(corpus: Path, llm_1p5b, tmp_path: Path):
