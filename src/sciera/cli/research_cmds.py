@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from sciera.cli import app
+from sciera.research.api import RESEARCH_N_CTX
 
 
 @app.command("research")
@@ -37,6 +38,12 @@ def research(
     top_k: Annotated[
         int | None, typer.Option("--top-k", help="Evidence passages for the answer.")
     ] = None,
+    n_ctx: Annotated[
+        int,
+        typer.Option(
+            "--n-ctx", help="LLM context window for the run (every search's passages stay in it)."
+        ),
+    ] = RESEARCH_N_CTX,
     extract: Annotated[
         str,
         typer.Option(
@@ -79,7 +86,7 @@ def research(
         top_k=top_k,
         extract=None if extract == "none" else extract,
     )
-    settings = _settings(preset, {"retrieve": {"retriever": first_stage}})
+    settings = _settings(preset, {"retrieve": {"retriever": first_stage}, "llm": {"n_ctx": n_ctx}})
     agent = build_agent(corpus, settings, make_llm(settings), options)
     run = agent.run(question, None if qtype in (None, "auto") else qtype)
     if trace is not None:

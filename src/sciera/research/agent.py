@@ -11,7 +11,8 @@ A run ends when the agent answers, or at the first limit reached, named in
 agent's and Q2Q's calls), ``wall_time``, ``malformed_action`` (a reply that is not a valid
 action, shown its error once and still invalid), ``no_progress`` (the same search or
 document asked for again twice in a row: the first repeat is refused with the queries
-tried so far). An ``answer`` before any search is refused with a note: the
+tried so far), ``context_full`` (the conversation plus the next reply would not fit the
+LLM's context window). An ``answer`` before any search is refused with a note: the
 agent must look first.
 
 Whatever ends the run, the final answer comes from the same generator ``sciera ask``
@@ -31,8 +32,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from sciera.errors import require_query
-from sciera.llm.base import Message, ParseFailure
+from sciera.errors import ScieraError, require_query
+from sciera.llm.base import Message, ParseFailure, context_limits
 from sciera.research.actions import ACTION_SCHEMA, Action, read_action
 from sciera.research.limits import Limits
 from sciera.research.pool import EvidencePool
@@ -66,6 +67,8 @@ REPEATED = (
     "with different terms for a part of the question the passages do not cover yet, or "
     "answer."
 )
+TEMPLATE_TOKENS = 8
+"""Chat-template tokens around each message (role markers), added to the content's count."""
 MAX_REPEATS = 1
 """Repeated requests in a row that are refused with a note; one more ends the run."""
 NEXT = "Check every part of the question against these results, then reply with the next action."
@@ -115,8 +118,17 @@ class ResearchAgent:
             if limit:
                 stopped = limit
                 break
+            if not self._fits(messages):
+                stopped = "context_full"
+                break
             t0, n = time.perf_counter(), len(steps) + 1
-            turn = self._next_action(messages)
+            try:
+                turn = self._next_action(messages)
+            except ScieraError as exc:  # the token count above was an estimate
+                if "context window" not in str(exc):
+                    raise
+                stopped = "context_full"
+                break
             tokens[0] += turn.prompt_tokens
             tokens[1] += turn.completion_tokens
             cost = {
@@ -196,6 +208,16 @@ class ResearchAgent:
             "token_counter": "llm" if (self.cutter or TokenCutter()).count else "words*0.75",
             "extractor": getattr(self.extractor, "name", None),
         }
+
+    def _fits(self, messages: Sequence[Message]) -> bool:
+        """Whether the conversation and a full next reply (and its repair) fit the context
+        window, by the backend's token counter (always True without one)."""
+        limits = context_limits(self.llm)
+        if limits is None:
+            return True
+        n_ctx, count = limits
+        used = sum(count(m.content) + TEMPLATE_TOKENS for m in messages)
+        return used + 2 * self.max_action_tokens <= n_ctx
 
     # -- one turn ---------------------------------------------------------------------
     def _next_action(self, messages: list[Message]) -> _Turn:

@@ -19,6 +19,12 @@ if TYPE_CHECKING:
 DEPTHS: tuple[int, ...] = (10, 20, 50)
 
 
+RESEARCH_N_CTX = 8192
+"""The LLM context a research run asks for unless told otherwise: the conversation keeps
+every search's passages (5 x up to 512 tokens each), so the default 4,096 holds one
+search. Qwen2.5 takes 32k; the KV cache of 8,192 tokens costs about 230 MB for the 1.5B."""
+
+
 @dataclass(frozen=True, slots=True)
 class ResearchOptions:
     """The agent's own options (retrieval, LLM and answer options come from Settings)."""
@@ -106,6 +112,8 @@ def research(
     from sciera.settings import load_settings
 
     question = require_query(question, "question")
+    overrides.setdefault("llm", {})
+    overrides["llm"] = {"n_ctx": RESEARCH_N_CTX, **overrides["llm"]}
     settings = load_settings(preset, **overrides)
     if llm is None:
         from sciera.llm.registry import make_llm

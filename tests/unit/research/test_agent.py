@@ -174,3 +174,31 @@ def test_insufficient_extraction_shows_the_evidence_not_the_passages(corpus, ove
     second = agent_prompts(llm)[1]
     assert "Vitamin D deficiency raises MS risk" in second
     assert "<passage" in second  # the evidence is still delimited data
+
+
+class _Windowed:
+    """The scripted LLM behind a small context window (what llama.cpp exposes)."""
+
+    def __init__(self, inner, n_ctx: int) -> None:
+        self.inner, self.n_ctx = inner, n_ctx
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def test_a_full_context_window_ends_the_run_before_the_call_that_would_overflow(corpus, overrides):
+    # the window holds the first call (prompt + two full replies) with 20 tokens to spare:
+    # the first search's passages do not fit beside it
+    probe = agent_llm(search(Q1), act("answer"))
+    run(corpus, overrides, probe)
+    first = next(c for c in probe.calls if AGENT in prompt_text(c.messages))
+    used = sum(len(m.content.split()) + 8 for m in first.messages)
+    inner = agent_llm(search(Q1), search(Q2), act("answer"))
+    window = _Windowed(inner, n_ctx=used + 2 * 384 + 20)
+    r = run(corpus, overrides, window)
+    assert r.stopped_by == "context_full" and r.partial
+    assert [s.action for s in r.steps] == ["search"]
+    assert r.answer.citations  # answered from what the first search found
