@@ -243,6 +243,10 @@ class LLMGenerator:
         value, jtrace = self._json("explain", question, evidence, _EXPLAIN, 100, decision=decision)
         trace["prompts"] += jtrace["prompts"]
         trace["completion_tokens"] = jtrace["completion_tokens"]
+        if value is None:  # a cut explanation keeps its whole sentences
+            value = _salvage_cut_answer(jtrace, "explanation")
+            if value is not None:
+                trace["explanation_salvaged"] = jtrace["salvaged"]
         if value is None:  # the decision stands; the explanation is missing
             trace["explanation_error"] = jtrace["degraded"]
             return head, (decision,), {**trace, "cite_all": True}
@@ -282,17 +286,17 @@ class LLMGenerator:
         return text, (), trace
 
 
-def _salvage_cut_answer(trace: dict[str, Any]) -> dict[str, str] | None:
-    """An ideal answer cut by the token limit keeps its whole sentences instead of
-    degrading the answer."""
+def _salvage_cut_answer(trace: dict[str, Any], field: str = "answer") -> dict[str, str] | None:
+    """A reply cut by the token limit inside its string ``field`` (an ideal answer, a yes/no
+    explanation) keeps that field's whole sentences instead of degrading."""
     from sciera.llm.parsing import salvage_cut_field
 
-    kept = salvage_cut_field(trace.get("raw", ""), "answer", trace.get("finish_reason", ""))
+    kept = salvage_cut_field(trace.get("raw", ""), field, trace.get("finish_reason", ""))
     if kept is None:
         return None
     trace["salvaged"] = trace.pop("degraded") + "; kept its whole sentences before the cut"
     trace.pop("raw", None)
-    return {"answer": kept}
+    return {field: kept}
 
 
 def _shown(options: Sequence[str]) -> str:

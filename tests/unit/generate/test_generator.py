@@ -103,6 +103,19 @@ def test_ideal_cut_by_the_token_limit_keeps_its_whole_sentences():
     assert [c.passage_id for c in a.citations] == ["d1#0"]
 
 
+def test_yesno_explanation_cut_by_the_token_limit_keeps_its_whole_sentences():
+    # the 1.5B often runs past the explanation's 100 tokens: the decision used to stand alone
+    body = "Albendazole cleared microfilariae [1]. " * 30
+    llm = ScriptedLLM(default_probs={"yes": 0.9, "no": 0.1}).on(
+        "explain the answer", '{"explanation": "' + body
+    )
+    a = LLMGenerator(llm).answer(Q, EV)
+    assert a.text.startswith("Yes. Albendazole cleared microfilariae [1].")
+    assert a.text.endswith("[1].") and "explanation_error" not in a.trace
+    assert "kept its whole sentences" in a.trace["explanation_salvaged"]
+    assert [c.passage_id for c in a.citations] == ["d1#0"]
+
+
 def test_ideal_unreadable_without_a_cut_is_still_degraded():
     llm = ScriptedLLM().on("Write one paragraph", '{"answer": "Albendazole works [1]. It')
     a = LLMGenerator(llm).answer("Describe albendazole.", EV)  # ended, not cut
