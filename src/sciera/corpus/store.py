@@ -169,6 +169,14 @@ class PassageStore:
                 raise KeyError(f"unknown passage id {pid!r}")
         return [found[pid] for pid in ids]
 
+    def document_passages(self, doc_id: str) -> list[Passage]:
+        """Every passage of ``doc_id`` in document order (none for an unknown id)."""
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT {PASSAGE_COLUMNS} FROM passages WHERE doc_id = ? ORDER BY idx", (doc_id,)
+            ).fetchall()
+        return [_passage(row) for row in rows]
+
     def get_document(self, doc_id: str) -> Document | None:
         with self._lock:
             row = self._conn.execute(

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from sciera.retrieve.base import Retriever
 
 WORDS_PER_TOKEN = 0.75
-_PROBE = 64  # passage ids looked up per round when reading a whole document
 
 
 class TokenCutter:
@@ -92,15 +91,7 @@ class DocumentReader:
     store: PassageStore
 
     def passages(self, doc_id: str) -> list[Passage]:
-        found: list[Passage] = []
-        start = 0
-        while True:  # passages are numbered doc_id#0, #1, ... without gaps
-            ids = [f"{doc_id}#{i}" for i in range(start, start + _PROBE)]
-            got = self.store.find_passages(ids)
-            found.extend(got[i] for i in ids if i in got)
-            if len(got) < _PROBE:
-                return found
-            start += _PROBE
+        return self.store.document_passages(doc_id)
 
 
 def injection_flags(passages: Sequence[Passage]) -> dict[str, list[str]]:

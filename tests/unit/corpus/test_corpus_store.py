@@ -66,6 +66,16 @@ def test_get_passages_keeps_the_given_order_and_names_unknown_ids(store: Passage
     assert [p.passage_id for p in store.get_passages(many)] == many
 
 
+def test_document_passages_are_in_document_order(store: PassageStore) -> None:
+    a, b = doc("a"), doc("b")
+    bodies = [f"Sentence {i}." for i in range(70)]  # more than a small batch of ids
+    store.add_documents([(b, passages_of(b, "B.")), (a, passages_of(a, *bodies))], source="t")
+    got = store.document_passages("a")
+    assert [p.index for p in got] == list(range(70)) and got[5].text == "Sentence 5."
+    assert [p.passage_id for p in store.document_passages("b")] == ["b#0"]
+    assert store.document_passages("zzz") == []
+
+
 def test_same_content_adds_nothing_and_keeps_the_fingerprint(store: PassageStore) -> None:
     empty = store.fingerprint()
     store.add_documents([doc("a"), doc("b")], source="t")
