@@ -96,7 +96,11 @@ class Pipeline:
     ) -> Answer:
         """Answer ``question``; ``on_event`` hears each stage end (see the module docstring)."""
         question = require_query(question, "question")
-        emit = on_event or _no_event
+
+        def emit(name: str, payload: Callable[[], dict[str, Any]]) -> None:
+            if on_event is not None:  # payloads are built only for a listener
+                on_event(name, payload())
+
         s = self.settings
         reranker_name = getattr(self.reranker, "name", type(self.reranker).__name__)
         seconds: dict[str, float] = {}
@@ -105,7 +109,7 @@ class Pipeline:
         seconds["retrieve"] = time.perf_counter() - t
         emit(
             "retrieved",
-            {
+            lambda: {
                 "first_stage": s.retrieve.retriever,
                 "depth": s.rerank.depth,
                 "seconds": seconds["retrieve"],
@@ -125,7 +129,7 @@ class Pipeline:
         seconds["rerank"] = time.perf_counter() - t
         emit(
             "reranked",
-            {
+            lambda: {
                 "reranker": reranker_name,
                 "seconds": seconds["rerank"],
                 "candidates": table,
@@ -138,7 +142,7 @@ class Pipeline:
         seconds["evidence"] = time.perf_counter() - t
         emit(
             "evidence",
-            {
+            lambda: {
                 "extractor": self.extractor.name,
                 "seconds": seconds["evidence"],
                 "sufficient": ev.sufficient,
@@ -174,12 +178,8 @@ class Pipeline:
         if callable(usage):
             info["llm_usage"] = usage().by_stage
         answer = replace(answer, trace={**answer.trace, "pipeline": info})
-        emit("answer", answer_dict(answer))
+        emit("answer", lambda: answer_dict(answer))
         return answer
-
-
-def _no_event(name: str, payload: dict[str, Any]) -> None:
-    return None
 
 
 def ranking_rows(ranking: Ranking, *, provenance: bool = False) -> list[dict[str, Any]]:

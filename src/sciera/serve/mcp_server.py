@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,13 +37,12 @@ from pydantic import BaseModel, ValidationError
 
 import sciera
 from sciera.errors import ScieraError
-from sciera.pipeline import answer_dict
 from sciera.serve import operations
 from sciera.serve.app import DEFAULT_QUEUE_SIZE
 from sciera.serve.errors import NotFound, one_line, validation_message
-from sciera.serve.queue import Cancelled, LLMGate, QueueFull, checkpoint, run_in_worker
+from sciera.serve.operations import ASK_EVENTS
+from sciera.serve.queue import Cancelled, LLMGate, QueueFull, run_in_worker
 from sciera.serve.resources import LLMFactory, PipelineFactory, Resources
-from sciera.serve.routes import ASK_EVENTS
 from sciera.serve.schemas import (
     AskRequest,
     AskResponse,
@@ -241,21 +239,13 @@ class ScieraMCP:
 
     async def ask(self, body: AskRequest, progress: Progress) -> dict[str, Any]:
         """``POST /v1/ask`` (JSON): the cited answer; each stage reported as progress."""
-        res = self.resources
-        corpus = res.resolve(body.corpus)
 
-        def job(cancelled: threading.Event) -> dict[str, Any]:
-            def on_event(name: str, payload: dict[str, Any]) -> None:
-                checkpoint(cancelled)
-                if name in ASK_EVENTS:
-                    done = ASK_EVENTS.index(name) + 1
-                    anyio.from_thread.run(progress, done, len(ASK_EVENTS), name)
+        def report(name: str, payload: dict[str, Any]) -> None:
+            if name in ASK_EVENTS:
+                done = ASK_EVENTS.index(name) + 1
+                anyio.from_thread.run(progress, done, len(ASK_EVENTS), name)
 
-            with res.pipeline(corpus) as pipe:
-                answer = pipe.run(body.question, body.question_type, on_event=on_event)
-            return answer_dict(answer)
-
-        return await self.gate.run(job)
+        return await self.gate.run(operations.ask_job(self.resources, body, report))
 
 
 def _error(message: str) -> types.CallToolResult:

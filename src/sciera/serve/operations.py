@@ -1,5 +1,6 @@
-"""What the HTTP API and the MCP server do for a search and a rerank request, shared by
-both: the transport (routes, tools) only decides where the work runs and how it is sent."""
+"""What the HTTP API and the MCP server do for a search, a rerank and an ask request,
+shared by both: the transport (routes, tools) only decides where the work runs and how
+results and stage events are sent."""
 
 from __future__ import annotations
 
@@ -10,10 +11,14 @@ from typing import Any
 from sciera.pipeline import ranking_rows
 from sciera.serve.queue import checkpoint
 from sciera.serve.resources import Resources
-from sciera.serve.schemas import RerankRequest, SearchRequest
+from sciera.serve.schemas import AskRequest, RerankRequest, SearchRequest
 from sciera.types import Ranking
 
 Job = Callable[[threading.Event], dict[str, Any]]
+Forward = Callable[[str, dict[str, Any]], None]
+
+ASK_EVENTS = ("retrieved", "reranked", "evidence", "answer")
+"""The stage events of an ask, in order (``Pipeline.run(on_event=...)``)."""
 
 
 def hits(ranking: Ranking) -> list[dict[str, Any]]:
@@ -66,3 +71,27 @@ def rerank_job(res: Resources, body: RerankRequest) -> tuple[Job, bool]:
         }
 
     return job, res.reranker_uses_llm(name)
+
+
+def ask_job(res: Resources, body: AskRequest, forward: Forward | None = None) -> Job:
+    """The answering pipeline for ``body`` as a job: every stage event is a cancellation
+    checkpoint and goes to ``forward`` (a stream, progress reports); the job returns the
+    ``answer`` event's payload (:func:`sciera.pipeline.answer_dict`). The corpus is
+    resolved (an unknown one refused) before anything runs."""
+    corpus = res.resolve(body.corpus)
+
+    def job(cancelled: threading.Event) -> dict[str, Any]:
+        answer: dict[str, Any] = {}
+
+        def on_event(name: str, payload: dict[str, Any]) -> None:
+            checkpoint(cancelled)
+            if name == "answer":
+                answer.update(payload)
+            if forward is not None:
+                forward(name, payload)
+
+        with res.pipeline(corpus) as pipe:
+            pipe.run(body.question, body.question_type, on_event=on_event)
+        return answer
+
+    return job

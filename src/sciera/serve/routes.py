@@ -20,11 +20,11 @@ from fastapi.responses import FileResponse
 from starlette.concurrency import run_in_threadpool
 
 from sciera.errors import ScieraError
-from sciera.pipeline import answer_dict
 from sciera.serve import operations
 from sciera.serve.errors import one_line
 from sciera.serve.experiments import Experiments
-from sciera.serve.queue import Cancelled, LLMGate, QueueFull, checkpoint, unless_disconnected
+from sciera.serve.operations import ASK_EVENTS
+from sciera.serve.queue import Cancelled, LLMGate, QueueFull, unless_disconnected
 from sciera.serve.resources import Resources
 from sciera.serve.schemas import (
     AskRequest,
@@ -42,7 +42,6 @@ from sciera.serve.ssli_view import SSLIView
 log = logging.getLogger("sciera.serve")
 
 PREFIX = "/v1"
-ASK_EVENTS = ("retrieved", "reranked", "evidence", "answer")
 CLIENT_GONE = 499  # nginx's "client closed request": nobody reads it
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -94,37 +93,22 @@ def api_router(res: Resources, gate: LLMGate) -> APIRouter:
     )
     async def ask(body: AskRequest, request: Request) -> Any:
         """Answer the question with citations (the full pipeline; uses the LLM)."""
-        corpus = res.resolve(body.corpus)
         if body.stream or wants_events(request):
+            res.resolve(body.corpus)  # an unknown corpus is a 404 before the stream starts
             gate.check()  # a full queue is a 503 before the stream starts
-            return EventStream(lambda emit: _ask_stream(res, gate, corpus, body, emit))
-
-        def job(cancelled: threading.Event) -> dict[str, Any]:
-            with res.pipeline(corpus) as pipe:
-                answer = pipe.run(
-                    body.question, body.question_type, on_event=lambda *_: checkpoint(cancelled)
-                )
-            return answer_dict(answer)
-
+            return EventStream(lambda emit: _ask_stream(res, gate, body, emit))
+        job = operations.ask_job(res, body)
         result = await unless_disconnected(request.receive, lambda: gate.run(job))
         return Response(status_code=CLIENT_GONE) if result is None else result
 
     return router
 
 
-async def _ask_stream(
-    res: Resources, gate: LLMGate, corpus: str, body: AskRequest, emit: Emit
-) -> None:
+async def _ask_stream(res: Resources, gate: LLMGate, body: AskRequest, emit: Emit) -> None:
     """Run the pipeline, forwarding each stage event; a failure becomes an ``error`` event."""
-
-    def job(cancelled: threading.Event) -> None:
-        def on_event(name: str, payload: dict[str, Any]) -> None:
-            checkpoint(cancelled)
-            anyio.from_thread.run(emit, name, payload)
-
-        with res.pipeline(corpus) as pipe:
-            pipe.run(body.question, body.question_type, on_event=on_event)
-
+    job = operations.ask_job(
+        res, body, lambda name, payload: anyio.from_thread.run(emit, name, payload)
+    )
     try:
         await gate.run(job)
         return
