@@ -273,9 +273,11 @@ class ResearchAgent:
         sufficient = False
         if not len(ranking):
             return replace(step, note="no results"), f"No results for {a.query!r}. {NEXT}", False
-        body = render_passages([it.passage for it in ranking], cutter, self.passage_tokens, flags)
         if self.extractor is not None:
             body, sufficient = self._extract(question, ranking, flags, cutter)
+        else:
+            passages = [it.passage for it in ranking]
+            body = render_passages(passages, cutter, self.passage_tokens, flags)
         head = f"Results for {a.query!r}"
         if rw.accepted:
             head += f" (searched as {rw.question!r})"
