@@ -27,7 +27,7 @@ Recipe (chosen on the SciFact train dev split, see the README's benchmark rows):
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -171,9 +171,16 @@ def make_groups(
     return groups
 
 
-def dev_rankings(ce: Any, dev: Sequence[TrainQuery], texts: Mapping[str, str]) -> list[np.ndarray]:
-    """The cross-encoder's logits for every dev query's first-stage candidates (rank order)."""
-    return [predict_logits(ce, rec.text, [texts[p] for p, _ in rec.candidates]) for rec in dev]
+def dev_rankings(
+    ce: Any,
+    dev: Sequence[TrainQuery],
+    texts: Mapping[str, str],
+    score: Callable[[str, Sequence[str]], np.ndarray] | None = None,
+) -> list[np.ndarray]:
+    """The cross-encoder's logits for every dev query's first-stage candidates (rank order);
+    ``score(query, passages)`` replaces the torch forward pass (e.g. the int8 ONNX runner)."""
+    score = score or (lambda query, passages: predict_logits(ce, query, passages))
+    return [score(rec.text, [texts[p] for p, _ in rec.candidates]) for rec in dev]
 
 
 def ranking_metrics(dev: Sequence[TrainQuery], scores: Sequence[np.ndarray]) -> dict[str, float]:

@@ -16,6 +16,7 @@ import json
 import shlex
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -80,10 +81,16 @@ def recalibrate(
             "with (changed judgments or exclusions?); calibrators left unchanged"
         )
     ce = load_cross_encoder(str(model_dir), max_length=int(card["max_length"]))
-    if precision == "int8":
-        logits = _int8_dev_logits(ce, model_dir, data, settings)
-    else:
-        logits = dev_rankings(ce, data.dev, data.texts)
+    score: Callable[[str, Sequence[str]], Any] | None = None
+    if precision == "int8":  # the logits of the int8 ONNX export, which int8 runs score with
+        from sciera.rerank.onnx_int8 import OnnxInt8Runner
+
+        runner = OnnxInt8Runner(ce, model_dir, Path(settings.home) / "cache")
+
+        def score(query: str, passages: Sequence[str]) -> Any:
+            return runner.logits([(query, p) for p in passages])
+
+    logits = dev_rankings(ce, data.dev, data.texts, score)
     cals, modes = calibrate_on_dev(data.dev, logits, card["model_id"])
     s = settings.embed
     files = dict(zip(("calibrated", "fused"), _FILES[precision], strict=True))
@@ -115,13 +122,3 @@ def recalibrate(
         ) from exc
     (work / "card.json").write_text(json.dumps(card, indent=1) + "\n")
     return TrainResult(model_dir, card)
-
-
-def _int8_dev_logits(ce: Any, model_dir: Path, data: Any, settings: Settings) -> list[Any]:
-    """The int8 ONNX export's logits for every dev query's candidates (rank order)."""
-    from sciera.rerank.onnx_int8 import OnnxInt8Runner
-
-    runner = OnnxInt8Runner(ce, model_dir, Path(settings.home) / "cache")
-    return [
-        runner.logits([(rec.text, data.texts[p]) for p, _ in rec.candidates]) for rec in data.dev
-    ]
