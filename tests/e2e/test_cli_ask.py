@@ -12,21 +12,16 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from train_cli import sciera_exe
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
 CLAIM = "TNFAIP3 is a tumor suppressor in glioblastoma."  # SciFact test claim 1137
 GOLD = "33370"
-
-
-def _exe() -> str:
-    return shutil.which("sciera") or str(Path(sys.executable).parent / "sciera")
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +32,7 @@ def env(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
 
 
 def test_sciera_ask_scifact(scifact_slice: Path, env: dict[str, str]) -> None:
-    args = [_exe(), "ask", CLAIM, "--corpus", str(scifact_slice), "--first-stage", "bm25"]
+    args = [sciera_exe(), "ask", CLAIM, "--corpus", str(scifact_slice), "--first-stage", "bm25"]
     # kept small for 2 CPU cores: 2 candidates, full passages, no yes/no explanation call
     args += ["--depth", "2", "--tau", "0", "--top-k", "1", "--evidence", "full"]
     args += ["--no-explain-yesno"]

@@ -5,16 +5,15 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from contextlib import closing
 from pathlib import Path
 
 import pytest
+from train_cli import sciera_exe
 
 pytestmark = pytest.mark.e2e
 
@@ -22,11 +21,9 @@ SENTENCES_PER_DOC, WORDS_PER_SENTENCE, MAX_WORDS = 12, 10, 50  # -> 3 passages p
 
 
 def sciera(*args: str, **kwargs) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([_exe(), *args], capture_output=True, text=True, timeout=300, **kwargs)
-
-
-def _exe() -> str:
-    return shutil.which("sciera") or str(Path(sys.executable).parent / "sciera")
+    return subprocess.run(
+        [sciera_exe(), *args], capture_output=True, text=True, timeout=300, **kwargs
+    )
 
 
 def doc_text(i: int) -> str:
@@ -74,7 +71,15 @@ def test_killed_mid_ingest_then_resume(tmp_path: Path, sig: signal.Signals) -> N
     data = write_corpus(tmp_path / "big.jsonl", n)
     corpus = tmp_path / "corpus"
     store = corpus / "store.sqlite"
-    args = [_exe(), "ingest", str(data), "--corpus", str(corpus), "--max-words", str(MAX_WORDS)]
+    args = [
+        sciera_exe(),
+        "ingest",
+        str(data),
+        "--corpus",
+        str(corpus),
+        "--max-words",
+        str(MAX_WORDS),
+    ]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120

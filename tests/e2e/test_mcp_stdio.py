@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +13,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from train_cli import sciera_exe
 
 from sciera.serve.schemas import MAX_QUERY_CHARS
 
@@ -22,10 +21,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
 CLAIM = "TNFAIP3 is a tumor suppressor in glioblastoma."  # SciFact test claim 1137
 GOLD = "33370"
-
-
-def _exe() -> str:
-    return shutil.which("sciera") or str(Path(sys.executable).parent / "sciera")
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +32,7 @@ def test_a_client_session_over_stdio_searches_reranks_and_gets_one_line_errors(
     corpus: Path, tmp_path: Path
 ) -> None:
     params = StdioServerParameters(
-        command=_exe(),
+        command=sciera_exe(),
         args=["mcp", "--corpus", f"scifact={corpus}"],
         env={
             **os.environ,

@@ -14,12 +14,12 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
+from train_cli import sciera_exe
 
 from sciera.corpus.ingest import ingest
 from sciera.retrieve.build import build_indexes
@@ -38,10 +38,6 @@ HOSTILE_TEXT = (
     "nomenclature tables of several databases."
 )
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _exe() -> str:
-    return shutil.which("sciera") or str(Path(sys.executable).parent / "sciera")
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +89,7 @@ def server(corpus: Path, experiments: Path, gguf_path: Path, tmp_path_factory):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    args = [_exe(), "serve", "--corpus", str(corpus), "--port", str(port)]
+    args = [sciera_exe(), "serve", "--corpus", str(corpus), "--port", str(port)]
     args += ["--experiments", str(experiments)]
     log = (home / "serve.log").open("w")
     proc = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT)
