@@ -1,4 +1,5 @@
-"""``sciera dataset build|stats|inspect|pack|unpack``: SciRAG-SSLI sets from a corpus."""
+"""``sciera dataset build|stats|inspect|pack|unpack|multidoc``: SciRAG-SSLI sets from a corpus,
+and multi-document question sets from judged collections."""
 
 from __future__ import annotations
 
@@ -156,3 +157,55 @@ def unpack_cmd(
     with PassageStore.open(corpus) as store:
         n = unpack_to(packed, store, out)
     typer.echo(f"{n} instances written to {out / 'instances.jsonl'}")
+
+
+@dataset_app.command("multidoc")
+def multidoc_cmd(
+    queries: Annotated[
+        Path,
+        typer.Option(
+            "--queries", help="BEIR folder, queries.jsonl, or a TSV of id<TAB>text (NFCorpus)."
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", help="Folder for the BEIR-format set.")],
+    qrels: Annotated[
+        Path | None,
+        typer.Option("--qrels", help="BEIR or TREC qrels (default: QUERIES/qrels/SPLIT.tsv)."),
+    ] = None,
+    split: Annotated[str, typer.Option("--split", help="BEIR qrels split.")] = "test",
+    corpus: Annotated[
+        Path | None,
+        typer.Option("--corpus", help="Ingested corpus: relevant documents it lacks are dropped."),
+    ] = None,
+    min_docs: Annotated[int, typer.Option("--min-docs", help="Fewest relevant documents.")] = 2,
+    max_docs: Annotated[
+        int | None, typer.Option("--max-docs", help="Most relevant documents (0: no limit).")
+    ] = 10,
+    min_grade: Annotated[int, typer.Option("--min-grade", help="Grade that counts relevant.")] = 1,
+    limit: Annotated[int | None, typer.Option("--limit", help="A seeded sample of N.")] = None,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+) -> None:
+    """A set of questions whose evidence is spread over several documents (for `research`)."""
+    import shlex
+    import sys
+
+    from sciera.datasets.multidoc import MultiDocSpec, build_multidoc
+
+    spec = MultiDocSpec(
+        queries=queries,
+        qrels=qrels,
+        split=split,
+        min_docs=min_docs,
+        max_docs=max_docs or None,
+        min_grade=min_grade,
+        limit=limit,
+        seed=seed,
+        corpus=corpus,
+    )
+    built = build_multidoc(spec, out, shlex.join(["sciera", *sys.argv[1:]]))
+    counts, rel = built["counts"], built["relevant_documents"]
+    typer.echo(
+        f"{counts['kept']} questions ({counts['eligible']} eligible of "
+        f"{counts['judged_questions']} judged), {rel['total']} relevant documents "
+        f"{rel['per_question']} -> {out}"
+    )

@@ -6,7 +6,8 @@ metrics), answers with ``evaluate_answers`` (the free text, or the recorded exac
 answer for the BioASQ specs; records logged before exact answers were stored
 fall back to the text), predicted labels (the exact answers) against the
 dataset's gold labels with ``evaluate_labels`` (``macro_f1``) and evidence with
-``evaluate_evidence``; judges give their mean over judged answers plus a
+``evaluate_evidence``, record metrics (an agent's search calls, completion) with
+``evaluate_records``; judges give their mean over judged answers plus a
 ``<judge>_failures`` count; costs are means per question: ``s/q <stage>`` and
 ``tok/q`` (LLM prompt + completion tokens of the pipeline, judges excluded).
 
@@ -29,6 +30,7 @@ from sciera.eval.metrics import (
     evaluate_answers,
     evaluate_evidence,
     evaluate_labels,
+    evaluate_records,
     parse_metric,
 )
 from sciera.eval.metrics.ranking import neutral_order
@@ -36,7 +38,7 @@ from sciera.eval.runstore import Results, final_run
 
 COST_PREFIX = "s/q "
 TOKENS = "tok/q"
-STAGE_ORDER = ("first_stage", "rerank", "evidence", "generate")
+STAGE_ORDER = ("first_stage", "rerank", "evidence", "generate", "agent")
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +167,9 @@ def repeat_scores(
                 evidence_specs,
             )
         )
+    record_specs = [s.label for s in specs if s.definition.kind == "record"]
+    if record_specs:
+        out.update(evaluate_records(recs, record_specs))
     out.update(_judge_columns(recs))
     out.update(_cost_columns(recs))
     return out

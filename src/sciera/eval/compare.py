@@ -5,7 +5,8 @@
         print(c.pipeline, c.metric, c.diff, c.test.p_value)
 
 For each setting and each metric whose table value is a mean over questions (ranking
-metrics except the pair-pooled CDR, and answer metrics), a question's score is its
+metrics except the pair-pooled CDR, answer metrics, and record metrics such as an agent's
+search calls), a question's score is its
 mean over the pipeline's complete repeats; the pipeline and the baseline are then
 compared on the questions both scored: the exact McNemar test when every score is
 0 or 1 (hit@1 with one repeat, yes/no accuracy), else the paired randomization test
@@ -28,7 +29,12 @@ from sciera.eval.aggregate import (
     ranking_inputs,
     settings_of,
 )
-from sciera.eval.metrics import evaluate_answers_per_query, evaluate_per_query, parse_metric
+from sciera.eval.metrics import (
+    evaluate_answers_per_query,
+    evaluate_per_query,
+    evaluate_records_per_query,
+    parse_metric,
+)
 from sciera.eval.metrics.registry import MetricSpec
 from sciera.eval.runstore import Results
 from sciera.eval.significance import PairedTest, mcnemar_exact, paired_randomization
@@ -96,6 +102,9 @@ def per_query_scores(
                 answer_predictions(recs, s.definition.exact), refs, [s.label]
             )
             out[s.label] = {q: v[s.label] for q, v in per_a.items()}
+    record = [s.label for s in specs if s.definition.kind == "record"]
+    if record:
+        out.update(evaluate_records_per_query(recs, record))
     return out
 
 

@@ -15,6 +15,10 @@
         reranker: deepera
         rerank_depth: 30
         reranker_params: {tau: 0.8, use_summary: false}
+      - name: agent                    # the research agent instead of rerank + answer
+        retriever: hybrid
+        agent: research
+        agent_params: {max_steps: 6, q2q: q+r}
 
 Relative paths are read relative to the YAML file. Any error -> one line
 ``file: field.path: problem`` (:func:`load_experiment`).
@@ -98,6 +102,14 @@ class PipelineSpec(_Strict):
     evidence_params: dict[str, Any] = Field(default_factory=dict)
     generator: str | None = None
     generator_params: dict[str, Any] = Field(default_factory=dict)
+    agent: str | None = Field(
+        None,
+        description=(
+            "A multi-step agent (research) that searches with `retriever` and answers in "
+            "place of the reranker, evidence and generator stages; `depth` is unused."
+        ),
+    )
+    agent_params: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("name")
     @classmethod
@@ -127,7 +139,7 @@ class PipelineSpec(_Strict):
             )
         return value
 
-    @field_validator("evidence", "generator")
+    @field_validator("evidence", "generator", "agent")
     @classmethod
     def _registered(cls, value: str | None, info: Any) -> str | None:
         from sciera.eval.stages import STAGES
@@ -138,6 +150,27 @@ class PipelineSpec(_Strict):
             except LookupError as exc:
                 raise ValueError(str(exc)) from None
         return value
+
+    @model_validator(mode="after")
+    def _agent_alone(self) -> PipelineSpec:
+        if self.agent is None:
+            if self.agent_params:
+                raise ValueError("agent_params: given without an agent")
+            return self
+        own = [f for f in ("reranker", "evidence", "generator") if getattr(self, f) is not None]
+        if own:
+            raise ValueError(
+                f"{own[0]}: an agent pipeline has its own stages; set them in agent_params"
+            )
+        if self.retriever == "candidates":
+            raise ValueError("retriever: an agent searches a corpus, not candidate pools")
+        from sciera.research.registry import agent_options
+
+        try:
+            agent_options(self.agent_params)
+        except (ValueError, ScieraError) as exc:  # unknown key / the options' own checks
+            raise ValueError(f"agent_params: {exc}") from None
+        return self
 
     @model_validator(mode="after")
     def _ensemble_params(self) -> PipelineSpec:
@@ -155,7 +188,7 @@ class PipelineSpec(_Strict):
         from sciera.rerank.registry import uses_llm
 
         reranker_llm = self.reranker is not None and uses_llm(self.reranker, self.reranker_params)
-        return reranker_llm or bool(self.evidence or self.generator)
+        return reranker_llm or bool(self.evidence or self.generator or self.agent)
 
 
 class Experiment(_Strict):

@@ -16,7 +16,8 @@ Layout of the results directory::
         traces.jsonl         reranker traces (DeepEra: every candidate's score and fate)
 
 First-stage searches run in batches of ``BATCH`` questions (seconds per question =
-batch time / batch size); everything after runs question by question.
+batch time / batch size); everything after runs question by question. An agent pipeline
+(``agent:``) runs its own searches per question instead (:mod:`sciera.eval.agent_query`).
 
 A question is done when its line is in ``results.jsonl``; a restarted run skips
 done questions (never writing a line twice) and continues with the next one. Each line
@@ -86,6 +87,7 @@ class _Stages:
     reranker: Any = None
     extractor: Any = None
     generator: Any = None
+    agent: Any = None
     judges: list[tuple[str, Any, MeteredLLM]] = field(default_factory=list)
 
 
@@ -170,7 +172,10 @@ def run_experiment(
                         batch = todo[start : start + BATCH]
                         first, seconds = _first_stage(stages, data, batch)
                         for qid, ranking in zip(batch, first, strict=True):
-                            rec = _run_query(stages, data, qid, ranking, seconds, settings)
+                            if stages.agent is not None:  # it searches by itself
+                                rec = _run_agent(stages, data, qid)
+                            else:
+                                rec = _run_query(stages, data, qid, ranking, seconds, settings)
                             log.append(rec)
                             summary.ran[key] += 1
                             if progress is not None:
@@ -213,6 +218,8 @@ def _build(
 ) -> _Stages:
     from sciera.eval.stages import LLM_RERANKERS, STAGES
 
+    if p.agent is not None:
+        return _build_agent(p, exp, settings, factory, seed)
     stages = _Stages(p, retrievers.get(p.retriever))
     if p.uses_llm:
         stages.llm = MeteredLLM(factory(settings, seed))
@@ -230,24 +237,59 @@ def _build(
         stages.generator = STAGES["generator"].make(
             p.generator, settings, **{**p.generator_params, **llm_kw}
         )
-        for j in exp.judges:
-            from sciera.eval.judges import JUDGES
-
-            if j.llm:  # a judge model of its own
-                merged = {**settings.llm.model_dump(), **j.llm}
-                judge_settings = settings.model_copy(
-                    update={"llm": type(settings.llm).model_validate(merged)}
-                )
-                judge_llm = MeteredLLM(factory(judge_settings, seed))
-            else:  # the pipeline's (already loaded) model, metered apart
-                assert stages.llm is not None
-                judge_llm = MeteredLLM(stages.llm.inner)
-            stages.judges.append((j.name, JUDGES[j.name](judge_llm, samples=j.samples), judge_llm))
+        stages.judges = _judges(exp, settings, stages.llm, factory, seed)
     return stages
 
 
+def _build_agent(
+    p: PipelineSpec, exp: Experiment, settings: Settings, factory: LLMFactory, seed: int
+) -> _Stages:
+    """An agent pipeline: the agent searches the corpus itself (no shared retriever), with
+    the pipeline's first stage and a context long enough for its growing conversation."""
+    from sciera.eval.stages import STAGES
+    from sciera.research.api import RESEARCH_N_CTX
+
+    settings = settings.model_copy(
+        update={
+            "retrieve": settings.retrieve.model_copy(update={"retriever": p.retriever}),
+            "llm": settings.llm.model_copy(
+                update={"n_ctx": max(settings.llm.n_ctx, RESEARCH_N_CTX)}
+            ),
+        }
+    )
+    stages = _Stages(p, None, MeteredLLM(factory(settings, seed)))
+    stages.agent = STAGES["agent"].make(
+        p.agent or "", settings, corpus=exp.corpus, llm=stages.llm, **p.agent_params
+    )
+    stages.judges = _judges(exp, settings, stages.llm, factory, seed)
+    return stages
+
+
+def _judges(
+    exp: Experiment, settings: Settings, llm: MeteredLLM | None, factory: LLMFactory, seed: int
+) -> list[tuple[str, Any, MeteredLLM]]:
+    """The experiment's judges: each on its own model, or on the pipeline's metered apart."""
+    from sciera.eval.judges import JUDGES
+
+    out = []
+    for j in exp.judges:
+        if j.llm:  # a judge model of its own
+            merged = {**settings.llm.model_dump(), **j.llm}
+            judge_settings = settings.model_copy(
+                update={"llm": type(settings.llm).model_validate(merged)}
+            )
+            judge_llm = MeteredLLM(factory(judge_settings, seed))
+        else:  # the pipeline's (already loaded) model, metered apart
+            assert llm is not None
+            judge_llm = MeteredLLM(llm.inner)
+        out.append((j.name, JUDGES[j.name](judge_llm, samples=j.samples), judge_llm))
+    return out
+
+
 @contextmanager
-def _cost(cost: dict[str, dict[str, float]], name: str, llm: MeteredLLM | None) -> Iterator[None]:
+def stage_cost(
+    cost: dict[str, dict[str, float]], name: str, llm: MeteredLLM | None
+) -> Iterator[None]:
     from sciera.llm.accounting import stage
 
     before = llm.totals() if llm is not None else {}
@@ -275,6 +317,8 @@ def _first_stage(st: _Stages, data: EvalDataset, qids: list[str]) -> tuple[list[
     """First-stage rankings of ``qids`` (one batched search) and the seconds per question."""
     p = st.spec
     start = time.perf_counter()
+    if st.agent is not None:
+        return [Ranking(data.queries[q], (), "agent") for q in qids], 0.0
     if st.retriever is None:
         out = []
         for qid in qids:
@@ -309,7 +353,7 @@ def _run_query(
     final = ranking
     if st.reranker is not None:
         inp = ranking.top(p.rerank_depth or settings.rerank.depth)
-        with _cost(cost, "rerank", st.llm):
+        with stage_cost(cost, "rerank", st.llm):
             if hasattr(st.reranker, "rerank_with_trace"):
                 final, trace = st.reranker.rerank_with_trace(query, inp)
                 rec["trace"] = trace.to_dict()
@@ -319,7 +363,7 @@ def _run_query(
         rec["reranked"] = unit_scores(final, data.unit, None)
     evidence = [Evidence(it.passage, it.score) for it in final.top(settings.rerank.top_k)]
     if st.extractor is not None:
-        with _cost(cost, "evidence", st.llm):
+        with stage_cost(cost, "evidence", st.llm):
             out = st.extractor.extract(query, final)
         evidence = list(getattr(out, "evidence", out))
         rec["evidence"] = [
@@ -331,21 +375,36 @@ def _run_query(
         if getattr(out, "trace", None):
             rec["evidence_trace"] = dict(out.trace)
     if st.generator is not None:
-        with _cost(cost, "generate", st.llm):
+        with stage_cost(cost, "generate", st.llm):
             answer: Answer = st.generator.answer(query, evidence)
-        rec["answer"] = _answer_dict(answer)
-        refs = data.answers.get(qid, ())
-        judged: dict[str, Any] = {}
-        for name, judge, _ in st.judges:
-            if refs:
-                judged[name] = judge.judge(query, refs[0], answer.text).to_dict()
-        if judged:
-            rec["judges"] = judged
+        rec["answer"] = answer_record(answer)
+        _judge(st, data, qid, answer.text, rec)
     rec["cost"] = cost
     return rec
 
 
-def _answer_dict(a: Answer) -> dict[str, Any]:
+def _run_agent(st: _Stages, data: EvalDataset, qid: str) -> dict[str, Any]:
+    from sciera.eval.agent_query import run_agent_query
+
+    rec: dict[str, Any] = {"qid": qid, "setting": data.setting(qid), "input": data.input_key(qid)}
+    rec.update(run_agent_query(st.agent, st.llm, data.queries[qid], data.unit))
+    _judge(st, data, qid, rec["answer"]["text"], rec)
+    return rec
+
+
+def _judge(st: _Stages, data: EvalDataset, qid: str, answer: str, rec: dict[str, Any]) -> None:
+    """Every judge's verdict on ``answer`` against the first reference, into ``rec``."""
+    refs = data.answers.get(qid, ())
+    judged = {
+        name: judge.judge(data.queries[qid], refs[0], answer).to_dict()
+        for name, judge, _ in st.judges
+        if refs
+    }
+    if judged:
+        rec["judges"] = judged
+
+
+def answer_record(a: Answer) -> dict[str, Any]:
     return {
         "text": a.text,
         "exact": list(exact_answer(a)),

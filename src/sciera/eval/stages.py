@@ -8,7 +8,10 @@ The evidence and generation packages follow the reranker registry's shape
   ``extract(question, ranking)`` returning a sequence of :class:`~sciera.types.Evidence`
   (or an object with an ``evidence`` attribute);
 - ``sciera.generate.registry``: ``GENERATORS`` and ``make_generator(name, settings,
-  **params)``; a generator has ``answer(question, evidence)`` -> :class:`~sciera.types.Answer`.
+  **params)``; a generator has ``answer(question, evidence)`` -> :class:`~sciera.types.Answer`;
+- ``sciera.research.registry``: ``AGENTS`` and ``make_agent(name, settings, corpus=, llm=,
+  **params)``; an agent has ``run(question)`` -> :class:`~sciera.research.trace.Run` and
+  replaces a pipeline's retrieve-rerank-answer stages with its own loop.
 
 When a package is not installed yet the stage is reported as unavailable.
 """
@@ -61,6 +64,7 @@ STAGES: dict[str, StageRegistry] = {
     "generator": StageRegistry(
         "generator", "sciera.generate.registry", "GENERATORS", "make_generator"
     ),
+    "agent": StageRegistry("agent", "sciera.research.registry", "AGENTS", "make_agent"),
 }
 
 LLM_RERANKERS: frozenset[str] = rerank_registry.LLM_RERANKERS | {"ensemble"}

@@ -30,6 +30,8 @@ from sciera.eval.metrics.evaluate import (
     evaluate_evidence,
     evaluate_labels,
     evaluate_per_query,
+    evaluate_records,
+    evaluate_records_per_query,
     ranked_list,
 )
 from sciera.eval.metrics.generation import (
@@ -69,6 +71,8 @@ __all__ = [
     "evaluate_evidence",
     "evaluate_labels",
     "evaluate_per_query",
+    "evaluate_records",
+    "evaluate_records_per_query",
     "exact_match",
     "factoid_lenient",
     "factoid_mrr",

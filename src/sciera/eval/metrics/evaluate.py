@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from sciera.eval.metrics.bioasq import label_of
 from sciera.eval.metrics.generation import Tokenizer
@@ -32,6 +33,7 @@ _EVALUATORS: dict[str, str] = {
     "answer": "evaluate_answers()",
     "evidence": "evaluate_evidence()",
     "label": "evaluate_labels()",
+    "record": "evaluate_records()",
 }
 
 
@@ -203,3 +205,27 @@ def _mean(per_query: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
         raise ValueError("no query to evaluate")
     labels = next(iter(per_query.values())).keys()
     return {m: sum(s[m] for s in per_query.values()) / len(per_query) for m in labels}
+
+
+def evaluate_records_per_query(
+    records: Mapping[str, Mapping[str, Any]], metrics: str | Iterable[str]
+) -> dict[str, dict[str, float]]:
+    """``{metric: {qid: value}}`` of ``record`` metrics over results records (a record a
+    metric does not apply to is absent)."""
+    specs = parse_metrics(metrics, "record")
+    out: dict[str, dict[str, float]] = {s.label: {} for s in specs}
+    for qid, rec in records.items():
+        for s in specs:
+            value = s.definition.compute(rec)
+            if value is not None:
+                out[s.label][qid] = value
+    return out
+
+
+def evaluate_records(
+    records: Mapping[str, Mapping[str, Any]], metrics: str | Iterable[str]
+) -> dict[str, float]:
+    """``{metric: mean over the records it applies to}`` (metrics that apply to none are
+    left out)."""
+    per_q = evaluate_records_per_query(records, metrics)
+    return {m: sum(v.values()) / len(v) for m, v in per_q.items() if v}

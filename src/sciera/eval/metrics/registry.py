@@ -12,19 +12,21 @@ Each definition has a *kind* that says which evaluator accepts it:
 answer against reference answers (``evaluate_answers``; the BioASQ
 exact-answer specs take the shapes described in :mod:`.bioasq`), ``evidence``
 metrics score extracted evidence against its source passages
-(``evaluate_evidence``), and ``label`` metrics score predicted labels against
-gold labels over the whole corpus (``evaluate_labels``; ``macro_f1``).
+(``evaluate_evidence``), ``label`` metrics score predicted labels against
+gold labels over the whole corpus (``evaluate_labels``; ``macro_f1``), and ``record``
+metrics read how a question was run from its results record (``evaluate_records``:
+``search_calls`` and ``completion`` of the research agent).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from sciera.eval.metrics import bioasq, generation, ranking, robustness
 
-Kind = Literal["query", "answer", "evidence", "label"]
+Kind = Literal["query", "answer", "evidence", "label", "record"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,8 +57,9 @@ class MetricDef:
     ``compute`` takes (QueryInput, k) for ``query`` metrics, (prediction,
     reference) for ``answer`` metrics, (passages, evidence) for ``evidence``
     metrics and (gold labels, predicted labels), aligned over all questions, for
-    ``label`` metrics. ``weight`` (query metrics) gives a query's weight in the
-    mean; a query with weight 0 is left out (CDR weighs each query by its pair
+    ``label`` metrics, and a results record (a mapping) for ``record`` metrics, which
+    return None for a record they do not apply to. ``weight`` (query metrics) gives a
+    query's weight in the mean; a query with weight 0 is left out (CDR weighs each query by its pair
     count). ``exact`` (answer metrics) means the metric scores the structured
     exact answer (``sciera.generate.base.exact_answer``), not the free text,
     when a run recorded one.
@@ -74,7 +77,9 @@ class MetricDef:
     def mean_of_queries(self) -> bool:
         """Whether the run's value is the plain mean of per-query values (not CDR's
         pair-weighted pool), so a paired test over queries tests that very value."""
-        return self.kind == "answer" or (self.kind == "query" and self.weight is _one)
+        if self.kind in ("answer", "record"):
+            return True
+        return self.kind == "query" and self.weight is _one
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +118,23 @@ def _nrs(q: QueryInput, k: int | None) -> float:
     return robustness.noise_robustness(q.ranked, q.distractors, k or 5)
 
 
+def _evidence_recall(q: QueryInput, _: int | None) -> float:
+    return ranking.recall(q.ranked, q.qrels, len(q.ranked))
+
+
+def _search_calls(rec: Mapping[str, Any]) -> float:
+    """An agent's searches; a single-shot pipeline makes one retrieval."""
+    return float(rec["agent"]["search_calls"]) if "agent" in rec else 1.0
+
+
+def _completion(rec: Mapping[str, Any]) -> float | None:
+    """1 when an answer ended the run (an agent stopped by a limit scores 0); None for a
+    pipeline that does not answer."""
+    if "agent" in rec:
+        return float(rec["agent"]["stopped_by"] == "answer")
+    return 1.0 if rec.get("answer") else None
+
+
 def _exact(pattern: str, fn: Callable[..., float], description: str) -> MetricDef:
     return MetricDef(pattern, "answer", fn, description, exact=True)
 
@@ -149,6 +171,14 @@ _DEFS: list[MetricDef] = [
     _exact("list_f1", bioasq.list_f1, "BioASQ list F-measure"),
     MetricDef("macro_f1", "label", bioasq.yesno_macro_f1, "yes/no(/maybe) macro-F1 (corpus)"),
     MetricDef("cr", "evidence", generation.compression_ratio, "compression ratio (EviOmni)"),
+    MetricDef(
+        "evidence_recall",
+        "query",
+        _evidence_recall,
+        "recall of everything retrieved (an agent: over all its searches), no cutoff",
+    ),
+    MetricDef("search_calls", "record", _search_calls, "retrieval calls per question"),
+    MetricDef("completion", "record", _completion, "share of runs ended by an answer"),
 ]
 
 METRICS: dict[str, MetricDef] = {d.pattern: d for d in _DEFS}
