@@ -124,3 +124,30 @@ def test_evaluate_evidence_compression_ratio():
 def test_package_docstring_example_runs():
     result = doctest.testmod(metrics_pkg)
     assert result.attempted >= 1 and result.failed == 0
+
+
+def test_record_metrics_read_the_run_and_skip_records_they_do_not_apply_to():
+    from sciera.eval.metrics import evaluate_records, evaluate_records_per_query
+
+    records = {
+        "a": {"agent": {"search_calls": 3, "stopped_by": "answer"}},
+        "b": {"agent": {"search_calls": 1, "stopped_by": "max_steps"}},
+        "c": {"first": [], "answer": {"text": "Yes."}},  # single shot with an answer
+        "d": {"first": []},  # single shot, no generator: completion does not apply
+    }
+    per_q = evaluate_records_per_query(records, ["search_calls", "completion"])
+    assert per_q["search_calls"] == {"a": 3.0, "b": 1.0, "c": 1.0, "d": 1.0}
+    assert per_q["completion"] == {"a": 1.0, "b": 0.0, "c": 1.0}
+    assert evaluate_records(records, "completion") == {"completion": 2 / 3}
+    assert evaluate_records({"d": records["d"]}, "completion") == {}
+    with pytest.raises(ValueError, match="search_calls is a record metric"):
+        evaluate({"q": ["d1"]}, {"q": {"d1": 1}}, ["search_calls"])
+
+
+def test_evidence_recall_has_no_cutoff():
+    run = {"q": [f"d{i}" for i in range(40)]}
+    qrels = {"q": {"d0": 1, "d35": 1, "zz": 1}}
+    assert evaluate(run, qrels, ["evidence_recall", "recall@10"]) == {
+        "evidence_recall": 2 / 3,
+        "recall@10": 1 / 3,
+    }

@@ -133,4 +133,3 @@ def test_bad_agent_pipelines_are_one_line_errors(corpus, beir_set, pipeline, mes
     with pytest.raises(ScieraError) as err:
         experiment(beir_set, corpus, [pipeline])
     assert message in str(err.value) and "\n" not in str(err.value)
-
