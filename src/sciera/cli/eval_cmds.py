@@ -186,3 +186,50 @@ def report_cmd(
     typer.echo(paths["md"].read_text(encoding="utf-8"))
     for name, path in paths.items():
         typer.echo(f"{name}: {path}", err=True)
+
+
+@eval_app.command("leaderboard")
+def leaderboard_cmd(
+    results: Annotated[
+        list[Path], typer.Argument(help="Results directories of `sciera eval run`.")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="Folder for battles and tables.")],
+    max_words: Annotated[
+        int, typer.Option("--max-words", help="Answers cut to this many words (0: no cut).")
+    ] = 250,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", min=0)] = 1000,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    limit_minutes: Annotated[
+        float | None, typer.Option("--limit-minutes", help="Stop judging after this long.")
+    ] = None,
+    judge_model: Annotated[
+        str | None, typer.Option("--judge-model", help="LLM for the judge (default: llm.model).")
+    ] = None,
+    plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write a PNG.")] = True,
+    preset: Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")] = None,
+) -> None:
+    """Battles between every pair of answering pipelines on shared questions (pairwise
+    judge, both orders), Bradley–Terry ratings with bootstrap intervals: OUT/leaderboard.*"""
+    from sciera.eval.judges.pairwise import PairwiseJudge
+    from sciera.eval.leaderboard import build_leaderboard
+    from sciera.llm.registry import make_llm
+    from sciera.settings import load_settings
+
+    overrides = {"llm": {"model": judge_model}} if judge_model else {}
+    judge = PairwiseJudge(make_llm(load_settings(preset, **overrides)), max_words=max_words or None)
+    with step_progress() as update:
+        board = build_leaderboard(
+            results,
+            judge,
+            out,
+            bootstrap=bootstrap,
+            seed=seed,
+            limit_minutes=limit_minutes,
+            progress=partial(update, "battles"),
+            plots=plots,
+        )
+    from sciera.eval.leaderboard import markdown
+
+    typer.echo(markdown(board))
+    if not board.complete:
+        typer.echo(f"partial: {board.judged} of {board.matches} battles; rerun to go on", err=True)

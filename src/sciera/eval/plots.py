@@ -26,7 +26,8 @@ RANK_WINDOW = 30  # ranks shown: DeepEra reranks the top 30
 K_GRID = (1, 2, 3, 5, 10, 20, 30, 50, 100, 200, 500, 1000)
 
 
-def _pyplot() -> Any:
+def pyplot() -> Any:
+    """matplotlib's pyplot on the Agg backend (an install hint when matplotlib is missing)."""
     mpl = require("matplotlib", "plots")
     mpl.use("Agg")
     import matplotlib.pyplot as plt
@@ -66,7 +67,7 @@ def rank_samples(results: Results, pipeline: str) -> dict[str, list[int]]:
 
 
 def plot_rank_distribution(results: Results, path: Path) -> Path:
-    plt = _pyplot()
+    plt = pyplot()
     names = results.pipelines
     fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.6), squeeze=False)
     has_distractors = any(results.dataset.get("distractors", {}).values())
@@ -138,7 +139,7 @@ def plot_metric_vs_k(results: Results, path: Path) -> Path | None:
     family = k_family(results.metrics)
     if family is None:
         return None
-    plt = _pyplot()
+    plt = pyplot()
     series = metric_vs_k(results, family)
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     for name, rows in series.items():
@@ -170,7 +171,7 @@ def plot_ablation(rows: Sequence[Row], path: Path) -> Path | None:
     cols = [c for c in cols if all(0.0 <= r.cells[c].mean <= 1.0 for r in rows if c in r.cells)]
     if not cols:
         return None
-    plt = _pyplot()
+    plt = pyplot()
     settings = list(dict.fromkeys(r.setting for r in rows))
     fig, axes = plt.subplots(
         1,

@@ -23,10 +23,12 @@ class JudgeScore:
     sample_failures: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    details: Mapping[str, float] = field(default_factory=dict)  # judge-specific numbers
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["distribution"] = dict(self.distribution)
+        out["details"] = dict(self.details)
         out["samples"] = list(self.samples)
         return out
 

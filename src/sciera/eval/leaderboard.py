@@ -1,0 +1,342 @@
+"""``sciera eval leaderboard``: every pair of answering pipelines battles on the questions
+they share, judged in both orders; Bradley–Terry ratings with bootstrap intervals.
+
+    board = build_leaderboard(["results/pqa"], judge, out=Path("results/board"))
+
+Systems are the pipelines with answers in the given results directories (named
+``pipeline``, or ``dir/pipeline`` when several directories are given); each contributes its
+first complete repeat. Two systems battle on a question when both answered it and the
+question text is the same in both runs. Every battle goes through the
+:class:`~sciera.eval.judges.pairwise.PairwiseJudge` and is appended to
+``OUT/battles.jsonl`` at once, keyed by the question and a digest of both answers, so an
+interrupted leaderboard resumes and a changed answer is judged again.
+
+Two ratings per system when the runs carry rubric coverage (a ``rubric_coverage`` judge
+with ``points`` in its details): ``direct`` (the pairwise verdicts alone) and ``ensemble``
+(ResearchQA: a side's coverage points plus 4 x its direct preference, 1 for a win, 0.5
+for a tie; the larger total wins, equal totals tie). The judge's position bias and the
+agreement of its two orders are reported beside the table, with the judge model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+from sciera.errors import ScieraError
+from sciera.eval.bradley_terry import Rating, rate
+from sciera.eval.judges.pairwise import Battle, PairwiseJudge, cut_words, position_bias
+
+BATTLES_FILE = "battles.jsonl"
+PREFERENCE_WEIGHT = 4.0  # ResearchQA's ensemble: coverage points + 4 x direct preference
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class System:
+    name: str
+    root: str
+    pipeline: str
+    repeat: int
+    questions: Mapping[str, str]  # qid -> question text
+    answers: Mapping[str, str]  # qid -> answer text (non-empty)
+    coverage: Mapping[str, float] = field(default_factory=dict)  # qid -> coverage points
+
+
+def load_systems(roots: Sequence[str | Path]) -> list[System]:
+    """The answering pipelines of ``roots`` (their first complete repeat each)."""
+    from sciera.eval.aggregate import complete_repeats
+    from sciera.eval.runstore import load_results
+
+    out = []
+    for root in roots:
+        results = load_results(root)
+        queries = results.dataset["queries"]
+        for pipeline in results.pipelines:
+            repeats = complete_repeats(results, pipeline)
+            if not repeats:
+                continue
+            recs = results.records[pipeline][repeats[0]]
+            answers = {
+                q: r["answer"]["text"]
+                for q, r in recs.items()
+                if r.get("answer") and r["answer"].get("text", "").strip()
+            }
+            if not answers:
+                continue
+            coverage = {
+                q: float(r["judges"]["rubric_coverage"]["details"]["points"])
+                for q, r in recs.items()
+                if "points" in r.get("judges", {}).get("rubric_coverage", {}).get("details", {})
+            }
+            name = pipeline if len(roots) == 1 else f"{Path(root).name}/{pipeline}"
+            out.append(System(name, str(root), pipeline, repeats[0], queries, answers, coverage))
+    names = [s.name for s in out]
+    if len(set(names)) != len(names):
+        raise ScieraError(f"two systems share a name ({names}); give directories other names")
+    if len(out) < 2:
+        raise ScieraError(
+            f"{', '.join(map(str, roots))}: a leaderboard needs two answering pipelines with a "
+            f"complete run, found {len(out)}"
+        )
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """One battle to judge: ``x`` against ``y`` (names in sorted order) on ``qid``."""
+
+    qid: str
+    question: str
+    x: str
+    y: str
+    answer_x: str
+    answer_y: str
+    max_words: int | None
+
+    @property
+    def key(self) -> str:
+        cut = [cut_words(a, self.max_words) for a in (self.answer_x, self.answer_y)]
+        digest = hashlib.sha256("\x00".join([self.question, *cut]).encode()).hexdigest()
+        return f"{self.qid}|{self.x}|{self.y}|{digest[:16]}"
+
+
+def matches(systems: Sequence[System], max_words: int | None) -> list[Match]:
+    """Every pair of systems on every question both answered (same question text)."""
+    out = []
+    for a, b in combinations(sorted(systems, key=lambda s: s.name), 2):
+        for qid in sorted(set(a.answers) & set(b.answers)):
+            if a.questions.get(qid) != b.questions.get(qid):
+                continue
+            q = a.questions[qid]
+            out.append(Match(qid, q, a.name, b.name, a.answers[qid], b.answers[qid], max_words))
+    return out
+
+
+class BattleLog:
+    """``battles.jsonl``: one line per judged match, appended and flushed at once."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.done: dict[str, Battle] = {}
+        if path.is_file():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    row = json.loads(line)
+                    self.done[row["key"]] = Battle.from_dict(row["battle"])
+
+    def append(self, match: Match, battle: Battle) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        row = {"key": match.key, "qid": match.qid, "x": match.x, "y": match.y}
+        with self.path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps({**row, "battle": battle.to_dict()}, ensure_ascii=False) + "\n")
+            fh.flush()
+        self.done[match.key] = battle
+
+
+def judge_matches(
+    todo: Sequence[Match],
+    judge: PairwiseJudge,
+    log: BattleLog,
+    *,
+    deadline: float | None = None,
+    progress: Progress | None = None,
+) -> Iterator[tuple[Match, Battle]]:
+    """Each match with its battle: from the log, else judged now (until ``deadline``, a
+    ``time.monotonic()`` value; matches left then are not yielded)."""
+    for i, m in enumerate(todo, start=1):
+        battle = log.done.get(m.key)
+        if battle is None:
+            if deadline is not None and time.monotonic() > deadline:
+                return
+            battle = judge.battle(m.question, m.answer_x, m.answer_y)
+            log.append(m, battle)
+        if progress is not None:
+            progress(i, len(todo))
+        yield m, battle
+
+
+def ensemble_score(battle: Battle, cov_x: float, cov_y: float) -> float:
+    """x's outcome under ResearchQA's ensemble: coverage points + 4 x direct preference."""
+    pref = battle.score_x
+    assert pref is not None
+    total_x = cov_x + PREFERENCE_WEIGHT * pref
+    total_y = cov_y + PREFERENCE_WEIGHT * (1.0 - pref)
+    return 1.0 if total_x > total_y else 0.0 if total_x < total_y else 0.5
+
+
+@dataclass
+class Leaderboard:
+    systems: list[str]
+    judge_model: str
+    prompt_version: str
+    max_words: int | None
+    matches: int
+    judged: int
+    failed: int
+    questions: int
+    ratings: dict[str, list[Rating]]  # "direct" (and "ensemble") -> best first
+    judge_stats: dict[str, float]
+    complete: bool
+    bootstrap: int
+    seed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "systems": self.systems,
+            "judge_model": self.judge_model,
+            "prompt_version": self.prompt_version,
+            "max_words": self.max_words,
+            "matches": self.matches,
+            "judged": self.judged,
+            "failed": self.failed,
+            "questions": self.questions,
+            "complete": self.complete,
+            "bootstrap": self.bootstrap,
+            "seed": self.seed,
+            "judge": self.judge_stats,
+            "ratings": {
+                kind: [
+                    {
+                        "system": r.system,
+                        "rating": r.rating,
+                        "low": r.low,
+                        "high": r.high,
+                        "battles": r.battles,
+                        "wins": r.wins,
+                        "win_rate": r.win_rate,
+                    }
+                    for r in rows
+                ]
+                for kind, rows in self.ratings.items()
+            },
+        }
+
+
+def build_leaderboard(
+    roots: Sequence[str | Path],
+    judge: PairwiseJudge,
+    out: Path,
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    limit_minutes: float | None = None,
+    progress: Progress | None = None,
+    plots: bool = True,
+) -> Leaderboard:
+    """Judge every match not yet in ``out/battles.jsonl``, fit, and write the tables."""
+    systems = load_systems(roots)
+    by_name = {s.name: s for s in systems}
+    todo = matches(systems, judge.max_words)
+    if not todo:
+        raise ScieraError("no question was answered by two systems: nothing to battle on")
+    log = BattleLog(out / BATTLES_FILE)
+    deadline = time.monotonic() + 60 * limit_minutes if limit_minutes else None
+    judged = list(judge_matches(todo, judge, log, deadline=deadline, progress=progress))
+    ok = [(m, b) for m, b in judged if b.score_x is not None]
+    direct: dict[str, list[tuple[str, str, float]]] = {}
+    ensemble: dict[str, list[tuple[str, str, float]]] = {}
+    for m, b in ok:
+        direct.setdefault(m.qid, []).append((m.x, m.y, b.score_x or 0.0))
+        cov_x, cov_y = by_name[m.x].coverage.get(m.qid), by_name[m.y].coverage.get(m.qid)
+        if cov_x is not None and cov_y is not None:
+            ensemble.setdefault(m.qid, []).append((m.x, m.y, ensemble_score(b, cov_x, cov_y)))
+    names = [s.name for s in systems]
+    ratings = {"direct": rate(direct, names, bootstrap=bootstrap, seed=seed)}
+    if ensemble:
+        ratings["ensemble"] = rate(ensemble, names, bootstrap=bootstrap, seed=seed)
+    board = Leaderboard(
+        systems=names,
+        judge_model=judge.llm.model_id,
+        prompt_version=judge.prompt_version,
+        max_words=judge.max_words,
+        matches=len(todo),
+        judged=len(judged),
+        failed=len(judged) - len(ok),
+        questions=len(direct),
+        ratings=ratings,
+        judge_stats=position_bias(b for _, b in ok),
+        complete=len(judged) == len(todo),
+        bootstrap=bootstrap,
+        seed=seed,
+    )
+    write_leaderboard(board, out, plots)
+    return board
+
+
+def markdown(board: Leaderboard) -> str:
+    lines = [
+        f"# Leaderboard ({board.questions} questions, {board.judged - board.failed} battles, "
+        f"judge {board.judge_model})\n",
+    ]
+    if not board.complete:
+        lines.append(
+            f"**Partial**: {board.judged} of {board.matches} battles judged; rerun to go on.\n"
+        )
+    for kind, rows in board.ratings.items():
+        lines += [
+            f"## {kind}\n",
+            "| rank | system | rating | 95% interval | battles | win rate |",
+            "|---:|---|---:|---|---:|---:|",
+        ]
+        for i, r in enumerate(rows, start=1):
+            lines.append(
+                f"| {i} | {r.system} | {r.rating:.0f} | {r.low:.0f} – {r.high:.0f} | "
+                f"{r.battles} | {r.win_rate:.3f} |"
+            )
+        lines.append("")
+    s = board.judge_stats
+    lines.append(
+        f"Judge `{board.judge_model}` ({board.prompt_version}), answers cut to "
+        f"{board.max_words or 'no limit on'} words, both orders per battle (a disagreement "
+        f"is a tie): the first-shown answer won {s['first_wins']:.2f} of "
+        f"{s['decisive_verdicts']:.0f} decisive verdicts (0.5 is unbiased); the two orders "
+        f"agreed in {s['order_agreement']:.2f} of battles; ties {s['ties']:.2f}; failed "
+        f"battles {board.failed}. Ratings: Bradley–Terry on the Elo scale, "
+        f"{board.bootstrap} bootstrap resamples of the questions (seed {board.seed})."
+    )
+    return "\n".join(lines) + "\n"
+
+
+def write_leaderboard(board: Leaderboard, out: Path, plots: bool = True) -> dict[str, Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"md": out / "leaderboard.md", "json": out / "leaderboard.json"}
+    paths["md"].write_text(markdown(board), encoding="utf-8")
+    paths["json"].write_text(json.dumps(board.to_dict(), indent=1) + "\n", encoding="utf-8")
+    if plots:
+        paths["png"] = out / "leaderboard.png"
+        _plot(board, paths["png"])
+    return paths
+
+
+def _plot(board: Leaderboard, path: Path) -> None:
+    from sciera.eval.plots import pyplot
+
+    plt = pyplot()
+    kinds = list(board.ratings)
+    fig, axes = plt.subplots(
+        1, len(kinds), figsize=(5 * len(kinds), 0.5 + 0.45 * len(board.systems))
+    )
+    for ax, kind in zip([axes] if len(kinds) == 1 else axes, kinds, strict=True):
+        rows = board.ratings[kind][::-1]
+        y = range(len(rows))
+        ax.errorbar(
+            [r.rating for r in rows],
+            list(y),
+            xerr=[[r.rating - r.low for r in rows], [r.high - r.rating for r in rows]],
+            fmt="o",
+            capsize=3,
+        )
+        ax.set_yticks(list(y), [r.system for r in rows])
+        ax.set_xlabel("Bradley–Terry rating (Elo scale)")
+        ax.set_title(kind)
+        ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
