@@ -8,8 +8,9 @@ fall back to the text), predicted labels (the exact answers) against the
 dataset's gold labels with ``evaluate_labels`` (``macro_f1``) and evidence with
 ``evaluate_evidence``, record metrics (an agent's search calls, completion) with
 ``evaluate_records``; judges give their mean over judged answers plus a
-``<judge>_failures`` count; costs are means per question: ``s/q <stage>`` and
-``tok/q`` (LLM prompt + completion tokens of the pipeline, judges excluded).
+``<judge>_failures`` count and the mean of each number in their details (``<judge>:<key>``,
+e.g. ``rubric_coverage:full``, ``rubric_coverage:words``); costs are means per question:
+``s/q <stage>`` and ``tok/q`` (LLM prompt + completion tokens of the pipeline, judges excluded).
 
 On datasets with distractors (SSLI) tied scores are ordered by
 :func:`~sciera.eval.metrics.ranking.neutral_order`, not trec_eval's doc-id order.
@@ -188,6 +189,12 @@ def _judge_columns(recs: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
         if summary["judged"]:
             out[name] = summary["mean"]
         out[f"{name}_failures"] = summary["failures"]
+        details: dict[str, list[float]] = {}
+        for s in scores:
+            if not s.failed:
+                for key, value in s.details.items():
+                    details.setdefault(key, []).append(value)
+        out.update({f"{name}:{k}": sum(v) / len(v) for k, v in sorted(details.items())})
     return out
 
 

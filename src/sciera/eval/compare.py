@@ -5,8 +5,8 @@
         print(c.pipeline, c.metric, c.diff, c.test.p_value)
 
 For each setting and each metric whose table value is a mean over questions (ranking
-metrics except the pair-pooled CDR, answer metrics, and record metrics such as an agent's
-search calls), a question's score is its
+metrics except the pair-pooled CDR, answer metrics, record metrics such as an agent's
+search calls, and every judge's score such as ``rubric_coverage``), a question's score is its
 mean over the pipeline's complete repeats; the pipeline and the baseline are then
 compared on the questions both scored: the exact McNemar test when every score is
 0 or 1 (hit@1 with one repeat, yes/no accuracy), else the paired randomization test
@@ -105,6 +105,18 @@ def per_query_scores(
     record = [s.label for s in specs if s.definition.kind == "record"]
     if record:
         out.update(evaluate_records_per_query(recs, record))
+    out.update(judge_scores(recs))
+    return out
+
+
+def judge_scores(recs: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+    """``{judge: {qid: score}}`` of every judge's successful judgments (a failed one is
+    absent, so the question drops out of that judge's paired test)."""
+    out: dict[str, dict[str, float]] = {}
+    for qid, rec in recs.items():
+        for name, score in rec.get("judges", {}).items():
+            if not score.get("failed") and score.get("score") is not None:
+                out.setdefault(name, {})[qid] = float(score["score"])
     return out
 
 
@@ -114,10 +126,11 @@ def _mean_over_repeats(
     repeats = complete_repeats(results, pipeline)
     runs = [per_query_scores(results, results.records[pipeline][r], qids, specs) for r in repeats]
     out: dict[str, dict[str, float]] = {}
-    for s in specs:
-        common = set.intersection(*(set(run[s.label]) for run in runs)) if runs else set()
-        out[s.label] = {
-            q: sum(run[s.label][q] for run in runs) / len(runs) for q in qids if q in common
+    labels = dict.fromkeys([s.label for s in specs] + [k for run in runs for k in run])
+    for label in labels:
+        common = set.intersection(*(set(run.get(label, {})) for run in runs)) if runs else set()
+        out[label] = {
+            q: sum(run[label][q] for run in runs) / len(runs) for q in qids if q in common
         }
     return out
 
@@ -141,7 +154,7 @@ def compare_pipelines(results: Results, baseline: str | None = None) -> list[Com
     specs = [parse_metric(m) for m in results.metrics]
     specs = [s for s in specs if s.definition.mean_of_queries]
     others = [p for p in pipelines if p != base and complete_repeats(results, p)]
-    if not specs or not others or not complete_repeats(results, base):
+    if not others or not complete_repeats(results, base):
         return []
     out: list[Comparison] = []
     for setting in settings_of(results):
@@ -149,21 +162,16 @@ def compare_pipelines(results: Results, baseline: str | None = None) -> list[Com
         ref = _mean_over_repeats(results, base, qids, specs)
         for pipeline in others:
             scores = _mean_over_repeats(results, pipeline, qids, specs)
-            for s in specs:
-                common = [q for q in qids if q in ref[s.label] and q in scores[s.label]]
+            for label in ref:
+                common = [q for q in qids if q in ref[label] and q in scores.get(label, {})]
                 if not common:
                     continue
-                a = [ref[s.label][q] for q in common]
-                b = [scores[s.label][q] for q in common]
+                a = [ref[label][q] for q in common]
+                b = [scores[label][q] for q in common]
+                test = paired_test(a, b)
                 out.append(
                     Comparison(
-                        setting,
-                        pipeline,
-                        base,
-                        s.label,
-                        sum(a) / len(a),
-                        sum(b) / len(b),
-                        paired_test(a, b),
+                        setting, pipeline, base, label, sum(a) / len(a), sum(b) / len(b), test
                     )
                 )
     return out

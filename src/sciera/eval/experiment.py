@@ -71,6 +71,10 @@ class JudgeSpec(_Strict):
         None, ge=1, description="Sample n grades and average; default: expected value."
     )
     llm: dict[str, Any] = Field(default_factory=dict, description="llm settings for the judge.")
+    rubrics: Path | None = Field(None, description="rubric_coverage: the rubrics JSONL file.")
+    max_words: int | None = Field(
+        None, ge=1, description="rubric_coverage: answers cut to this many words (250)."
+    )
 
     @field_validator("name")
     @classmethod
@@ -80,6 +84,24 @@ class JudgeSpec(_Strict):
         if value not in JUDGES:
             raise ValueError(f"unknown judge {value!r} (choose from {', '.join(sorted(JUDGES))})")
         return value
+
+    @model_validator(mode="after")
+    def _judge_options(self) -> JudgeSpec:
+        from sciera.eval.judges import JUDGES
+
+        judge = JUDGES[self.name]
+        takes = getattr(judge, "OPTIONS", ())
+        for key in ("rubrics", "max_words"):
+            if getattr(self, key) is not None and key not in takes:
+                raise ValueError(f"{key}: the {self.name} judge takes no {key}")
+        for key in getattr(judge, "REQUIRED", ()):
+            if getattr(self, key) is None:
+                raise ValueError(f"{key}: required by the {self.name} judge")
+        return self
+
+    def options(self) -> dict[str, Any]:
+        """The judge's own options that are set (passed to its constructor)."""
+        return {k: v for k in ("rubrics", "max_words") if (v := getattr(self, k)) is not None}
 
 
 class PipelineSpec(_Strict):
@@ -249,6 +271,9 @@ def _where(loc: tuple[Any, ...]) -> str:
 def _check_paths(exp: Experiment, source: str) -> None:
     if not exp.dataset.path.exists():
         raise ScieraError(f"{source}: dataset.path: no such file or folder: {exp.dataset.path}")
+    for i, j in enumerate(exp.judges):
+        if j.rubrics is not None and not j.rubrics.is_file():
+            raise ScieraError(f"{source}: judges[{i}].rubrics: no such file: {j.rubrics}")
     needs_corpus = [i for i, p in enumerate(exp.pipelines) if p.retriever != "candidates"]
     if needs_corpus and exp.corpus is None:
         i = needs_corpus[0]
@@ -278,7 +303,11 @@ def parse_experiment(data: Any, source: str, base_dir: Path | None = None) -> Ex
     if base_dir is not None:
         ds = exp.dataset.model_copy(update={"path": base_dir / exp.dataset.path})
         corpus = base_dir / exp.corpus if exp.corpus is not None else None
-        exp = exp.model_copy(update={"dataset": ds, "corpus": corpus})
+        judges = [
+            j.model_copy(update={"rubrics": base_dir / j.rubrics}) if j.rubrics else j
+            for j in exp.judges
+        ]
+        exp = exp.model_copy(update={"dataset": ds, "corpus": corpus, "judges": judges})
     _check_paths(exp, source)
     return exp
 

@@ -282,7 +282,8 @@ def _judges(
         else:  # the pipeline's (already loaded) model, metered apart
             assert llm is not None
             judge_llm = MeteredLLM(llm.inner)
-        out.append((j.name, JUDGES[j.name](judge_llm, samples=j.samples), judge_llm))
+        judge = JUDGES[j.name](judge_llm, samples=j.samples, **j.options())
+        out.append((j.name, judge, judge_llm))
     return out
 
 
@@ -393,12 +394,13 @@ def _run_agent(st: _Stages, data: EvalDataset, qid: str) -> dict[str, Any]:
 
 
 def _judge(st: _Stages, data: EvalDataset, qid: str, answer: str, rec: dict[str, Any]) -> None:
-    """Every judge's verdict on ``answer`` against the first reference, into ``rec``."""
+    """Every judge's verdict on ``answer`` against the first reference, into ``rec``
+    (judges that need a reference skip questions without one)."""
     refs = data.answers.get(qid, ())
     judged = {
-        name: judge.judge(data.queries[qid], refs[0], answer).to_dict()
+        name: judge.judge(data.queries[qid], refs[0] if refs else "", answer).to_dict()
         for name, judge, _ in st.judges
-        if refs
+        if refs or not getattr(judge, "needs_reference", True)
     }
     if judged:
         rec["judges"] = judged

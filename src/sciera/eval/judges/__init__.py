@@ -8,7 +8,18 @@ with ``failed=True`` and ``score=None``: counted and reported, never dropped or 
 
 from sciera.eval.judges.base import Judge, JudgeScore, summarize_scores
 from sciera.eval.judges.lfs import LFSJudge
+from sciera.eval.judges.rubric import RubricCoverageJudge
 
-JUDGES: dict[str, type] = {"lfs": LFSJudge}
+JUDGES: dict[str, type] = {"lfs": LFSJudge, "rubric_coverage": RubricCoverageJudge}
+"""Name -> class. A class's ``OPTIONS`` names the experiment keys it takes beyond
+``samples`` (``REQUIRED`` those it cannot do without); ``needs_reference = False`` means it
+judges answers to questions without a reference answer too."""
 
-__all__ = ["JUDGES", "Judge", "JudgeScore", "LFSJudge", "summarize_scores"]
+__all__ = [
+    "JUDGES",
+    "Judge",
+    "JudgeScore",
+    "LFSJudge",
+    "RubricCoverageJudge",
+    "summarize_scores",
+]
