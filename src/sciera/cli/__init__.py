@@ -28,6 +28,7 @@ def _register() -> None:
         corpus_cmds,
         dataset_cmds,
         eval_cmds,
+        judge_cmds,
         llm_cmds,
         mcp_cmds,
         rerank_cmds,
