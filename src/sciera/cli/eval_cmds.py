@@ -205,6 +205,10 @@ def leaderboard_cmd(
     judge_model: Annotated[
         str | None, typer.Option("--judge-model", help="LLM for the judge (default: llm.model).")
     ] = None,
+    sanity: Annotated[
+        Path | None,
+        typer.Option("--sanity", help="sanity.json of `sciera eval judge-sanity`, shown beside."),
+    ] = None,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write a PNG.")] = True,
     preset: Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")] = None,
 ) -> None:
@@ -227,6 +231,7 @@ def leaderboard_cmd(
             limit_minutes=limit_minutes,
             progress=partial(update, "battles"),
             plots=plots,
+            sanity=sanity,
         )
     from sciera.eval.leaderboard import markdown
 

@@ -73,3 +73,49 @@ def rubrics_build(
         )
     typer.echo(stats_line(stats))
     out.with_suffix(".stats.json").write_text(json.dumps(stats, indent=1) + "\n")
+
+
+@eval_app.command("judge-sanity")
+def judge_sanity(
+    dataset: DatasetOpt,
+    out: Annotated[Path, typer.Option("--out", help="Folder for cases, judgments, summary.")],
+    kind: TypeOpt = "pubmedqa",
+    limit: LimitOpt = None,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    rubrics: Annotated[
+        Path | None, typer.Option("--rubrics", help="Rubrics JSONL: also check coverage.")
+    ] = None,
+    pairwise: Annotated[
+        bool, typer.Option("--pairwise/--no-pairwise", help="Check the pairwise judge.")
+    ] = True,
+    max_words: Annotated[int, typer.Option("--max-words", help="Answer cut (0: none).")] = 250,
+    judge_model: Annotated[
+        str | None, typer.Option("--judge-model", help="LLM for the judges (default: llm.model).")
+    ] = None,
+    limit_minutes: Annotated[float | None, typer.Option("--limit-minutes")] = None,
+    preset: Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")] = None,
+) -> None:
+    """Reference answers against controlled corruptions (a finding dropped, negated, or
+    replaced by an unrelated cited claim; the answer padded): each judge's accuracy."""
+    from sciera.eval.judges.pairwise import PairwiseJudge
+    from sciera.eval.judges.rubric import RubricCoverageJudge
+    from sciera.eval.sanity import markdown, run_sanity
+    from sciera.llm.registry import make_llm
+    from sciera.settings import load_settings
+
+    data = _dataset(kind, dataset, None, limit, seed)
+    overrides = {"llm": {"model": judge_model}} if judge_model else {}
+    llm = make_llm(load_settings(preset, **overrides))
+    words = max_words or None
+    with step_progress() as update:
+        summary = run_sanity(
+            data,
+            out,
+            pairwise=PairwiseJudge(llm, max_words=words) if pairwise else None,
+            coverage=RubricCoverageJudge(llm, rubrics=rubrics, max_words=words)
+            if rubrics
+            else None,
+            limit_minutes=limit_minutes,
+            progress=partial(update, "cases"),
+        )
+    typer.echo(markdown(summary))

@@ -186,6 +186,7 @@ class Leaderboard:
     complete: bool
     bootstrap: int
     seed: int
+    sanity: dict[str, Any] | None = None  # sciera eval judge-sanity's summary
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -201,6 +202,7 @@ class Leaderboard:
             "bootstrap": self.bootstrap,
             "seed": self.seed,
             "judge": self.judge_stats,
+            "sanity": self.sanity,
             "ratings": {
                 kind: [
                     {
@@ -229,6 +231,7 @@ def build_leaderboard(
     limit_minutes: float | None = None,
     progress: Progress | None = None,
     plots: bool = True,
+    sanity: Path | None = None,
 ) -> Leaderboard:
     """Judge every match not yet in ``out/battles.jsonl``, fit, and write the tables."""
     systems = load_systems(roots)
@@ -265,9 +268,36 @@ def build_leaderboard(
         complete=len(judged) == len(todo),
         bootstrap=bootstrap,
         seed=seed,
+        sanity=read_sanity(sanity),
     )
     write_leaderboard(board, out, plots)
     return board
+
+
+def read_sanity(path: Path | None) -> dict[str, Any] | None:
+    if path is None:
+        return None
+    if not path.is_file():
+        raise ScieraError(f"{path}: no such file (write it with `sciera eval judge-sanity`)")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def sanity_lines(board: Leaderboard) -> list[str]:
+    """The judge's sanity-set accuracy beside the table, or a warning that it is unchecked."""
+    s = (board.sanity or {}).get("pairwise")
+    if s is None:
+        return [
+            "\n**The judge is unchecked**: no sanity-set accuracy was given (`sciera eval "
+            "judge-sanity`, then `--sanity OUT/sanity.json`); read the ratings with care."
+        ]
+    model = s.get("model_id")
+    same = "" if model == board.judge_model else f" (measured with {model}, not this judge)"
+    kinds = ", ".join(f"{k} {v['accuracy']:.2f}" for k, v in s["by_kind"].items())
+    bias = s["position_bias"]["first_wins"]
+    return [
+        f"\nJudge sanity{same}: right on {s['harmful_accuracy']:.2f} of {s['harmful_n']} "
+        f"reference-vs-corruption battles ({kinds}); position bias {bias:.2f}."
+    ]
 
 
 def markdown(board: Leaderboard) -> str:
@@ -301,6 +331,7 @@ def markdown(board: Leaderboard) -> str:
         f"battles {board.failed}. Ratings: Bradley–Terry on the Elo scale, "
         f"{board.bootstrap} bootstrap resamples of the questions (seed {board.seed})."
     )
+    lines += sanity_lines(board)
     return "\n".join(lines) + "\n"
 
 
