@@ -165,3 +165,31 @@ def test_leaderboard_stops_at_its_time_limit_and_says_partial(tmp_path, stage_re
 def test_fewer_than_two_answering_pipelines_is_an_error(tmp_path):
     with pytest.raises(ScieraError, match="not a results directory"):
         build_leaderboard([tmp_path], PairwiseJudge(fair_judge()), tmp_path / "b")
+
+
+def test_the_leaderboard_says_whether_its_judge_was_checked(tmp_path, stage_registries):  # noqa: F811
+    res = answered_results(tmp_path)
+    board = build_leaderboard([res], PairwiseJudge(fair_judge()), tmp_path / "a", plots=False)
+    assert "The judge is unchecked" in (tmp_path / "a" / "leaderboard.md").read_text()
+    sanity = {
+        "pairwise": {
+            "model_id": "judge",
+            "harmful_accuracy": 0.75,
+            "harmful_n": 12,
+            "by_kind": {"drop_finding": {"n": 4, "accuracy": 0.5}},
+            "position_bias": {"first_wins": 0.6},
+        }
+    }
+    (tmp_path / "sanity.json").write_text(json.dumps(sanity))
+    board = build_leaderboard(
+        [res],
+        PairwiseJudge(fair_judge()),
+        tmp_path / "b",
+        plots=False,
+        sanity=tmp_path / "sanity.json",
+    )
+    text = (tmp_path / "b" / "leaderboard.md").read_text()
+    assert "Judge sanity: right on 0.75 of 12" in text and "drop_finding 0.50" in text
+    assert board.to_dict()["sanity"] == sanity
+    with pytest.raises(ScieraError, match="no such file"):
+        build_leaderboard([res], PairwiseJudge(fair_judge()), tmp_path / "c", sanity=tmp_path / "x")
