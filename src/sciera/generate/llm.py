@@ -90,10 +90,14 @@ class LLMGenerator:
         max_words: int = 200,
         passage_words: int = 200,
         yesno_prior: str = "none",
+        question_type: str | None = None,
     ) -> None:
         if yesno_prior not in ("none", "content_free"):
             raise ValueError(f"yesno_prior must be 'none' or 'content_free', not {yesno_prior!r}")
         self.yesno_prior = yesno_prior
+        self.question_type = (
+            question_type  # every answer of this type (e.g. ideal), else per question
+        )
         self._prior: dict[str, float] | None = None  # computed on first use
         self.llm = llm
         self.allow_maybe, self.extractive = allow_maybe, extractive
@@ -133,7 +137,7 @@ class LLMGenerator:
         *,
         sufficient: bool | None = None,
     ) -> Answer:
-        qtype = resolve_question_type(question, question_type)
+        qtype = resolve_question_type(question, question_type or self.question_type)
         evidence = tuple(evidence)
         why = refusal_reason(
             evidence,

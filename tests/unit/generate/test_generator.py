@@ -152,3 +152,11 @@ def test_trace_is_json_serializable():
     llm = ScriptedLLM().on("Write one paragraph", {"answer": "Fine [1]."})
     a = LLMGenerator(llm).answer("Describe it.", EV)
     json.dumps(dict(a.trace))
+
+
+def test_a_fixed_question_type_answers_a_yesno_question_in_long_form():
+    llm = ScriptedLLM().on("Write one paragraph", {"answer": "Albendazole treats it [1]."})
+    llm.on("answers", {"answers": ["albendazole"], "explanation": "It treats it [1]."})
+    a = LLMGenerator(llm, question_type="ideal").answer(Q, EV)
+    assert a.question_type == "ideal" and a.text == "Albendazole treats it [1]."
+    assert LLMGenerator(llm, question_type="ideal").answer(Q, EV, "list").question_type == "list"
