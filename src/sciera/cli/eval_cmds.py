@@ -215,10 +215,11 @@ def leaderboard_cmd(
     """Battles between every pair of answering pipelines on shared questions (pairwise
     judge, both orders), Bradley–Terry ratings with bootstrap intervals: OUT/leaderboard.*"""
     from sciera.eval.judges.pairwise import PairwiseJudge
-    from sciera.eval.leaderboard import build_leaderboard
+    from sciera.eval.leaderboard import build_leaderboard, load_systems
     from sciera.llm.registry import make_llm
     from sciera.settings import load_settings
 
+    load_systems(results)  # bad directories fail here, before the judge model loads
     overrides = {"llm": {"model": judge_model}} if judge_model else {}
     judge = PairwiseJudge(make_llm(load_settings(preset, **overrides)), max_words=max_words or None)
     with step_progress() as update:
