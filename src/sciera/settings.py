@@ -55,6 +55,17 @@ class VectorSettings(_Section):
     qdrant_api_key: str | None = None
 
 
+class IndexSettings(_Section):
+    engine: Literal["embedded", "qdrant"] = Field(
+        "embedded",
+        description="embedded: bm25s + the vector index (vectors.backend); qdrant: one Qdrant "
+        "collection holds dense and BM25 sparse vectors and the passages, and fuses hybrid "
+        "search itself (server at vectors.qdrant_url, else local mode).",
+    )
+    qdrant_shards: int = Field(1, ge=1, description="Shards of the qdrant engine's collection.")
+    qdrant_replication: int = Field(1, ge=1, description="Replicas of each shard (server).")
+
+
 class RetrieveSettings(_Section):
     retriever: Literal["bm25", "dense", "hybrid"] = "hybrid"
     k: int = Field(10, ge=1)
@@ -160,6 +171,7 @@ class Settings(BaseSettings):
     bm25: BM25Settings = BM25Settings()
     embed: EmbedSettings = EmbedSettings()
     vectors: VectorSettings = VectorSettings()
+    index: IndexSettings = IndexSettings()
     retrieve: RetrieveSettings = RetrieveSettings()
     llm: LLMSettings = LLMSettings()
     rerank: RerankSettings = RerankSettings()

@@ -5,6 +5,7 @@ Layout::
     DIR/store.sqlite               passages (sciera.corpus)
     DIR/index/bm25/                bm25s files + passage ids
     DIR/index/dense-<embedder>/    vector index (faiss files, or Qdrant config/data)
+    DIR/index/qdrant-<embedder>/   index.engine qdrant: one collection, both halves
     DIR/index/manifest.json        see sciera.retrieve.manifest
 """
 
@@ -41,7 +42,7 @@ from sciera.vectors.registry import create_vector_index
 logger = logging.getLogger(__name__)
 
 BuildProgress = Callable[[str, int, int], None]
-"""Called as ``progress(task, done, total)``; task is ``"bm25"`` or ``"dense"``."""
+"""Called as ``progress(task, done, total)``; task is ``"bm25"``, ``"dense"`` or ``"qdrant"``."""
 
 INDEX_KINDS = ("bm25", "dense")
 EMBED_CHUNK = 1024
@@ -161,6 +162,38 @@ def _build_dense(
     return {**dense_params(settings, embedder.name), "dim": embedder.dim}
 
 
+def _build_qdrant(
+    store: PassageStore,
+    out: Path,
+    settings: Settings,
+    embedder: Embedder,
+    total: int,
+    progress: BuildProgress | None,
+    corpus_dir: Path,
+) -> dict[str, Any]:
+    from sciera.retrieve.qdrant_engine import build_qdrant
+
+    tmp = _fresh_tmp(out)
+    where = hashlib.blake2b(str(corpus_dir.resolve()).encode(), digest_size=4).hexdigest()
+
+    def report(done: int) -> None:
+        if progress is not None:
+            progress("qdrant", done, total)
+
+    params = build_qdrant(
+        store.iter_passages,
+        tmp,
+        settings,
+        embedder,
+        total,
+        collection=f"sciera-{embedder.name}-{where}",
+        progress=report,
+        chunk=EMBED_CHUNK,
+    )
+    _replace_dir(tmp, out)
+    return params
+
+
 def build_indexes(
     corpus_dir: str | Path,
     settings: Settings | None = None,
@@ -176,6 +209,12 @@ def build_indexes(
     if unknown:
         raise ScieraError(f"unknown index kind(s) {sorted(unknown)}; choose from {INDEX_KINDS}")
     settings = settings or load_settings()
+    qdrant = settings.index.engine == "qdrant"
+    if qdrant and set(which) != set(INDEX_KINDS):
+        raise ScieraError(
+            "the qdrant engine keeps BM25 and dense vectors in one collection: build both "
+            "(no --bm25-only / --dense-only)"
+        )
     corpus_dir = Path(corpus_dir)
     root = index_dir(corpus_dir)
     root.mkdir(parents=True, exist_ok=True)
@@ -185,9 +224,19 @@ def build_indexes(
         if total == 0:
             raise ScieraError(f"{corpus_dir} has no passages; ingest documents first")
         records: dict[str, IndexRecord] = {}
-        for kind in which:
+        for kind in ("qdrant",) if qdrant else which:
             start = time.perf_counter()
-            if kind == "bm25":
+            if kind == "qdrant":
+                from sciera.retrieve.qdrant_engine import qdrant_key
+
+                embedder = with_cache(
+                    embedder or create_embedder(settings.embed, settings.home), settings
+                )
+                key, libs = qdrant_key(embedder.name), (*_BM25_LIBS, *_DENSE_LIBS)
+                params = _build_qdrant(
+                    store, root / key, settings, embedder, total, progress, corpus_dir
+                )
+            elif kind == "bm25":
                 key, libs = "bm25", _BM25_LIBS
                 params = _build_bm25(store, root / key, settings, total, progress)
             else:

@@ -67,6 +67,34 @@ RETRIEVERS: dict[str, Callable[[_Context], Retriever]] = {
     "dense": _open_dense,
     "hybrid": _open_hybrid,
 }
+"""The retriever names, opened on the embedded engine (bm25s + a vector index)."""
+
+
+def _open_qdrant(kind: str) -> Callable[[_Context], Retriever]:
+    def opener(ctx: _Context) -> Retriever:
+        from sciera.retrieve.qdrant_engine import (
+            QdrantEngine,
+            QdrantRetriever,
+            qdrant_key,
+            qdrant_params,
+        )
+
+        name = ctx.embedder.name if ctx.embedder is not None else embedder_name(ctx.settings.embed)
+        key = qdrant_key(name)
+        ctx.check(key, qdrant_params(ctx.settings, name))
+        embedder = ctx.embedder or create_embedder(ctx.settings.embed, ctx.settings.home)
+        return QdrantRetriever(
+            QdrantEngine(index_dir(ctx.corpus_dir) / key, ctx.settings, embedder), kind
+        )
+
+    return opener
+
+
+ENGINES: dict[str, dict[str, Callable[[_Context], Retriever]]] = {
+    "embedded": RETRIEVERS,
+    "qdrant": {kind: _open_qdrant(kind) for kind in RETRIEVERS},
+}
+"""``index.engine`` -> retriever name -> opener."""
 
 
 def open_retriever(
@@ -75,19 +103,21 @@ def open_retriever(
     settings: Settings | None = None,
     embedder: Embedder | None = None,
 ) -> Retriever:
-    """A ``"bm25"``, ``"dense"`` or ``"hybrid"`` retriever over ``corpus_dir``.
+    """A ``"bm25"``, ``"dense"`` or ``"hybrid"`` retriever over ``corpus_dir``, on the
+    engine ``settings.index.engine`` names (embedded, or one Qdrant collection).
 
     Checks the manifest against the store fingerprint and ``settings``; a missing
     or stale index raises :class:`~sciera.errors.StaleIndexError`. ``embedder``
     reuses an already loaded model (it must be the one the settings name).
     """
+    settings = settings or load_settings()
     try:
-        opener = RETRIEVERS[name]
+        opener = ENGINES[settings.index.engine][name]
     except KeyError:
         raise ScieraError(
             f"unknown retriever {name!r}; choose one of {sorted(RETRIEVERS)}"
         ) from None
-    ctx = _Context(Path(corpus_dir), settings or load_settings(), embedder)
+    ctx = _Context(Path(corpus_dir), settings, embedder)
     try:
         return opener(ctx)
     except BaseException:

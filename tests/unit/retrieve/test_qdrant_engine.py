@@ -1,0 +1,109 @@
+"""The qdrant engine (one collection: dense + BM25 sparse vectors + passages) against the
+embedded engine (bm25s + faiss) on a small real store: the same BM25 scores, the same
+dense scores, hybrid RRF with the same scores, and the manifest and option checks."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from sciera.errors import ScieraError, StaleIndexError
+from sciera.retrieve.build import build_indexes
+from sciera.retrieve.open import open_retriever
+from sciera.retrieve.sparse_bm25 import SparseBM25
+from sciera.settings import BM25Settings, load_settings
+
+QUERIES = ["insulin resistance in muscle", "tumor suppressor genes", "gut microbiome diet", "zzz"]
+DOCS = [  # varied words and lengths, so no two passages tie on a query
+    ("d1", "Insulin resistance", "Insulin resistance lowers glucose uptake in skeletal muscle."),
+    (
+        "d2",
+        "Muscle",
+        "Resistance training builds muscle mass and strength in older adults over time.",
+    ),
+    ("d3", "Tumor suppressors", "TP53 is a tumor suppressor gene mutated in many cancers."),
+    ("d4", "Genes", "Suppressor genes were screened in a large cohort of glioma tumor samples."),
+    ("d5", "Microbiome", "The gut microbiome shifts with diet within days."),
+    ("d6", "Diet", "A fibre rich diet changed stool bacteria and insulin levels in 40 volunteers."),
+    ("d7", "Sleep", "Short sleep raised appetite hormones."),
+    ("d8", "Vitamin D", "Vitamin D deficiency raises the risk of multiple sclerosis in adults."),
+]
+
+
+def test_sparse_weights_are_lucene_bm25_split_between_document_and_query():
+    settings = BM25Settings(stemmer=None, stopwords=None)
+    enc = SparseBM25.fit(["cat sat mat", "cat cat dog", "bird"], settings)
+    assert enc.avgdl == pytest.approx(7 / 3) and enc.n == 3
+    ids, weights = enc.document("cat cat dog")
+    norm = 0.9 * (1 - 0.4 + 0.4 * 3 / (7 / 3))
+    assert ids == sorted([enc.vocab["cat"], enc.vocab["dog"]])
+    assert dict(zip(ids, weights, strict=True))[enc.vocab["cat"]] == pytest.approx(2 / (2 + norm))
+    assert enc.query("cat cat unknown") == ([enc.vocab["cat"]], [2.0])
+    with pytest.raises(ScieraError, match="lucene method only"):
+        SparseBM25(BM25Settings(method="robertson"), {}, 1.0, 1)
+
+
+def test_save_and_load_keep_the_encoder(tmp_path):
+    enc = SparseBM25.fit(["alpha beta", "beta gamma delta"], BM25Settings())
+    enc.save(tmp_path)
+    back = SparseBM25.load(tmp_path)
+    assert back.vocab == enc.vocab and back.avgdl == enc.avgdl and back.n == 2
+    assert back.document("beta gamma") == enc.document("beta gamma")
+
+
+@pytest.fixture
+def both(hash_embedder, tmp_path):
+    from sciera.corpus.ingest import ingest
+
+    data = tmp_path / "docs.jsonl"
+    data.write_text(
+        "".join(json.dumps({"_id": i, "title": t, "text": x}) + "\n" for i, t, x in DOCS)
+    )
+    small_corpus = tmp_path / "corpus"
+    ingest(data, small_corpus, format="beir")
+    home = {"home": str(tmp_path / "home"), "embed": {"cache": False}}
+    embedded = load_settings(**home)
+    qdrant = load_settings(index={"engine": "qdrant"}, **home)
+    build_indexes(small_corpus, embedded, embedder=hash_embedder)
+    manifest = build_indexes(small_corpus, qdrant, embedder=hash_embedder)
+    return small_corpus, embedded, qdrant, manifest
+
+
+@pytest.mark.parametrize("kind", ["bm25", "dense", "hybrid"])
+def test_the_qdrant_engine_scores_like_the_embedded_one(both, hash_embedder, kind):
+    corpus, embedded, qdrant, _ = both
+    # the hashed embedder gives 0 to passages sharing no word with the query, and engines
+    # order such ties differently (so do their RRF ranks): only BM25 asks "zzz", and the
+    # top 3 of each query are tie-free
+    queries = QUERIES if kind == "bm25" else QUERIES[:-1]
+    a = open_retriever(corpus, kind, embedded, embedder=hash_embedder).search_many(queries, 3)
+    b = open_retriever(corpus, kind, qdrant, embedder=hash_embedder).search_many(queries, 3)
+    for ra, rb in zip(a, b, strict=True):
+        scores_a = {i.passage_id: i.score for i in ra}
+        scores_b = {i.passage_id: i.score for i in rb}
+        assert [i.passage_id for i in ra] == [i.passage_id for i in rb]
+        assert all(math.isclose(scores_a[p], scores_b[p], abs_tol=1e-4) for p in scores_a)
+    assert [r.items for r in b][-1] == () or kind != "bm25"  # "zzz" matches no token
+    item = b[0].items[0]
+    assert item.passage.text and item.passage.doc_id == item.passage_id.split("#")[0]
+
+
+def test_the_manifest_records_one_collection_and_checks_settings(both, hash_embedder, tmp_path):
+    corpus, _, qdrant, manifest = both
+    record = manifest.records["qdrant-hash"]
+    assert record.kind == "qdrant" and record.params["points"] == len(DOCS)
+    assert record.params["engine"] == "qdrant" and record.params["bm25_k1"] == 0.9
+    config = json.loads((corpus / "index" / "qdrant-hash" / "qdrant_engine.json").read_text())
+    assert config["path"] == "qdrant" and config["dim"] == hash_embedder.dim
+    other = load_settings(index={"engine": "qdrant"}, bm25={"k1": 1.2}, home=str(tmp_path / "home"))
+    with pytest.raises(StaleIndexError):
+        open_retriever(corpus, "bm25", other, embedder=hash_embedder)
+    weighted = qdrant.model_copy(
+        update={"retrieve": qdrant.retrieve.model_copy(update={"fusion": "weighted"})}
+    )
+    with pytest.raises(ScieraError, match="plain RRF"):
+        open_retriever(corpus, "hybrid", weighted, embedder=hash_embedder)
+    with pytest.raises(ScieraError, match="one collection"):
+        build_indexes(corpus, qdrant, which=["bm25"], embedder=hash_embedder)
