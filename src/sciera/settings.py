@@ -56,11 +56,12 @@ class VectorSettings(_Section):
 
 
 class IndexSettings(_Section):
-    engine: Literal["embedded", "qdrant"] = Field(
-        "embedded",
+    engine: Literal["auto", "embedded", "qdrant"] = Field(
+        "auto",
         description="embedded: bm25s + the vector index (vectors.backend); qdrant: one Qdrant "
         "collection holds dense and BM25 sparse vectors and the passages, and fuses hybrid "
-        "search itself (server at vectors.qdrant_url, else local mode).",
+        "search itself (server at vectors.qdrant_url, else local mode); auto: builds "
+        "embedded, and opens qdrant when the corpus has only a qdrant index.",
     )
     qdrant_shards: int = Field(1, ge=1, description="Shards of the qdrant engine's collection.")
     qdrant_replication: int = Field(1, ge=1, description="Replicas of each shard (server).")

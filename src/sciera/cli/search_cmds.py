@@ -60,6 +60,19 @@ def index_cmd(
     qdrant_url: Annotated[
         str | None, typer.Option("--qdrant-url", help="Qdrant server URL (else embedded).")
     ] = None,
+    engine: Annotated[
+        str | None,
+        typer.Option(
+            "--engine",
+            help="embedded (bm25s + --vectors) or qdrant (one collection: dense + BM25 sparse).",
+        ),
+    ] = None,
+    shards: Annotated[
+        int | None, typer.Option("--shards", min=1, help="qdrant engine: shards.")
+    ] = None,
+    replication: Annotated[
+        int | None, typer.Option("--replication", min=1, help="qdrant engine: replicas.")
+    ] = None,
     preset: _PresetOpt = None,
 ) -> None:
     """Build the BM25 and dense indexes of a corpus directory and record them in the manifest."""
@@ -78,9 +91,12 @@ def index_cmd(
         bm25={"k1": k1, "b": b, "method": method},
         embed={"backend": embedder, "model": model},
         vectors={"backend": vectors, "qdrant_url": qdrant_url},
+        index={"engine": engine, "qdrant_shards": shards, "qdrant_replication": replication},
     )
 
     def label(task: str) -> str:
+        if task == "qdrant":
+            return f"qdrant: embedding ({settings.embed.backend}) + BM25"
         return "BM25" if task == "bm25" else f"embedding ({settings.embed.backend})"
 
     with step_progress(label) as progress:

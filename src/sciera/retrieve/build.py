@@ -209,7 +209,7 @@ def build_indexes(
     if unknown:
         raise ScieraError(f"unknown index kind(s) {sorted(unknown)}; choose from {INDEX_KINDS}")
     settings = settings or load_settings()
-    qdrant = settings.index.engine == "qdrant"
+    qdrant = settings.index.engine == "qdrant"  # auto builds the embedded engine
     if qdrant and set(which) != set(INDEX_KINDS):
         raise ScieraError(
             "the qdrant engine keeps BM25 and dense vectors in one collection: build both "

@@ -90,6 +90,17 @@ def _open_qdrant(kind: str) -> Callable[[_Context], Retriever]:
     return opener
 
 
+def engine_of(ctx: _Context) -> str:
+    """The engine to open: the settings', or for ``auto`` qdrant when the corpus holds
+    only a qdrant index (built with ``--engine qdrant``), else embedded."""
+    engine = ctx.settings.index.engine
+    if engine != "auto":
+        return engine
+    records = ctx.manifest.records if ctx.manifest is not None else {}
+    only_qdrant = records and all(r.kind == "qdrant" for r in records.values())
+    return "qdrant" if only_qdrant else "embedded"
+
+
 ENGINES: dict[str, dict[str, Callable[[_Context], Retriever]]] = {
     "embedded": RETRIEVERS,
     "qdrant": {kind: _open_qdrant(kind) for kind in RETRIEVERS},
@@ -111,13 +122,10 @@ def open_retriever(
     reuses an already loaded model (it must be the one the settings name).
     """
     settings = settings or load_settings()
-    try:
-        opener = ENGINES[settings.index.engine][name]
-    except KeyError:
-        raise ScieraError(
-            f"unknown retriever {name!r}; choose one of {sorted(RETRIEVERS)}"
-        ) from None
+    if name not in RETRIEVERS:
+        raise ScieraError(f"unknown retriever {name!r}; choose one of {sorted(RETRIEVERS)}")
     ctx = _Context(Path(corpus_dir), settings, embedder)
+    opener = ENGINES[engine_of(ctx)][name]
     try:
         return opener(ctx)
     except BaseException:

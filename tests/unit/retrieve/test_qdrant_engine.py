@@ -107,3 +107,26 @@ def test_the_manifest_records_one_collection_and_checks_settings(both, hash_embe
         open_retriever(corpus, "hybrid", weighted, embedder=hash_embedder)
     with pytest.raises(ScieraError, match="one collection"):
         build_indexes(corpus, qdrant, which=["bm25"], embedder=hash_embedder)
+
+
+def test_auto_opens_a_corpus_indexed_only_by_the_qdrant_engine(tmp_path, hash_embedder):
+    from sciera.corpus.ingest import ingest
+    from sciera.retrieve.qdrant_engine import QdrantRetriever
+
+    data = tmp_path / "docs.jsonl"
+    data.write_text("".join(json.dumps({"_id": i, "text": x}) + "\n" for i, _, x in DOCS))
+    ingest(data, tmp_path / "corpus", format="beir")
+    home = {"home": str(tmp_path / "home"), "embed": {"cache": False}}
+    build_indexes(
+        tmp_path / "corpus",
+        load_settings(index={"engine": "qdrant"}, **home),
+        embedder=hash_embedder,
+    )
+    auto = load_settings(**home)
+    assert auto.index.engine == "auto"
+    found = open_retriever(tmp_path / "corpus", "bm25", auto, embedder=hash_embedder)
+    assert isinstance(found, QdrantRetriever)
+    assert found.search(QUERIES[0], 1).items[0].passage_id == "d1#0"
+    embedded = load_settings(index={"engine": "embedded"}, **home)
+    with pytest.raises(StaleIndexError):  # asked for explicitly, the embedded index is missing
+        open_retriever(tmp_path / "corpus", "bm25", embedded, embedder=hash_embedder)
