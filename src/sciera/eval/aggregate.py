@@ -170,7 +170,7 @@ def repeat_scores(
         )
     record_specs = [s.label for s in specs if s.definition.kind == "record"]
     if record_specs:
-        out.update(evaluate_records(recs, record_specs))
+        out.update(evaluate_records(recs, record_specs, ds["qrels"]))
     out.update(_judge_columns(recs))
     out.update(_cost_columns(recs))
     return out

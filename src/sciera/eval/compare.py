@@ -104,7 +104,7 @@ def per_query_scores(
             out[s.label] = {q: v[s.label] for q, v in per_a.items()}
     record = [s.label for s in specs if s.definition.kind == "record"]
     if record:
-        out.update(evaluate_records_per_query(recs, record))
+        out.update(evaluate_records_per_query(recs, record, results.dataset["qrels"]))
     out.update(judge_scores(recs))
     return out
 

@@ -144,10 +144,13 @@ def test_record_metrics_read_the_run_and_skip_records_they_do_not_apply_to():
         evaluate({"q": ["d1"]}, {"q": {"d1": 1}}, ["search_calls"])
 
 
-def test_evidence_recall_has_no_cutoff():
-    run = {"q": [f"d{i}" for i in range(40)]}
-    qrels = {"q": {"d0": 1, "d35": 1, "zz": 1}}
-    assert evaluate(run, qrels, ["evidence_recall", "recall@10"]) == {
-        "evidence_recall": 2 / 3,
-        "recall@10": 1 / 3,
+def test_evidence_recall_counts_everything_retrieved_before_any_reranker():
+    from sciera.eval.metrics import evaluate_records
+
+    rec = {
+        "first": [[f"d{i}", 40.0 - i] for i in range(40)],
+        "reranked": [["d0", 1.0]],  # a filter kept one: not what was retrieved
     }
+    qrels = {"q": {"d0": 1, "d35": 1, "zz": 1}, "r": {"d1": 0}}
+    got = evaluate_records({"q": rec, "r": rec}, ["evidence_recall"], qrels)
+    assert got == {"evidence_recall": 2 / 3}  # r has no relevant document: left out

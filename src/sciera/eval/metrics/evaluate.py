@@ -208,24 +208,29 @@ def _mean(per_query: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
 
 
 def evaluate_records_per_query(
-    records: Mapping[str, Mapping[str, Any]], metrics: str | Iterable[str]
+    records: Mapping[str, Mapping[str, Any]],
+    metrics: str | Iterable[str],
+    qrels: Qrels | None = None,
 ) -> dict[str, dict[str, float]]:
-    """``{metric: {qid: value}}`` of ``record`` metrics over results records (a record a
-    metric does not apply to is absent)."""
+    """``{metric: {qid: value}}`` of ``record`` metrics over results records and the
+    questions' judgments (a record a metric does not apply to is absent)."""
     specs = parse_metrics(metrics, "record")
     out: dict[str, dict[str, float]] = {s.label: {} for s in specs}
     for qid, rec in records.items():
+        judged = (qrels or {}).get(qid, {})
         for s in specs:
-            value = s.definition.compute(rec)
+            value = s.definition.compute(rec, judged)
             if value is not None:
                 out[s.label][qid] = value
     return out
 
 
 def evaluate_records(
-    records: Mapping[str, Mapping[str, Any]], metrics: str | Iterable[str]
+    records: Mapping[str, Mapping[str, Any]],
+    metrics: str | Iterable[str],
+    qrels: Qrels | None = None,
 ) -> dict[str, float]:
     """``{metric: mean over the records it applies to}`` (metrics that apply to none are
     left out)."""
-    per_q = evaluate_records_per_query(records, metrics)
+    per_q = evaluate_records_per_query(records, metrics, qrels)
     return {m: sum(v.values()) / len(v) for m, v in per_q.items() if v}

@@ -15,7 +15,7 @@ metrics score extracted evidence against its source passages
 (``evaluate_evidence``), ``label`` metrics score predicted labels against
 gold labels over the whole corpus (``evaluate_labels``; ``macro_f1``), and ``record``
 metrics read how a question was run from its results record (``evaluate_records``:
-``search_calls`` and ``completion`` of the research agent).
+``evidence_recall`` over everything retrieved, ``search_calls`` and ``completion``).
 """
 
 from __future__ import annotations
@@ -57,8 +57,8 @@ class MetricDef:
     ``compute`` takes (QueryInput, k) for ``query`` metrics, (prediction,
     reference) for ``answer`` metrics, (passages, evidence) for ``evidence``
     metrics and (gold labels, predicted labels), aligned over all questions, for
-    ``label`` metrics, and a results record (a mapping) for ``record`` metrics, which
-    return None for a record they do not apply to. ``weight`` (query metrics) gives a
+    ``label`` metrics, and (a results record, the question's judgments) for ``record``
+    metrics, which return None for a record they do not apply to. ``weight`` (query metrics) gives a
     query's weight in the mean; a query with weight 0 is left out (CDR weighs each query by its pair
     count). ``exact`` (answer metrics) means the metric scores the structured
     exact answer (``sciera.generate.base.exact_answer``), not the free text,
@@ -118,16 +118,21 @@ def _nrs(q: QueryInput, k: int | None) -> float:
     return robustness.noise_robustness(q.ranked, q.distractors, k or 5)
 
 
-def _evidence_recall(q: QueryInput, _: int | None) -> float:
-    return ranking.recall(q.ranked, q.qrels, len(q.ranked))
+def _evidence_recall(rec: Mapping[str, Any], qrels: Mapping[str, float]) -> float | None:
+    """Share of the judged relevant items among everything retrieved: the first stage's
+    list (before any reranker filters it), or everything an agent's searches returned."""
+    if not any(g >= ranking.REL_THRESHOLD for g in qrels.values()):
+        return None
+    retrieved = [row[0] for row in rec.get("first", ())]
+    return ranking.recall(retrieved, qrels, len(retrieved))
 
 
-def _search_calls(rec: Mapping[str, Any]) -> float:
+def _search_calls(rec: Mapping[str, Any], _: Mapping[str, float]) -> float:
     """An agent's searches; a single-shot pipeline makes one retrieval."""
     return float(rec["agent"]["search_calls"]) if "agent" in rec else 1.0
 
 
-def _completion(rec: Mapping[str, Any]) -> float | None:
+def _completion(rec: Mapping[str, Any], _: Mapping[str, float]) -> float | None:
     """1 when an answer ended the run (an agent stopped by a limit scores 0); None for a
     pipeline that does not answer."""
     if "agent" in rec:
@@ -173,9 +178,9 @@ _DEFS: list[MetricDef] = [
     MetricDef("cr", "evidence", generation.compression_ratio, "compression ratio (EviOmni)"),
     MetricDef(
         "evidence_recall",
-        "query",
+        "record",
         _evidence_recall,
-        "recall of everything retrieved (an agent: over all its searches), no cutoff",
+        "recall of everything retrieved before reranking (an agent: over all its searches)",
     ),
     MetricDef("search_calls", "record", _search_calls, "retrieval calls per question"),
     MetricDef("completion", "record", _completion, "share of runs ended by an answer"),
