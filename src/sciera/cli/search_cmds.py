@@ -73,6 +73,19 @@ def index_cmd(
     replication: Annotated[
         int | None, typer.Option("--replication", min=1, help="qdrant engine: replicas.")
     ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            help="Embed on Ray first: local (start one here), auto (running cluster), HOST:PORT.",
+        ),
+    ] = None,
+    ray_workers: Annotated[
+        int | None, typer.Option("--ray-workers", min=1, help="Embedding actors (default: CPUs).")
+    ] = None,
+    shard_size: Annotated[
+        int, typer.Option("--shard-size", min=1, help="Passages per Ray shard.")
+    ] = 1024,
     preset: _PresetOpt = None,
 ) -> None:
     """Build the BM25 and dense indexes of a corpus directory and record them in the manifest."""
@@ -95,11 +108,31 @@ def index_cmd(
     )
 
     def label(task: str) -> str:
+        if task == "ray":
+            return f"embedding on Ray ({settings.embed.backend})"
         if task == "qdrant":
             return f"qdrant: embedding ({settings.embed.backend}) + BM25"
         return "BM25" if task == "bm25" else f"embedding ({settings.embed.backend})"
 
     with step_progress(label) as progress:
+        if ray is not None and "dense" in which:
+            from functools import partial
+
+            from sciera.scale.embed import embed_on_ray
+
+            ran = embed_on_ray(
+                corpus,
+                settings,
+                ray,
+                shard_size=shard_size,
+                workers=ray_workers,
+                progress=partial(progress, "ray"),
+            )
+            typer.echo(
+                f"ray: embedded {ran['embedded']} of {ran['missing']} uncached passages in "
+                f"{ran['shards']} shards on {ran['workers']} workers",
+                err=True,
+            )
         manifest = build_indexes(corpus, settings, which=which, progress=progress)
     table = Table(title=f"indexes of {corpus}")
     for column in ("index", "passages", "seconds", "passages/s", "parameters"):

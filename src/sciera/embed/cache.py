@@ -100,6 +100,19 @@ class CachedEmbedder:
             progress(len(texts), len(texts))
         return out
 
+    def missing(self, texts: Sequence[str]) -> list[int]:
+        """Indices of the ``texts`` whose vectors are not cached yet."""
+        keys = [_text_key(t) for t in texts]
+        found = self._lookup(keys)
+        return [i for i, k in enumerate(keys) if k not in found]
+
+    def put(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+        """Cache vectors computed elsewhere (a Ray worker) for ``texts``."""
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.shape != (len(texts), self.dim):
+            raise ValueError(f"expected {len(texts)} x {self.dim} vectors, got {vectors.shape}")
+        self._store([_text_key(t) for t in texts], vectors)
+
     def _lookup(self, keys: list[bytes]) -> dict[bytes, np.ndarray]:
         found: dict[bytes, np.ndarray] = {}
         with self._lock:

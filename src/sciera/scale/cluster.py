@@ -1,0 +1,55 @@
+"""Connecting to Ray: ``local`` (start a cluster in this process), ``auto`` (the cluster
+``ray start`` runs on this machine) or an address (``HOST:PORT``, ``ray://HOST:10001``)."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from sciera.errors import ScieraError, require
+
+
+def check_reachable(address: str, timeout: float = 10.0) -> None:
+    """Fail fast on a ``HOST:PORT`` nobody listens on (Ray itself retries for minutes)."""
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise ScieraError(
+            f"cannot connect to the Ray cluster at {address!r}: {exc.strerror or exc}"
+        ) from None
+
+
+@contextmanager
+def ray_cluster(address: str, *, num_cpus: int | None = None) -> Iterator[Any]:
+    """The ``ray`` module, connected; a connection opened here is closed on exit."""
+    ray = require("ray", "ray")
+    opened = not ray.is_initialized()
+    if opened and address not in ("local", "auto"):
+        check_reachable(address)
+    if opened:
+        kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+        try:
+            if address == "local":
+                ray.init(num_cpus=num_cpus, **kwargs)
+            else:
+                ray.init(address=address, **kwargs)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ScieraError(
+                f"cannot connect to the Ray cluster at {address!r}: {first}"
+            ) from None
+    try:
+        yield ray
+    finally:
+        if opened:
+            ray.shutdown()
+
+
+def worker_cpus(ray: Any) -> int:
+    """CPUs the cluster offers (at least 1)."""
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))
