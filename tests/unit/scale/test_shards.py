@@ -38,6 +38,6 @@ def test_only_uncached_texts_in_store_order_and_whole_shards():
 
 
 def test_an_address_nobody_listens_on_is_refused_at_once():
-    with pytest.raises(ScieraError, match="cannot connect to the Ray cluster at '127.0.0.1:1'"):
+    with pytest.raises(ScieraError, match=r"cannot connect to the Ray cluster at '127\.0\.0\.1:1'"):
         check_reachable("127.0.0.1:1", timeout=2)
     check_reachable("auto")  # not HOST:PORT: left to Ray
