@@ -127,6 +127,12 @@ def _build_bm25(
     return bm25_params(settings)
 
 
+def collection_name(embedder: Embedder, corpus_dir: Path) -> str:
+    """A Qdrant collection name unique to the embedder and the corpus folder."""
+    where = hashlib.blake2b(str(corpus_dir.resolve()).encode(), digest_size=4).hexdigest()
+    return f"sciera-{embedder.name}-{where}"
+
+
 def _build_dense(
     store: PassageStore,
     out: Path,
@@ -137,9 +143,8 @@ def _build_dense(
     corpus_dir: Path,
 ) -> dict[str, Any]:
     tmp = _fresh_tmp(out)
-    where = hashlib.blake2b(str(corpus_dir.resolve()).encode(), digest_size=4).hexdigest()
     index = create_vector_index(
-        settings.vectors, embedder.dim, tmp, collection=f"sciera-{embedder.name}-{where}"
+        settings.vectors, embedder.dim, tmp, collection=collection_name(embedder, corpus_dir)
     )
     try:
         done = 0
@@ -174,7 +179,6 @@ def _build_qdrant(
     from sciera.retrieve.qdrant_engine import build_qdrant
 
     tmp = _fresh_tmp(out)
-    where = hashlib.blake2b(str(corpus_dir.resolve()).encode(), digest_size=4).hexdigest()
 
     def report(done: int) -> None:
         if progress is not None:
@@ -186,7 +190,7 @@ def _build_qdrant(
         settings,
         embedder,
         total,
-        collection=f"sciera-{embedder.name}-{where}",
+        collection=collection_name(embedder, corpus_dir),
         progress=report,
         chunk=EMBED_CHUNK,
     )
