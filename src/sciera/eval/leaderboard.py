@@ -8,8 +8,9 @@ Systems are the pipelines with answers in the given results directories (named
 first complete repeat. Two systems battle on a question when both answered it and the
 question text is the same in both runs. Every battle goes through the
 :class:`~sciera.eval.judges.pairwise.PairwiseJudge` and is appended to
-``OUT/battles.jsonl`` at once, keyed by the question and a digest of both answers, so an
-interrupted leaderboard resumes and a changed answer is judged again.
+``OUT/battles.jsonl`` at once (the runner's fsync'd :class:`~sciera.eval.resultlog.QueryLog`),
+keyed by the question and a digest of both answers, so an interrupted leaderboard resumes
+and a changed answer is judged again.
 
 Two ratings per system when the runs carry rubric coverage (a ``rubric_coverage`` judge
 with ``points`` in its details): ``direct`` (the pairwise verdicts alone) and ``ensemble``
@@ -32,6 +33,7 @@ from typing import Any
 from sciera.errors import ScieraError
 from sciera.eval.bradley_terry import Rating, rate
 from sciera.eval.judges.pairwise import Battle, PairwiseJudge, cut_words, position_bias
+from sciera.eval.resultlog import QueryLog
 
 BATTLES_FILE = "battles.jsonl"
 PREFERENCE_WEIGHT = 4.0  # ResearchQA's ensemble: coverage points + 4 x direct preference
@@ -119,31 +121,10 @@ def matches(systems: Sequence[System], max_words: int | None) -> list[Match]:
     return out
 
 
-class BattleLog:
-    """``battles.jsonl``: one line per judged match, appended and flushed at once."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.done: dict[str, Battle] = {}
-        if path.is_file():
-            for line in path.read_text(encoding="utf-8").splitlines():
-                if line.strip():
-                    row = json.loads(line)
-                    self.done[row["key"]] = Battle.from_dict(row["battle"])
-
-    def append(self, match: Match, battle: Battle) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        row = {"key": match.key, "qid": match.qid, "x": match.x, "y": match.y}
-        with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps({**row, "battle": battle.to_dict()}, ensure_ascii=False) + "\n")
-            fh.flush()
-        self.done[match.key] = battle
-
-
 def judge_matches(
     todo: Sequence[Match],
     judge: PairwiseJudge,
-    log: BattleLog,
+    log: QueryLog,
     *,
     deadline: float | None = None,
     progress: Progress | None = None,
@@ -151,12 +132,14 @@ def judge_matches(
     """Each match with its battle: from the log, else judged now (until ``deadline``, a
     ``time.monotonic()`` value; matches left then are not yielded)."""
     for i, m in enumerate(todo, start=1):
-        battle = log.done.get(m.key)
-        if battle is None:
+        if m.key in log:
+            battle = Battle.from_dict(log.records[m.key]["battle"])
+        else:
             if deadline is not None and time.monotonic() > deadline:
                 return
             battle = judge.battle(m.question, m.answer_x, m.answer_y)
-            log.append(m, battle)
+            row = {"key": m.key, "qid": m.qid, "x": m.x, "y": m.y}
+            log.append({**row, "battle": battle.to_dict()})
         if progress is not None:
             progress(i, len(todo))
         yield m, battle
@@ -239,9 +222,9 @@ def build_leaderboard(
     todo = matches(systems, judge.max_words)
     if not todo:
         raise ScieraError("no question was answered by two systems: nothing to battle on")
-    log = BattleLog(out / BATTLES_FILE)
     deadline = time.monotonic() + 60 * limit_minutes if limit_minutes else None
-    judged = list(judge_matches(todo, judge, log, deadline=deadline, progress=progress))
+    with QueryLog.open(out / BATTLES_FILE, key="key") as log:
+        judged = list(judge_matches(todo, judge, log, deadline=deadline, progress=progress))
     ok = [(m, b) for m, b in judged if b.score_x is not None]
     direct: dict[str, list[tuple[str, str, float]]] = {}
     ensemble: dict[str, list[tuple[str, str, float]]] = {}

@@ -18,26 +18,29 @@ from sciera.errors import InputError
 
 
 class QueryLog:
-    """``{qid: record}`` backed by ``path``; :meth:`append` makes a record durable."""
+    """``{record[key]: record}`` backed by ``path`` (``key`` is ``"qid"`` for the runner's
+    per-question results); :meth:`append` makes a record durable."""
 
-    def __init__(self, path: Path, records: dict[str, dict[str, Any]]) -> None:
+    def __init__(self, path: Path, records: dict[str, dict[str, Any]], key: str = "qid") -> None:
         self.path = path
         self.records = records
+        self.key = key
         self._fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 -- closed in close()
 
     @classmethod
-    def open(cls, path: str | Path) -> QueryLog:
+    def open(cls, path: str | Path, key: str = "qid") -> QueryLog:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        return cls(path, read_log(path, repair=True))
+        return cls(path, read_log(path, repair=True, key=key), key)
 
     def __contains__(self, qid: str) -> bool:
         return qid in self.records
 
     def append(self, record: Mapping[str, Any]) -> None:
-        qid = str(record["qid"])
+        qid = str(record[self.key])
         if qid in self.records:
-            raise ValueError(f"{self.path}: query {qid!r} is already logged")
+            what = "query" if self.key == "qid" else self.key
+            raise ValueError(f"{self.path}: {what} {qid!r} is already logged")
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
         self._fh.write(line)
         self._fh.flush()
@@ -54,10 +57,11 @@ class QueryLog:
         self.close()
 
 
-def read_log(path: str | Path, repair: bool = False) -> dict[str, dict[str, Any]]:
-    """Records by qid. A partial last line (no newline) is ignored, or cut off with ``repair``.
+def read_log(path: str | Path, repair: bool = False, key: str = "qid") -> dict[str, dict[str, Any]]:
+    """Records by ``key``. A partial last line (no newline) is ignored, or cut off with
+    ``repair``.
 
-    Anything else that is not a JSON object, or a qid seen twice, is an InputError.
+    Anything else that is not a JSON object, or a key seen twice, is an InputError.
     """
     path = Path(path)
     if not path.exists():
@@ -77,9 +81,10 @@ def read_log(path: str | Path, repair: bool = False) -> dict[str, dict[str, Any]
             rec = json.loads(raw)
         except ValueError as exc:
             raise InputError(str(path), line_no, "record", f"invalid JSON: {exc}") from None
-        if not isinstance(rec, dict) or "qid" not in rec:
-            raise InputError(str(path), line_no, "qid", "record without a qid")
-        if rec["qid"] in records:
-            raise InputError(str(path), line_no, "qid", f"duplicate query {rec['qid']!r}")
-        records[str(rec["qid"])] = rec
+        if not isinstance(rec, dict) or key not in rec:
+            raise InputError(str(path), line_no, key, f"record without a {key}")
+        if str(rec[key]) in records:
+            what = "query" if key == "qid" else key
+            raise InputError(str(path), line_no, key, f"duplicate {what} {rec[key]!r}")
+        records[str(rec[key])] = rec
     return records

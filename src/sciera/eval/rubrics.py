@@ -16,12 +16,12 @@ For each question of a dataset:
 Each item is tagged with a type from :data:`TYPES` (the LLM's tag; an unknown tag becomes
 "other") and its source (grounded or parametric). One JSON line per question is appended
 and flushed as soon as it is built, so a stopped build resumes; the LLM's replies are
-cached. The line records the counts removed and the model and prompt versions.
+cached (the lines go through the runner's fsync'd :class:`~sciera.eval.resultlog.QueryLog`).
+The line records the counts removed and the model and prompt versions.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from sciera.errors import ScieraError
+from sciera.eval.resultlog import QueryLog, read_log
 
 TYPES: tuple[str, ...] = (
     "finding",
@@ -158,12 +159,6 @@ def build_rubric(
     return {"items": kept, "written": len(items), "removed": removed, "errors": errors}
 
 
-def done_ids(path: Path) -> set[str]:
-    if not path.is_file():
-        return set()
-    return {json.loads(line)["qid"] for line in path.read_text("utf-8").splitlines() if line}
-
-
 def build_rubrics(
     data: Any,
     llm: Any,
@@ -180,13 +175,11 @@ def build_rubrics(
     from sciera.llm.prompting import load_prompt
 
     versions = {p: load_prompt(p).version for p in ("rubric_grounded", "rubric_parametric")}
-    done = done_ids(out)
     qids = list(data.queries)
     deadline = time.monotonic() + 60 * limit_minutes if limit_minutes else None
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("a", encoding="utf-8") as fh:
+    with QueryLog.open(out) as log:
         for n, qid in enumerate(qids, start=1):
-            if qid not in done:
+            if qid not in log:
                 if deadline is not None and time.monotonic() > deadline:
                     break
                 rubric = build_rubric(
@@ -199,15 +192,14 @@ def build_rubrics(
                     "model_id": llm.model_id,
                     "prompt_versions": versions,
                 }
-                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-                fh.flush()
+                log.append(row)
             if progress is not None:
                 progress(n, len(qids))
     return rubric_stats(out, len(qids))
 
 
 def rubric_stats(path: Path, wanted: int) -> dict[str, Any]:
-    rows = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line]
+    rows = list(read_log(path).values())
     if not rows:
         raise ScieraError(f"{path}: no rubric was built")
     items = [i for r in rows for i in r["items"]]

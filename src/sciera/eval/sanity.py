@@ -11,8 +11,9 @@ an unrelated cited claim) and does not lose to the padded copy:
   corruption's; for ``padded``, the copy's coverage is at most :data:`PADDED_TOLERANCE`
   above the reference's.
 
-Every judgment is appended to ``OUT/judgments.jsonl`` as soon as it is made (keyed by the
-question, the case, the judge and a digest of the texts), so a stopped run resumes.
+Every judgment is appended to ``OUT/judgments.jsonl`` as soon as it is made (the runner's
+fsync'd :class:`~sciera.eval.resultlog.QueryLog`, keyed by a digest of the judge, the
+question and the texts), so a stopped run resumes.
 ``OUT/pairs.jsonl`` holds the cases; ``OUT/sanity.json`` and ``sanity.md`` the accuracies.
 """
 
@@ -27,6 +28,7 @@ from typing import Any
 
 from sciera.errors import ScieraError
 from sciera.eval.corruptions import HARMFUL, KINDS, corrupt, key_sentence, sentences
+from sciera.eval.resultlog import QueryLog
 
 PADDED_TOLERANCE = 0.05
 JUDGMENTS_FILE = "judgments.jsonl"
@@ -71,24 +73,11 @@ def _key(*parts: str) -> str:
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:16]
 
 
-class JudgmentLog:
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.done: dict[str, dict[str, Any]] = {}
-        if path.is_file():
-            for line in path.read_text("utf-8").splitlines():
-                if line.strip():
-                    row = json.loads(line)
-                    self.done[row["key"]] = row["result"]
-
-    def get_or_make(self, key: str, make: Any, meta: Mapping[str, str]) -> dict[str, Any]:
-        if key not in self.done:
-            result = make()
-            with self.path.open("a", encoding="utf-8") as fh:
-                row = {"key": key, **meta, "result": result}
-                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-            self.done[key] = result
-        return self.done[key]
+def _get_or_make(log: QueryLog, key: str, make: Any, meta: Mapping[str, str]) -> dict:
+    """The logged result under ``key``, else ``make()`` logged at once."""
+    if key not in log:
+        log.append({"key": key, **meta, "result": make()})
+    return log.records[key]["result"]
 
 
 def run_sanity(
@@ -110,22 +99,22 @@ def run_sanity(
     (out / "pairs.jsonl").write_text(
         "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in pairs), encoding="utf-8"
     )
-    log = JudgmentLog(out / JUDGMENTS_FILE)
     deadline = time.monotonic() + 60 * limit_minutes if limit_minutes else None
     rows = []
-    for n, p in enumerate(pairs, start=1):
-        if deadline is not None and time.monotonic() > deadline:
-            break
-        rows.append(_judge_case(p, log, pairwise, coverage))
-        if progress is not None:
-            progress(n, len(pairs))
+    with QueryLog.open(out / JUDGMENTS_FILE, key="key") as log:
+        for n, p in enumerate(pairs, start=1):
+            if deadline is not None and time.monotonic() > deadline:
+                break
+            rows.append(_judge_case(p, log, pairwise, coverage))
+            if progress is not None:
+                progress(n, len(pairs))
     summary = summarize(rows, pairwise, coverage, len(pairs))
     (out / "sanity.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     (out / "sanity.md").write_text(markdown(summary), encoding="utf-8")
     return summary
 
 
-def _judge_case(p: Mapping[str, str], log: JudgmentLog, pairwise: Any, coverage: Any) -> dict:
+def _judge_case(p: Mapping[str, str], log: QueryLog, pairwise: Any, coverage: Any) -> dict:
     from sciera.eval.judges.pairwise import Battle
 
     row: dict[str, Any] = {"qid": p["qid"], "kind": p["kind"]}
@@ -140,7 +129,8 @@ def _judge_case(p: Mapping[str, str], log: JudgmentLog, pairwise: Any, coverage:
             p["reference"],
             p["corrupted"],
         )
-        result = log.get_or_make(
+        result = _get_or_make(
+            log,
             key,
             lambda: pairwise.battle(p["question"], p["reference"], p["corrupted"]).to_dict(),
             {**meta, "judge": "pairwise"},
@@ -159,7 +149,8 @@ def _judge_case(p: Mapping[str, str], log: JudgmentLog, pairwise: Any, coverage:
                 text,
             )
             scores.append(
-                log.get_or_make(
+                _get_or_make(
+                    log,
                     key,
                     lambda text=text: coverage.judge(p["question"], "", text).to_dict(),
                     {**meta, "judge": "rubric_coverage", "text": which},
