@@ -101,3 +101,26 @@ def test_two_questions_with_the_real_llm(scifact_corpus, tmp_path) -> None:
             if c.is_distractor:
                 assert c.passage_id.startswith(f"ssli:{inst.id.rsplit('/', 1)[0]}:")
                 assert c.distractor_type in ("misleading", "background", "irrelevant")
+
+
+def test_claims_on_excluded_abstracts_are_skipped(scifact_corpus, scifact_dir, tmp_path) -> None:
+    from sciera.datasets.ssli.io import ssli_gold_docs
+
+    repo = Path(__file__).resolve().parents[2]
+    shipped = repo / "benchmarks/results/ssli_scifact_100/build/instances.packed.jsonl.gz"
+    config = BuildConfig(
+        mode="hard-negative",
+        queries=str(scifact_dir),
+        n_docs=300,
+        retriever="bm25",
+        settings=("base",),
+        exclude_ssli=(str(shipped),),
+    )
+    SSLIBuilder(scifact_corpus, tmp_path, config).run()
+    forbidden = ssli_gold_docs(shipped)
+    qrels = load_qrels(scifact_dir / "qrels" / "test.tsv")
+    on_forbidden = {q for q, judged in qrels.items() if forbidden & set(judged)}
+    counts = json.loads((tmp_path / "selection.json").read_text())["counts"]
+    assert counts["on_excluded_docs"] == len(on_forbidden) > 0
+    kept = {inst.provenance["query_id"] for inst in load_ssli(tmp_path)}
+    assert kept and not kept & on_forbidden

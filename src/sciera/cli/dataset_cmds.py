@@ -56,6 +56,20 @@ def build_cmd(
             help="Rewrite questions rejected for citing 'the study' once, from their answer.",
         ),
     ] = True,
+    exclude_ssli: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--exclude-ssli",
+            help="SSLI set whose gold abstracts are never a question's source (repeatable).",
+        ),
+    ] = None,
+    exclude_qrels: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--exclude-qrels",
+            help="Qrels file whose judged documents are never a question's source (repeatable).",
+        ),
+    ] = None,
     preset: Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")] = None,
 ) -> None:
     """Build (or resume) a dataset in OUT: instances.jsonl, stats.json and checkpoints."""
@@ -76,6 +90,8 @@ def build_cmd(
         queries=str(queries) if queries else None,
         qrels_split=qrels_split,
         repair_questions=repair,
+        exclude_ssli=tuple(str(p) for p in exclude_ssli or ()),
+        exclude_qrels=tuple(str(p) for p in exclude_qrels or ()),
     )
     with step_progress() as progress:
         builder = SSLIBuilder(

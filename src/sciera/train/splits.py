@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sciera.datasets.ssli.io import ssli_gold_docs
 from sciera.errors import ScieraError
 
 # BEIR names its evaluation splits like this; a training qrels file beside one of them
@@ -39,26 +40,6 @@ def _norm(text: str) -> str:
 
 def _digest(items: Iterable[str]) -> str:
     return hashlib.sha256("\n".join(sorted(items)).encode()).hexdigest()[:16]
-
-
-def ssli_gold_docs(path: str | Path) -> set[str]:
-    """Document ids of the gold passages of an SSLI set (build folder, instances file, or
-    packed ``.jsonl.gz``): the abstracts its questions were written from."""
-    from sciera.datasets.ssli.io import INSTANCES_FILE, iter_jsonl
-
-    path = Path(path)
-    if path.is_dir():
-        packed = sorted(path.glob("instances*.jsonl*"))
-        path = path / INSTANCES_FILE if (path / INSTANCES_FILE).exists() else (packed or [path])[0]
-    if not path.is_file():
-        raise ScieraError(f"{path}: no SSLI instances file (instances.jsonl or a packed set)")
-    docs: set[str] = set()
-    for line, rec in iter_jsonl(path):
-        gold = rec.get("gold_passage_ids")
-        if not isinstance(gold, list) or not gold:
-            raise ScieraError(f"{path}:{line}: gold_passage_ids: missing or empty")
-        docs.update(str(pid).split("#", 1)[0] for pid in gold)
-    return docs
 
 
 @dataclass

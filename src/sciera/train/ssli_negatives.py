@@ -1,8 +1,8 @@
-"""SSLI hard negatives for training: an SSLI set built from training-side abstracts (e.g.
-``sciera dataset build --queries BEIR --qrels-split train ...``) gives, per question, its
-gold passage and the distractors the LLM wrote to look relevant without answering. Each
-such question becomes a training query whose groups always carry its distractors as
-negatives (the rest are the first stage's hard negatives as usual).
+"""SSLI hard negatives for training: an SSLI set built from training-side abstracts
+(``sciera dataset build ... --exclude-ssli EVAL_SET --exclude-qrels TEST_QRELS``) gives,
+per question, its gold passage and the distractors the LLM wrote to look relevant without
+answering. Each such question becomes a training query whose groups always carry its
+distractors as negatives (the rest are the first stage's hard negatives as usual).
 
 The split guard decides what may enter: a set whose gold abstracts are excluded (an
 evaluation SSLI set) or whose questions are evaluation queries is refused with the

@@ -316,3 +316,27 @@ def test_lmqg_mode_skips_extraction(corpus: Path, tmp_path: Path) -> None:
     # second, unsupported by the two bone-density docs
     assert stats["instances"] == {"base": 1}
     assert stats["qa"]["rejected"] == {"duplicate_question": 1, "answer_unsupported": 2}
+
+
+def test_excluded_abstracts_are_never_a_source(corpus: Path, tmp_path: Path) -> None:
+    first = tmp_path / "eval"
+    _build(corpus, first, _llm(repair=True))
+    eval_docs = {i.gold_passage_ids[0].split("#")[0] for i in load_ssli(first)}
+    assert len(eval_docs) == 4
+    judged, unjudged = sorted({f"d{i}" for i in range(N_DOCS)} - eval_docs)[:2]
+    qrels = tmp_path / "test.tsv"
+    qrels.write_text(f"query-id\tcorpus-id\tscore\nq1\t{judged}\t1\nq2\t{unjudged}\t0\n")
+    config = BuildConfig(
+        **{**CONFIG.to_dict(), "exclude_ssli": (str(first),), "exclude_qrels": (str(qrels),)}
+    )
+    train = tmp_path / "train"
+    _build(corpus, train, _llm(repair=True), config)
+    selection = json.loads((train / "selection.json").read_text())
+    picked = {item["doc_id"] for item in selection["items"]}
+    assert len(picked) == 4 and not picked & (eval_docs | {judged})
+    assert selection["counts"]["excluded_docs"] == 5  # a grade of 0 is not relevant
+    train_docs = {i.gold_passage_ids[0].split("#")[0] for i in load_ssli(train)}
+    assert train_docs and not train_docs & eval_docs
+    # the exclusions are build options: a resume without them is refused
+    with pytest.raises(ScieraError, match="exclude_qrels, exclude_ssli"):
+        _build(corpus, train, _llm(repair=True))

@@ -38,11 +38,17 @@ class BuildConfig:
     retriever: str = "hybrid"
     queries: str | None = None  # BEIR folder: questions + gold docs (hard-negative mode)
     qrels_split: str = "test"
+    # abstracts never used as a question's source: the gold abstracts of these SSLI sets
+    # and the judged (grade > 0) documents of these qrels files, e.g. a training-side build
+    # that must stay disjoint from every evaluation set
+    exclude_ssli: tuple[str, ...] = ()
+    exclude_qrels: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if isinstance(self.rules, dict):  # from to_dict() / build.json
             object.__setattr__(self, "rules", DistractorRules(**self.rules))
-        object.__setattr__(self, "settings", tuple(self.settings))
+        for name in ("settings", "exclude_ssli", "exclude_qrels"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
         if self.mode not in MODES:
             raise ScieraError(f"unknown mode {self.mode!r}; choose one of {list(MODES)}")
         bad = [s for s in self.settings if s not in SETTINGS]
@@ -63,8 +69,22 @@ class BuildConfig:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        data["settings"] = list(self.settings)
+        for name in ("settings", "exclude_ssli", "exclude_qrels"):
+            data[name] = list(data[name])
         return data
+
+    def excluded_docs(self) -> set[str]:
+        """Every abstract the exclusions name (read from the files each time)."""
+        from sciera.corpus import load_qrels
+        from sciera.datasets.ssli.io import ssli_gold_docs
+
+        docs: set[str] = set()
+        for path in self.exclude_ssli:
+            docs |= ssli_gold_docs(path)
+        for path in self.exclude_qrels:
+            qrels = load_qrels(path)
+            docs |= {d for judged in qrels.values() for d, grade in judged.items() if grade > 0}
+        return docs
 
     def check_resume(self, previous: dict[str, Any], out_dir: Path) -> None:
         """Refuse to continue a build made with other options."""

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from sciera.errors import InputError
+from sciera.errors import InputError, ScieraError
 from sciera.types import Candidate, QAInstance, to_plain
 
 INSTANCES_FILE = "instances.jsonl"
@@ -219,3 +219,21 @@ def instance_stats(instances: Iterable[QAInstance]) -> dict[str, Any]:
         "distractor_types": dict(sorted(kinds.items())),
         "instances_missing_gold": gold_missing,
     }
+
+
+def ssli_gold_docs(path: str | Path) -> set[str]:
+    """Document ids of the gold passages of an SSLI set (build folder, instances file, or
+    packed ``.jsonl.gz``): the abstracts its questions were written from."""
+    path = Path(path)
+    if path.is_dir():
+        packed = sorted(path.glob("instances*.jsonl*"))
+        path = path / INSTANCES_FILE if (path / INSTANCES_FILE).exists() else (packed or [path])[0]
+    if not path.is_file():
+        raise ScieraError(f"{path}: no SSLI instances file (instances.jsonl or a packed set)")
+    docs: set[str] = set()
+    for line, rec in iter_jsonl(path):
+        gold = rec.get("gold_passage_ids")
+        if not isinstance(gold, list) or not gold:
+            raise InputError(str(path), line, "gold_passage_ids", "missing or empty")
+        docs.update(str(pid).split("#", 1)[0] for pid in gold)
+    return docs

@@ -93,7 +93,8 @@ class QuestionSource:
     def _select_clusters(self) -> dict[str, Any]:
         cfg = self.config
         rng = np.random.default_rng(cfg.seed)
-        passages = list(self.store.iter_passages())
+        excluded = cfg.excluded_docs()
+        passages = [p for p in self.store.iter_passages() if p.doc_id not in excluded]
         doc_ids = list(dict.fromkeys(p.doc_id for p in passages))
         if cfg.pool is not None and len(doc_ids) > cfg.pool:
             chosen = set(rng.choice(len(doc_ids), size=cfg.pool, replace=False).tolist())
@@ -128,6 +129,7 @@ class QuestionSource:
             }
             for s in picked
         ]
+        counts["excluded_docs"] = len(excluded)
         return {"source": "clusters", "embedder": embedder.name, "counts": counts, "items": items}
 
     def _select_beir(self) -> dict[str, Any]:
@@ -140,12 +142,16 @@ class QuestionSource:
         ids = sorted(qrels)
         order = np.random.default_rng(cfg.seed).permutation(len(ids)).tolist()
         limit = cfg.max_questions or cfg.n_docs
-        items, skipped = [], 0
+        excluded = cfg.excluded_docs()
+        items, skipped, on_excluded = [], 0, 0
         for i in order:
             if len(items) >= limit:
                 break
             qid = ids[i]
             gold_docs = sorted(d for d, grade in qrels[qid].items() if grade > 0)
+            if excluded.intersection(gold_docs):
+                on_excluded += 1
+                continue
             gold = [pid for d in gold_docs for pid in doc_passages(self.store, d)]
             if qid not in queries or not gold or len(gold) > cfg.total // 2:
                 skipped += 1
@@ -158,7 +164,12 @@ class QuestionSource:
                     "gold_passage_ids": gold,
                 }
             )
-        counts = {"queries": len(ids), "selected": len(items), "skipped": skipped}
+        counts = {
+            "queries": len(ids),
+            "selected": len(items),
+            "skipped": skipped,
+            "on_excluded_docs": on_excluded,
+        }
         return {"source": f"beir:{folder}:{cfg.qrels_split}", "counts": counts, "items": items}
 
     # -- steps 2-3 -------------------------------------------------------------------------
