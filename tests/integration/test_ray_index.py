@@ -5,11 +5,7 @@ built from the cache equals the single-process one."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -29,42 +25,6 @@ N_DOCS = 48
 SHARD = 16
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory):
-    """A head and a worker node on 127.0.0.1, one CPU each; stopped after the module."""
-    exe = str(Path(sys.executable).parent / "ray")
-    port = free_port()
-    temp = tmp_path_factory.mktemp("ray")
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
-    common = ["--num-cpus", "1", "--disable-usage-stats"]
-    head = [exe, "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port)]
-    subprocess.run(
-        [*head, "--include-dashboard=false", f"--temp-dir={temp}", *common],
-        check=True,
-        env=env,
-        timeout=180,
-        capture_output=True,
-    )
-    address = f"127.0.0.1:{port}"
-    try:
-        subprocess.run(
-            [exe, "start", "--address", address, "--node-ip-address", "127.0.0.1", *common],
-            check=True,
-            env=env,
-            timeout=180,
-            capture_output=True,
-        )
-        yield address
-    finally:
-        subprocess.run([exe, "stop", "--force"], env=env, timeout=120, capture_output=True)
-
-
 @pytest.fixture
 def corpus(scifact_dir: Path, tmp_path: Path) -> Path:
     lines = (scifact_dir / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:N_DOCS]
@@ -73,7 +33,7 @@ def corpus(scifact_dir: Path, tmp_path: Path) -> Path:
     return tmp_path / "corpus"
 
 
-def test_ray_shards_resume_and_build_the_single_process_index(cluster, corpus, tmp_path):
+def test_ray_shards_resume_and_build_the_single_process_index(ray_cluster, corpus, tmp_path):
     from sciera.scale.embed import embed_on_ray
 
     settings = load_settings(home=str(tmp_path / "ray-home"), embed={"backend": "minilm"})
@@ -88,11 +48,11 @@ def test_ray_shards_resume_and_build_the_single_process_index(cluster, corpus, t
             raise DriverDied
 
     with pytest.raises(DriverDied):
-        embed_on_ray(corpus, settings, cluster, shard_size=SHARD, progress=die_after_two)
+        embed_on_ray(corpus, settings, ray_cluster, shard_size=SHARD, progress=die_after_two)
     cache = with_cache(create_embedder(settings.embed, settings.home), settings)
     left = len(cache.missing(texts))
     assert 0 < left <= len(texts) - 2 * SHARD  # the finished shards were kept
-    stats = embed_on_ray(corpus, settings, cluster, shard_size=SHARD)
+    stats = embed_on_ray(corpus, settings, ray_cluster, shard_size=SHARD)
     assert stats["missing"] == left and stats["embedded"] == left and stats["workers"] == 2
     assert cache.missing(texts) == []
     alone = create_embedder(settings.embed, settings.home).embed_passages(texts)

@@ -49,6 +49,7 @@ from sciera.eval.resultlog import QueryLog
 from sciera.eval.runllm import MeteredLLM, SeedTagged
 from sciera.eval.runstore import mark_repeat_done, prepare_results_dir, write_repeat_outputs
 from sciera.generate.base import exact_answer
+from sciera.scale.options import RayOptions
 from sciera.settings import Settings
 from sciera.types import Answer, Evidence, Ranking, ScoredPassage
 
@@ -91,7 +92,7 @@ class _Stages:
     judges: list[tuple[str, Any, MeteredLLM]] = field(default_factory=list)
 
 
-class _Retrievers:
+class Retrievers:
     """First-stage retrievers opened once and shared by every pipeline that names them."""
 
     def __init__(self, corpus: Path | None, settings: Settings) -> None:
@@ -134,8 +135,11 @@ def run_experiment(
     settings: Settings | None = None,
     llm_factory: LLMFactory | None = None,
     progress: Progress | None = None,
+    ray: RayOptions | None = None,
 ) -> RunSummary:
-    """Run (or resume) ``exp`` into ``out_dir``; ``repeats`` overrides the experiment's."""
+    """Run (or resume) ``exp`` into ``out_dir``; ``repeats`` overrides the experiment's.
+    With ``ray``, the questions run in shards on a Ray cluster's workers
+    (:mod:`sciera.scale.eval_run`); the log, outputs and resume are the same."""
     settings = settings or experiment_settings(exp)
     ds = exp.dataset
     data = load_dataset(ds.type, ds.path, **ds.model_dump(exclude={"type", "path"}))
@@ -154,8 +158,44 @@ def run_experiment(
     out = Path(out_dir)
     prepare_results_dir(out, exp, data, plan)
     summary = RunSummary(out)
-    retrievers = _Retrievers(exp.corpus, settings)
+    retrievers = Retrievers(exp.corpus, settings)
     factory = llm_factory or default_llm
+    with _worker_pool(ray, exp, settings, data, llm_factory) as pool:
+        _run_all(exp, data, out, plan, settings, retrievers, factory, pool, summary, progress)
+    return summary
+
+
+@contextmanager
+def _worker_pool(
+    ray: RayOptions | None,
+    exp: Experiment,
+    settings: Settings,
+    data: EvalDataset,
+    llm_factory: LLMFactory | None,
+) -> Iterator[Any]:
+    if ray is None:
+        yield None
+        return
+    if llm_factory is not None:
+        raise ScieraError("a Ray run builds each worker's LLM from the settings: no llm_factory")
+    from sciera.scale.eval_run import EvalWorkers
+
+    with EvalWorkers(ray, exp, settings, data) as pool:
+        yield pool
+
+
+def _run_all(
+    exp: Experiment,
+    data: EvalDataset,
+    out: Path,
+    plan: dict[str, int],
+    settings: Settings,
+    retrievers: Retrievers,
+    factory: LLMFactory,
+    pool: Any,
+    summary: RunSummary,
+    progress: Progress | None,
+) -> None:
     for p in exp.pipelines:
         for r in range(plan[p.name]):
             seed = exp.seed_of(r)
@@ -167,22 +207,39 @@ def run_experiment(
                 summary.skipped[key] = len(data.queries) - len(todo)
                 summary.ran[key] = 0
                 if todo:
-                    stages = _build(p, exp, settings, retrievers, factory, seed)
-                    for start in range(0, len(todo), BATCH):
-                        batch = todo[start : start + BATCH]
-                        first, seconds = _first_stage(stages, data, batch)
-                        for qid, ranking in zip(batch, first, strict=True):
-                            if stages.agent is not None:  # it searches by itself
-                                rec = _run_agent(stages, data, qid)
-                            else:
-                                rec = _run_query(stages, data, qid, ranking, seconds, settings)
-                            log.append(rec)
-                            summary.ran[key] += 1
-                            if progress is not None:
-                                progress(f"{p.name} r{r}", len(log.records), len(data.queries))
+                    if pool is not None:  # on the cluster's workers, shard by shard
+                        records = pool.run(p.name, r, todo)
+                    else:
+                        stages = _build(p, exp, settings, retrievers, factory, seed)
+                        records = run_questions(stages, data, todo, settings)
+                    for rec in records:
+                        log.append(rec)
+                        summary.ran[key] += 1
+                        if progress is not None:
+                            progress(f"{p.name} r{r}", len(log.records), len(data.queries))
                 write_repeat_outputs(folder, p.name, r, log.records, data)
             mark_repeat_done(out, p.name, r, seed, stages_model(p, factory, settings, seed))
-    return summary
+
+
+def run_questions(
+    stages: _Stages, data: EvalDataset, qids: list[str], settings: Settings
+) -> Iterator[dict[str, Any]]:
+    """Each question's result record, in ``qids`` order (first stages batched)."""
+    for start in range(0, len(qids), BATCH):
+        batch = qids[start : start + BATCH]
+        first, seconds = _first_stage(stages, data, batch)
+        for qid, ranking in zip(batch, first, strict=True):
+            if stages.agent is not None:  # it searches by itself
+                yield _run_agent(stages, data, qid)
+            else:
+                yield _run_query(stages, data, qid, ranking, seconds, settings)
+
+
+def build_stages(
+    p: PipelineSpec, exp: Experiment, settings: Settings, retrievers: Retrievers, seed: int
+) -> _Stages:
+    """A pipeline's stages with the default LLM (what a Ray worker builds for itself)."""
+    return _build(p, exp, settings, retrievers, default_llm, seed)
 
 
 def _check_inputs(log: QueryLog, data: EvalDataset) -> None:
@@ -212,7 +269,7 @@ def _build(
     p: PipelineSpec,
     exp: Experiment,
     settings: Settings,
-    retrievers: _Retrievers,
+    retrievers: Retrievers,
     factory: LLMFactory,
     seed: int,
 ) -> _Stages:

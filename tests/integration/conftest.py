@@ -1,0 +1,47 @@
+"""Fixtures shared by the integration tests."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def ray_cluster(tmp_path_factory: pytest.TempPathFactory):
+    """A head and a worker node on 127.0.0.1, one CPU each; stopped after the session."""
+    exe = str(Path(sys.executable).parent / "ray")
+    port = free_port()
+    temp = tmp_path_factory.mktemp("ray")
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    common = ["--num-cpus", "1", "--disable-usage-stats"]
+    head = [exe, "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port)]
+    subprocess.run(
+        [*head, "--include-dashboard=false", f"--temp-dir={temp}", *common],
+        check=True,
+        env=env,
+        timeout=180,
+        capture_output=True,
+    )
+    address = f"127.0.0.1:{port}"
+    try:
+        subprocess.run(
+            [exe, "start", "--address", address, "--node-ip-address", "127.0.0.1", *common],
+            check=True,
+            env=env,
+            timeout=180,
+            capture_output=True,
+        )
+        yield address
+    finally:
+        subprocess.run([exe, "stop", "--force"], env=env, timeout=120, capture_output=True)
