@@ -84,6 +84,20 @@ SyntheticStyleOpt = Annotated[str, typer.Option(help="Synthetic queries: claim o
 SyntheticKeepOpt = Annotated[
     int, typer.Option(min=1, help="Consistency filter: the abstract's first-stage rank limit.")
 ]
+RayOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ray",
+        help="Write the synthetic queries on Ray: local (start one here), auto (running "
+        "cluster), HOST:PORT.",
+    ),
+]
+RayWorkersOpt = Annotated[
+    int | None,
+    typer.Option("--ray-workers", min=1, help="Actors (default: cluster CPUs / --ray-cpus)."),
+]
+RayCpusOpt = Annotated[int, typer.Option("--ray-cpus", min=1, help="CPUs (LLM threads) per actor.")]
+ShardOpt = Annotated[int, typer.Option("--shard-size", min=1, help="Abstracts per Ray shard.")]
 
 
 def _data_spec(options: dict):
@@ -96,6 +110,12 @@ def _data_spec(options: dict):
     values = {f.name: options[f.name] for f in fields(DataSpec) if f.name in options}
     for name in ("exclude_qrels", "exclude_ssli", "ssli_negatives"):
         values[name] = values.get(name) or ()
+    if options.get("ray") is not None:
+        from sciera.scale.options import RayOptions
+
+        values["ray"] = RayOptions(
+            options["ray"], options["ray_workers"], options["shard_size"], options["ray_cpus"]
+        )
     try:
         return DataSpec(**values)
     except ValueError as exc:
@@ -132,6 +152,10 @@ def cross_encoder(
     synthetic_style: SyntheticStyleOpt = "claim",
     synthetic_keep_top: SyntheticKeepOpt = 3,
     ssli_negatives: SsliNegativesOpt = None,
+    ray: RayOpt = None,
+    ray_workers: RayWorkersOpt = None,
+    ray_cpus: RayCpusOpt = 1,
+    shard_size: ShardOpt = 16,
     preset: PresetOpt = None,
 ) -> None:
     """Fine-tune a cross-encoder on QRELS with first-stage hard negatives; resumable
@@ -205,6 +229,10 @@ def embedder(
     synthetic_style: SyntheticStyleOpt = "claim",
     synthetic_keep_top: SyntheticKeepOpt = 3,
     ssli_negatives: SsliNegativesOpt = None,
+    ray: RayOpt = None,
+    ray_workers: RayWorkersOpt = None,
+    ray_cpus: RayCpusOpt = 1,
+    shard_size: ShardOpt = 16,
     preset: PresetOpt = None,
 ) -> None:
     """Fine-tune the dense retriever's embedder on QRELS (in-batch + first-stage hard

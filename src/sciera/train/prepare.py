@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from sciera.scale.options import RayOptions
 from sciera.settings import Settings
 from sciera.train.data import TrainQuery, build_queries, mine_candidates, passage_texts
 from sciera.train.splits import SplitGuard, dev_split
@@ -39,6 +40,8 @@ class DataSpec:
     synthetic_style: str = "claim"
     synthetic_keep_top: int = 3
     ssli_negatives: Sequence[str | Path] = ()  # SSLI sets built from training-side abstracts
+    # where the synthetic queries are written (None: here); how, not what: not in run_key
+    ray: RayOptions | None = None
 
     def __post_init__(self) -> None:
         from sciera.train.synthetic import STYLES
@@ -172,16 +175,34 @@ def synthetic_queries(
         sources = synthetic.pick_sources(
             store, guard.allowed_docs, dev_gold | guard.judged_docs, spec.synthetic, spec.seed
         )
-        made = synthetic.generate(
-            llm,
-            store,
+        if spec.ray is None:
+            made = synthetic.generate(
+                llm,
+                store,
+                sources,
+                first,
+                cache=work / "synthetic.jsonl",
+                style=spec.synthetic_style,
+                keep_top=spec.synthetic_keep_top,
+                progress=progress,
+            )
+    if spec.ray is not None:
+        from sciera.scale.synthetic import generate_on_ray
+
+        done = generate_on_ray(
+            settings,
+            spec.corpus,
+            spec.retriever,
+            first.depth,
             sources,
-            first,
+            key=synthetic.generation_key(llm, spec.synthetic_style),
             cache=work / "synthetic.jsonl",
             style=spec.synthetic_style,
             keep_top=spec.synthetic_keep_top,
+            options=spec.ray,
             progress=progress,
         )
+        made = synthetic.assemble(done, sources, spec.synthetic_keep_top)
     queries, qrels = synthetic.as_training(made)
     card = {
         **synthetic.summary(made, len(sources)),
@@ -211,7 +232,8 @@ def run_key(config: dict[str, Any], spec: DataSpec) -> str:
     from dataclasses import asdict
 
     conf = {k: v for k, v in config.items() if k != "time_budget_minutes"}
-    blob = json.dumps({"config": conf, "data": asdict(spec)}, sort_keys=True, default=str)
+    data = {k: v for k, v in asdict(spec).items() if k != "ray"}
+    blob = json.dumps({"config": conf, "data": data}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from sciera.corpus.store import PassageStore
     from sciera.llm.base import LLM
     from sciera.retrieve.base import Retriever
+    from sciera.types import Passage
 
 PROMPT = "train_synthetic_query"
 STYLES = ("claim", "question")
@@ -68,7 +69,8 @@ def pick_sources(
     return [f"{d}#0" for d in docs[:n]]
 
 
-def _read(path: Path, key: str) -> dict[str, dict[str, Any]]:
+def read_done(path: Path, key: str) -> dict[str, dict[str, Any]]:
+    """The logged records of generation ``key``, by passage id."""
     done: dict[str, dict[str, Any]] = {}
     if path.exists():
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -92,6 +94,51 @@ def clean_query(text: str) -> str | None:
     return text
 
 
+class QueryWriter:
+    """Writes one passage's synthetic query and checks it against the first stage: the
+    record :func:`generate` logs (a Ray worker holds one too, :mod:`sciera.scale.synthetic`)."""
+
+    def __init__(self, llm: LLM, retriever: Retriever, style: str, keep_top: int) -> None:
+        from sciera.llm.prompting import load_prompt
+
+        if style not in STYLES:
+            raise ValueError(f"style must be one of {', '.join(STYLES)}, got {style!r}")
+        self.llm, self.retriever, self.style, self.keep_top = llm, retriever, style, keep_top
+        self.key = generation_key(llm, style)
+        self.prompt = load_prompt(PROMPT)
+
+    def record(self, passage: Passage) -> dict[str, Any]:
+        from sciera.llm.prompting import delimit
+
+        reply = self.llm.complete_json(
+            self.prompt.render(style=self.style, passage=delimit(passage.contents)),
+            SCHEMA,
+            max_tokens=80,
+        )
+        text = clean_query(reply.value.get("query", "")) if reply.ok and reply.value else None
+        rank = None
+        if text is not None:
+            ranking = self.retriever.search(text, self.keep_top)
+            docs = [it.passage.doc_id for it in ranking.items]
+            rank = docs.index(passage.doc_id) + 1 if passage.doc_id in docs else None
+        return {
+            "key": self.key,
+            "passage_id": passage.passage_id,
+            "doc_id": passage.doc_id,
+            "query": text,
+            "rank": rank,
+            "error": None if reply.ok else (reply.failure.error if reply.failure else "?"),
+        }
+
+
+def append_record(cache: Path, done: dict[str, dict[str, Any]], rec: dict[str, Any]) -> None:
+    """Log ``rec`` (one line, appended) and note it in ``done``."""
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    with cache.open("a", encoding="utf-8") as out:
+        out.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    done[rec["passage_id"]] = rec
+
+
 def generate(
     llm: LLM,
     store: PassageStore,
@@ -105,42 +152,21 @@ def generate(
 ) -> list[SyntheticQuery]:
     """One query per passage, consistency-checked against ``retriever`` (a document-level
     first stage, e.g. Max-P hybrid), appended to ``cache`` as each passage is done."""
-    from sciera.llm.prompting import delimit, load_prompt
-
-    if style not in STYLES:
-        raise ValueError(f"style must be one of {', '.join(STYLES)}, got {style!r}")
-    key = generation_key(llm, style)
-    done = _read(cache, key)
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    prompt = load_prompt(PROMPT)
+    writer = QueryWriter(llm, retriever, style, keep_top)
+    done = read_done(cache, writer.key)
     found = store.find_passages(passage_ids)
     for i, pid in enumerate(passage_ids):
         if pid not in done and pid in found:
-            passage = found[pid]
-            reply = llm.complete_json(
-                prompt.render(style=style, passage=delimit(passage.contents)),
-                SCHEMA,
-                max_tokens=80,
-            )
-            text = clean_query(reply.value.get("query", "")) if reply.ok and reply.value else None
-            rank = None
-            if text is not None:
-                ranking = retriever.search(text, keep_top)
-                docs = [it.passage.doc_id for it in ranking.items]
-                rank = docs.index(passage.doc_id) + 1 if passage.doc_id in docs else None
-            rec = {
-                "key": key,
-                "passage_id": pid,
-                "doc_id": passage.doc_id,
-                "query": text,
-                "rank": rank,
-                "error": None if reply.ok else (reply.failure.error if reply.failure else "?"),
-            }
-            with cache.open("a", encoding="utf-8") as out:
-                out.write(json.dumps(rec, ensure_ascii=False) + "\n")
-            done[pid] = rec
+            append_record(cache, done, writer.record(found[pid]))
         if progress:
             progress("synthetic queries", i + 1, len(passage_ids))
+    return assemble(done, passage_ids, keep_top)
+
+
+def assemble(
+    done: Mapping[str, Mapping[str, Any]], passage_ids: list[str], keep_top: int
+) -> list[SyntheticQuery]:
+    """The logged queries of ``passage_ids`` in their order, each marked kept or not."""
     out: list[SyntheticQuery] = []
     for pid in passage_ids:
         rec = done.get(pid)
