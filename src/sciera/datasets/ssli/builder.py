@@ -26,7 +26,8 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +38,7 @@ from sciera.datasets.ssli.io import instance_from_dict as _instance
 from sciera.datasets.ssli.questions import QuestionSource
 from sciera.datasets.ssli.stats import build_stats
 from sciera.datasets.ssli.validate import Rejection, answer_key
+from sciera.scale.options import RayOptions
 from sciera.types import Candidate, Passage, QAInstance
 
 if TYPE_CHECKING:
@@ -71,6 +73,7 @@ class SSLIBuilder:
         retriever: Retriever | None = None,
         embedder: Embedder | None = None,
         progress: Progress | None = None,
+        ray: RayOptions | None = None,
     ) -> None:
         from sciera.settings import load_settings
 
@@ -80,6 +83,7 @@ class SSLIBuilder:
         self.settings = settings or load_settings()
         self._llm, self._retriever, self._embedder = llm, retriever, embedder
         self.progress = progress or _noop
+        self.ray = ray  # make the questions and contexts on a Ray cluster
 
     # -- lazily built dependencies -------------------------------------------------------
     @property
@@ -129,8 +133,12 @@ class SSLIBuilder:
         with PassageStore.open(self.corpus_dir) as store:
             source = QuestionSource(store, self.config, self.embedder_factory, self.progress)
             selection = source.select(self.out / "selection.json")
-            questions = source.questions(selection, self.out, self._llm_or_none())
-            self._contexts(store, questions)
+            with self._workers() as workers:
+                questions = source.questions(selection, self.out, self._llm_or_none(), workers)
+                if workers is not None:
+                    workers.contexts(store, questions, JsonlLog(self.out / "contexts.jsonl"))
+                else:
+                    self._contexts(store, questions)
         logged = JsonlLog(self.out / "contexts.jsonl").records
         latest = {r["qid"]: r for r in logged}
         order = {q["qid"]: i for i, q in enumerate(questions)}
@@ -144,11 +152,22 @@ class SSLIBuilder:
             stats["contexts"]["made_again_after_rule_change"] = len(logged) - len(latest)
         if "qa" in stats:
             stats["qa"]["dropped_after_rule_change"] = source.dropped
+            stats["qa"]["duplicates_of_earlier_passages"] = len(source.duplicates)
         stats["seconds_this_run"] = round(time.perf_counter() - started, 3)
         tmp = self.out / (STATS_FILE + ".tmp")
         tmp.write_text(json.dumps(stats, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         os.replace(tmp, self.out / STATS_FILE)
         return stats
+
+    @contextmanager
+    def _workers(self) -> Iterator[Any]:
+        if self.ray is None:
+            yield None
+            return
+        from sciera.scale.ssli_build import SSLIWorkers
+
+        with SSLIWorkers(self.ray, self) as workers:
+            yield workers
 
     def embedder_factory(self) -> Embedder:
         return self.embedder
@@ -164,12 +183,22 @@ class SSLIBuilder:
         path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
     def _contexts(self, store: Any, questions: list[dict[str, Any]]) -> None:
-        from sciera.llm.accounting import stage
-
         log = JsonlLog(self.out / "contexts.jsonl")
+        todo = self.contexts_todo(store, questions, log)
+        done = len(questions) - len(todo)
+        for n, q in enumerate(todo):
+            self.progress("contexts", done + n, len(questions))
+            log.append(self.context_record(store, q))
+        self.progress("contexts", len(questions), len(questions))
+
+    def contexts_todo(
+        self, store: Any, questions: list[dict[str, Any]], log: JsonlLog
+    ) -> list[dict[str, Any]]:
+        """The questions without a logged context line, or whose logged distractors fail
+        the current rules (made again; the new line supersedes the old)."""
         done = {r["qid"]: r for r in log.records}
-        for n, q in enumerate(questions):
-            self.progress("contexts", n, len(questions))
+        todo = []
+        for q in questions:
             if q["qid"] in done:
                 failed = self._fails_current_rules(done[q["qid"]], store)
                 if failed is None:
@@ -181,31 +210,37 @@ class SSLIBuilder:
                     failed.reason,
                     failed.detail,
                 )
-            t0 = time.perf_counter()
-            gold = store.get_passages(q["gold_passage_ids"])
-            ranking = self.retriever.search(q["question"], self.config.total + len(gold))
-            base = ctx.base_candidates(ranking, gold, self.config.total)
-            gold_ids = {g.passage_id for g in gold}
-            extra, detail = [], {}
-            if "ssli" in self.config.settings:
-                with stage("ssli.distractors"):
-                    extra, detail = self._distractors(q, gold, base, gold_ids)
-            seconds = round(time.perf_counter() - t0, 3)
-            retrieved = [item.passage_id for item in ranking.items]
-            gold_rank = min((retrieved.index(g) + 1 for g in gold_ids if g in retrieved), default=0)
-            common = {**q["provenance"], "gold_retrieved_rank": gold_rank}
-            common["timings"] = {**q["provenance"].get("timings", {}), "contexts_s": seconds}
-            instances = []
-            for setting in self.config.settings:
-                cands = (
-                    base
-                    if setting == "base"
-                    else ctx.inject(base, extra, gold_ids, self.config.total)
-                )
-                prov = common if setting == "base" else {**common, **detail}
-                instances.append(self._instance(q, setting, cands, prov))
-            log.append({"qid": q["qid"], "instances": instances, "distractors": detail})
-        self.progress("contexts", len(questions), len(questions))
+            todo.append(q)
+        return todo
+
+    def context_record(self, store: Any, q: dict[str, Any]) -> dict[str, Any]:
+        """One question's ``contexts.jsonl`` line: its instance in every setting (Base
+        candidates; SSLI with the distractors injected) and the distractors' log. It
+        depends on no other question, so workers can make lines in any order
+        (:mod:`sciera.scale.ssli_build`)."""
+        from sciera.llm.accounting import stage
+
+        t0 = time.perf_counter()
+        gold = store.get_passages(q["gold_passage_ids"])
+        ranking = self.retriever.search(q["question"], self.config.total + len(gold))
+        base = ctx.base_candidates(ranking, gold, self.config.total)
+        gold_ids = {g.passage_id for g in gold}
+        extra, detail = [], {}
+        if "ssli" in self.config.settings:
+            with stage("ssli.distractors"):
+                extra, detail = self._distractors(q, gold, base, gold_ids)
+        seconds = round(time.perf_counter() - t0, 3)
+        retrieved = [item.passage_id for item in ranking.items]
+        gold_rank = min((retrieved.index(g) + 1 for g in gold_ids if g in retrieved), default=0)
+        common = {**q["provenance"], "gold_retrieved_rank": gold_rank}
+        common["timings"] = {**q["provenance"].get("timings", {}), "contexts_s": seconds}
+        instances = []
+        total = self.config.total
+        for setting in self.config.settings:
+            cands = base if setting == "base" else ctx.inject(base, extra, gold_ids, total)
+            prov = common if setting == "base" else {**common, **detail}
+            instances.append(self._instance(q, setting, cands, prov))
+        return {"qid": q["qid"], "instances": instances, "distractors": detail}
 
     def _fails_current_rules(self, record: dict[str, Any], store: Any) -> Rejection | None:
         """The first logged LLM distractor of ``record`` the current rules reject, checked in

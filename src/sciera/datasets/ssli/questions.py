@@ -13,6 +13,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -68,6 +69,30 @@ def prompt_versions(names: list[str]) -> dict[str, str]:
     return {n: load_prompt(n).version for n in names}
 
 
+class QALogs:
+    """``extract.jsonl`` and ``qa.jsonl`` of a build, read once and appended to."""
+
+    def __init__(self, out: Path) -> None:
+        self._logs = {"extract": JsonlLog(out / "extract.jsonl"), "qa": JsonlLog(out / "qa.jsonl")}
+        self.extract = {r["passage_id"]: r for r in self._logs["extract"].records}
+        self.qa = {r["passage_id"]: r for r in self._logs["qa"].records}
+
+    def missing(self, item: dict[str, Any], mode: str = "ours") -> tuple[str, ...]:
+        """The logs ``item`` still needs a line in (in the order they are made)."""
+        pid = item["passage_id"]
+        need = ("extract",) if mode == "ours" and pid not in self.extract else ()
+        return (*need, "qa") if pid not in self.qa else need
+
+    def with_notes(self, item: dict[str, Any]) -> dict[str, Any]:
+        """``item`` carrying its logged notes (what a worker needs to write its pairs)."""
+        notes = self.extract.get(item["passage_id"])
+        return {**item, "_notes": notes} if notes is not None else item
+
+    def append(self, name: str, rec: dict[str, Any]) -> None:
+        self._logs[name].append(rec)
+        getattr(self, name)[rec["passage_id"]] = rec
+
+
 class QuestionSource:
     def __init__(
         self,
@@ -79,6 +104,8 @@ class QuestionSource:
         self.store, self.config, self._embedder, self.progress = store, config, embedder, progress
         # checkpointed questions the current question rules reject (left out of the set)
         self.dropped: list[dict[str, str]] = []
+        # questions left out because an earlier passage asks them (their qids)
+        self.duplicates: list[str] = []
 
     # -- step 1 ----------------------------------------------------------------------------
     def select(self, path: Path) -> dict[str, Any]:
@@ -173,7 +200,11 @@ class QuestionSource:
         return {"source": f"beir:{folder}:{cfg.qrels_split}", "counts": counts, "items": items}
 
     # -- steps 2-3 -------------------------------------------------------------------------
-    def questions(self, selection: dict[str, Any], out: Path, llm: LLM | None) -> list[dict]:
+    def questions(
+        self, selection: dict[str, Any], out: Path, llm: LLM | None, workers: Any = None
+    ) -> list[dict]:
+        """The accepted questions (steps 2-3), made here or by ``workers``
+        (:class:`sciera.scale.ssli_build.SSLIWorkers`)."""
         cfg = self.config
         if selection["source"].startswith("beir:"):
             return [
@@ -197,16 +228,105 @@ class QuestionSource:
             ]
         if llm is None:
             raise ScieraError("generating questions needs an LLM")
+        if workers is not None:
+            return workers.questions(self, selection["items"], QALogs(out), llm)
         return self._generate(selection["items"], out, llm)
 
     def _generate(self, items: list[dict], out: Path, llm: LLM) -> list[dict]:
+        logs = QALogs(out)
+        for n, it in enumerate(items):
+            self.progress("questions", n, len(items))
+            if self.enough(items[:n], logs, llm):
+                break
+            missing = logs.missing(it, self.config.qa_mode)
+            for name, rec in self.passage_records(llm, logs.with_notes(it), missing):
+                logs.append(name, rec)
+        self.progress("questions", len(items), len(items))
+        return self.assemble(items, logs, llm, report=True)
+
+    def enough(self, items: list[dict], logs: QALogs, llm: LLM) -> bool:
+        """Whether ``items`` already give ``max_questions`` questions."""
+        limit = self.config.max_questions
+        return limit is not None and len(self.assemble(items, logs, llm)) >= limit
+
+    def passage_records(
+        self, llm: LLM, item: dict[str, Any], missing: tuple[str, ...]
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """One passage's missing log lines (``extract``: its notes; ``qa``: its screened
+        pairs), in that order. Pairs are screened against each other, not against other
+        passages' questions (:meth:`assemble` drops those duplicates in item order), so a
+        passage's lines do not depend on which passages ran before it, here or on another
+        worker (:mod:`sciera.scale.ssli_build`)."""
         from sciera.llm.accounting import stage
 
         cfg = self.config
-        extract_log = JsonlLog(out / "extract.jsonl")
-        qa_log = JsonlLog(out / "qa.jsonl")
-        notes_by = {r["passage_id"]: r for r in extract_log.records}
-        qa_by = {r["passage_id"]: r for r in qa_log.records}
+        pid = item["passage_id"]
+        passage = self.store.get_passages([pid])[0]
+        out: list[tuple[str, dict[str, Any]]] = []
+        notes_rec = item.get("_notes")
+        if "extract" in missing:
+            t0 = time.perf_counter()
+            with stage("ssli.extract"):
+                res = extract_notes(llm, passage)
+            notes_rec = {
+                "passage_id": pid,
+                "error": res.error,
+                "notes": None if res.notes is None else asdict(res.notes),
+                "seconds": round(time.perf_counter() - t0, 3),
+            }
+            out.append(("extract", notes_rec))
+        if "qa" not in missing:
+            return out
+        notes = None
+        if cfg.qa_mode == "ours":
+            if notes_rec is None or notes_rec["notes"] is None:
+                return out
+            notes = StructuredNotes(**notes_rec["notes"])
+        t0 = time.perf_counter()
+        seen: set[str] = set()
+        with stage("ssli.qa"):
+            res = generate_pairs(llm, passage, notes, mode=cfg.qa_mode)
+        accepted, rejected = screen_pairs(
+            res.pairs, passage.contents, seen, min_support=cfg.min_support
+        )
+        repaired: list[dict] = []
+        if cfg.repair_questions:
+            with stage("ssli.qa_repair"):
+                fixed_pairs, rejected, repaired = self._repair(llm, passage, rejected, seen)
+            accepted = [*accepted, *fixed_pairs]
+        fixed = {r["question"]: r["from"] for r in repaired if r["accepted"]}
+        rec = {
+            "passage_id": pid,
+            "error": res.error,
+            "generated": len(res.pairs),
+            "accepted": [
+                {"question": p.question, "answer": p.answer, "kind": p.kind}
+                | ({"repaired_from": fixed[p.question]} if p.question in fixed else {})
+                for p in accepted
+            ],
+            "repaired": repaired,
+            "rejected": [
+                {
+                    "question": p.question,
+                    "answer": p.answer,
+                    "kind": p.kind,
+                    "reason": r.reason,
+                    "detail": r.detail,
+                }
+                for p, r in rejected
+            ],
+            "seconds": round(time.perf_counter() - t0, 3),
+        }
+        out.append(("qa", rec))
+        return out
+
+    def assemble(
+        self, items: list[dict], logs: QALogs, llm: LLM, *, report: bool = False
+    ) -> list[dict]:
+        """The questions of ``items``' logged pairs in item order, up to ``max_questions``:
+        a pair failing today's rules, or repeating an earlier item's question, is left out
+        (with ``report``: logged and listed in :attr:`dropped`)."""
+        cfg = self.config
         names = ([EXTRACT_PROMPT] if cfg.qa_mode == "ours" else []) + [QA_PROMPTS[cfg.qa_mode]]
         names += [REPAIR_PROMPT] if cfg.repair_questions else []
         base_prov = {
@@ -215,94 +335,37 @@ class QuestionSource:
             "prompts": prompt_versions(names),
             "seed": cfg.seed,
         }
-        seen = {question_key(p["question"]) for r in qa_log.records for p in r["accepted"]}
+        dropped: list[dict[str, str]] = []
+        duplicates: list[str] = []
+        if report:
+            self.dropped, self.duplicates = dropped, duplicates
+        seen: set[str] = set()
         questions: list[dict] = []
         limit = cfg.max_questions
-        for n, it in enumerate(items):
-            self.progress("questions", n, len(items))
-            if limit is not None and len(questions) >= limit:
-                break
+        for it in items:
             pid = it["passage_id"]
+            rec = logs.qa.get(pid)
+            if rec is None:
+                continue
             passage = self.store.get_passages([pid])[0]
-            if pid not in qa_by:
-                notes = None
-                if cfg.qa_mode == "ours":
-                    if pid not in notes_by:
-                        t0 = time.perf_counter()
-                        with stage("ssli.extract"):
-                            res = extract_notes(llm, passage)
-                        rec = {
-                            "passage_id": pid,
-                            "error": res.error,
-                            "notes": None
-                            if res.notes is None
-                            else {
-                                "method": res.notes.method,
-                                "result": res.notes.result,
-                                "significance": res.notes.significance,
-                            },
-                            "seconds": round(time.perf_counter() - t0, 3),
-                        }
-                        extract_log.append(rec)
-                        notes_by[pid] = rec
-                    if notes_by[pid]["notes"] is None:
-                        continue
-                    notes = StructuredNotes(**notes_by[pid]["notes"])
-                t0 = time.perf_counter()
-                with stage("ssli.qa"):
-                    res = generate_pairs(llm, passage, notes, mode=cfg.qa_mode)
-                accepted, rejected = screen_pairs(
-                    res.pairs, passage.contents, seen, min_support=cfg.min_support
-                )
-                repaired: list[dict] = []
-                if cfg.repair_questions:
-                    with stage("ssli.qa_repair"):
-                        fixed_pairs, rejected, repaired = self._repair(llm, passage, rejected, seen)
-                    accepted = [*accepted, *fixed_pairs]
-                fixed = {r["question"]: r["from"] for r in repaired if r["accepted"]}
-                rec = {
-                    "passage_id": pid,
-                    "error": res.error,
-                    "generated": len(res.pairs),
-                    "accepted": [
-                        {"question": p.question, "answer": p.answer, "kind": p.kind}
-                        | ({"repaired_from": fixed[p.question]} if p.question in fixed else {})
-                        for p in accepted
-                    ],
-                    "repaired": repaired,
-                    "rejected": [
-                        {
-                            "question": p.question,
-                            "answer": p.answer,
-                            "kind": p.kind,
-                            "reason": r.reason,
-                            "detail": r.detail,
-                        }
-                        for p, r in rejected
-                    ],
-                    "seconds": round(time.perf_counter() - t0, 3),
-                }
-                qa_log.append(rec)
-                qa_by[pid] = rec
-            rec = qa_by[pid]
-            extract_s = notes_by.get(pid, {}).get("seconds", 0.0)
+            extract_s = logs.extract.get(pid, {}).get("seconds", 0.0)
             for i, pair in enumerate(rec["accepted"], start=1):
                 if limit is not None and len(questions) >= limit:
-                    break
+                    return questions
+                qid = question_id(pid, i)
                 failed = self._fails_current_rules(pair, passage)
-                if failed is not None:
-                    qid = question_id(pid, i)
-                    logger.warning(
-                        "%s: fails the current question rules (%s: %s); left out",
-                        qid,
-                        failed.reason,
-                        failed.detail,
-                    )
-                    self.dropped.append({"qid": qid, "reason": failed.reason})
+                if failed is None and question_key(pair["question"]) in seen:
+                    duplicates.append(qid)  # an earlier passage's question: left out
                     continue
+                if failed is not None:
+                    if report:
+                        logger.warning("%s: left out (%s: %s)", qid, failed.reason, failed.detail)
+                    dropped.append({"qid": qid, "reason": failed.reason})
+                    continue
+                seen.add(question_key(pair["question"]))
                 questions.append(
                     {
-                        "qid": question_id(pid, i),
+                        "qid": qid,
                         "question": pair["question"],
                         "answer": pair["answer"],
                         "gold_passage_ids": [pid],
@@ -316,7 +379,6 @@ class QuestionSource:
                         },
                     }
                 )
-        self.progress("questions", len(items), len(items))
         return questions
 
     def _fails_current_rules(self, pair: dict[str, Any], passage: Passage) -> Rejection | None:
