@@ -139,3 +139,14 @@ def ingest_progress(label: str, enabled: bool, every: float = 30.0) -> Iterator[
             progress.update(task, completed=records, passages=passages)
 
         yield update
+
+
+class Deadline:
+    """A ``--limit-minutes`` budget: ``passed()`` turns true once ``minutes`` have gone by
+    since it was made (never, for ``None`` or 0)."""
+
+    def __init__(self, minutes: float | None) -> None:
+        self.at = time.monotonic() + 60 * minutes if minutes else None
+
+    def passed(self) -> bool:
+        return self.at is not None and time.monotonic() > self.at

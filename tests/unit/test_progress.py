@@ -62,3 +62,11 @@ def test_disabled_ingest_progress_prints_nothing(capsys: pytest.CaptureFixture[s
     with ingest_progress("x", False) as update:
         update(5, 5)
     assert capsys.readouterr().err == ""
+
+
+def test_deadline_passes_only_after_its_minutes():
+    from sciera.progress import Deadline
+
+    assert not Deadline(None).passed() and not Deadline(0).passed()
+    assert not Deadline(10).passed()
+    assert Deadline(-1 / 60).passed()  # a budget that ended a second ago

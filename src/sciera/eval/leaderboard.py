@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -34,6 +33,7 @@ from sciera.errors import ScieraError
 from sciera.eval.bradley_terry import Rating, rate
 from sciera.eval.judges.pairwise import Battle, PairwiseJudge, cut_words, position_bias
 from sciera.eval.resultlog import QueryLog
+from sciera.progress import Deadline
 
 BATTLES_FILE = "battles.jsonl"
 PREFERENCE_WEIGHT = 4.0  # ResearchQA's ensemble: coverage points + 4 x direct preference
@@ -126,16 +126,16 @@ def judge_matches(
     judge: PairwiseJudge,
     log: QueryLog,
     *,
-    deadline: float | None = None,
+    deadline: Deadline | None = None,
     progress: Progress | None = None,
 ) -> Iterator[tuple[Match, Battle]]:
-    """Each match with its battle: from the log, else judged now (until ``deadline``, a
-    ``time.monotonic()`` value; matches left then are not yielded)."""
+    """Each match with its battle: from the log, else judged now (until ``deadline``
+    passes; matches left then are not yielded)."""
     for i, m in enumerate(todo, start=1):
         if m.key in log:
             battle = Battle.from_dict(log.records[m.key]["battle"])
         else:
-            if deadline is not None and time.monotonic() > deadline:
+            if deadline is not None and deadline.passed():
                 return
             battle = judge.battle(m.question, m.answer_x, m.answer_y)
             row = {"key": m.key, "qid": m.qid, "x": m.x, "y": m.y}
@@ -222,7 +222,7 @@ def build_leaderboard(
     todo = matches(systems, judge.max_words)
     if not todo:
         raise ScieraError("no question was answered by two systems: nothing to battle on")
-    deadline = time.monotonic() + 60 * limit_minutes if limit_minutes else None
+    deadline = Deadline(limit_minutes)
     with QueryLog.open(out / BATTLES_FILE, key="key") as log:
         judged = list(judge_matches(todo, judge, log, deadline=deadline, progress=progress))
     ok = [(m, b) for m, b in judged if b.score_x is not None]

@@ -23,7 +23,6 @@ The line records the counts removed and the model and prompt versions.
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +32,7 @@ import numpy as np
 
 from sciera.errors import ScieraError
 from sciera.eval.resultlog import QueryLog, read_log
+from sciera.progress import Deadline
 
 TYPES: tuple[str, ...] = (
     "finding",
@@ -176,11 +176,11 @@ def build_rubrics(
 
     versions = {p: load_prompt(p).version for p in ("rubric_grounded", "rubric_parametric")}
     qids = list(data.queries)
-    deadline = time.monotonic() + 60 * limit_minutes if limit_minutes else None
+    deadline = Deadline(limit_minutes)
     with QueryLog.open(out) as log:
         for n, qid in enumerate(qids, start=1):
             if qid not in log:
-                if deadline is not None and time.monotonic() > deadline:
+                if deadline.passed():
                     break
                 rubric = build_rubric(
                     llm, data.queries[qid], grounding(data, qid, store), embed, spec

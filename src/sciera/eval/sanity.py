@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from typing import Any
 from sciera.errors import ScieraError
 from sciera.eval.corruptions import HARMFUL, KINDS, corrupt, key_sentence, sentences
 from sciera.eval.resultlog import QueryLog
+from sciera.progress import Deadline
 
 PADDED_TOLERANCE = 0.05
 JUDGMENTS_FILE = "judgments.jsonl"
@@ -99,11 +99,11 @@ def run_sanity(
     (out / "pairs.jsonl").write_text(
         "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in pairs), encoding="utf-8"
     )
-    deadline = time.monotonic() + 60 * limit_minutes if limit_minutes else None
+    deadline = Deadline(limit_minutes)
     rows = []
     with QueryLog.open(out / JUDGMENTS_FILE, key="key") as log:
         for n, p in enumerate(pairs, start=1):
-            if deadline is not None and time.monotonic() > deadline:
+            if deadline.passed():
                 break
             rows.append(_judge_case(p, log, pairwise, coverage))
             if progress is not None:
