@@ -1,0 +1,441 @@
+"""Capacity model of sciera's corpus engines: how ingest, BM25, dense and Qdrant grow with
+corpus size, fitted and extrapolated to PubMed scale (60M passages).
+
+    python benchmarks/scale/capacity.py --sizes 100000 500000 2000000 --work /tmp/capacity \\
+        --out benchmarks/results/scale/capacity.json [--queries 200] [--embed-sample 2000] \\
+        [--qdrant-max 100000] [--ray-sample 1000] \\
+        [--steps ingest bm25 bm25_mmap dense qdrant embed ray] [--limit-minutes M]
+
+Corpus: N synthetic PubMed-like documents (real SciFact/PubMedQA abstract sentences
+resampled, see ``synthetic_corpus.py``), one passage each, in ``WORK/n<N>/src``.
+Every measurement runs in a child process of its own (``capacity_steps.py``); its peak
+RSS is the child's ``ru_maxrss`` from ``os.wait4``. Per size N:
+
+- ``ingest``: ``sciera.corpus.ingest`` into a fresh store: seconds, passages/s, store disk;
+- ``bm25``: ``build_indexes(which=("bm25",))``: seconds, disk, peak RSS; then in a new
+  process ``open_retriever(.., "bm25")``: load time, RSS delta, latency p50/p95 of single
+  SciFact test claims, k=10 (``search``, with the store, and scoring only);
+- ``bm25_mmap``: the same bm25s index loaded with ``mmap=True``: RSS delta, latency;
+- ``dense``: sciera's ``FaissIndex`` (exact IndexFlatIP) over N random 384-d unit vectors
+  (embedding N passages would take days: that cost is the ``embed`` step, extrapolated):
+  add time, RSS delta, disk, latency of one query vector;
+- ``qdrant`` (N <= ``--qdrant-max``): sciera's Qdrant engine in local mode, dense (random
+  vectors) plus BM25 sparse vectors: build time, disk, RSS, dense/sparse/hybrid latency.
+
+Once: ``embed``: the default embedder's passages/s on ``--embed-sample`` passages with 2
+and 1 torch threads; ``ray``: ``embed_on_ray`` on a local cluster with 1 and 2 workers.
+
+Each (size, step) row is appended to ``WORK/rows.jsonl`` when measured; a rerun skips
+the rows there (delete a line to measure it again). ``--out`` (JSON: measurements, fits,
+plan) and ``capacity.md`` beside it are rebuilt from all rows after every step.
+``--limit-minutes`` stops between steps. MB and GB are 10^6 and 10^9 bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from capacity_markdown import markdown
+from capacity_model import NODE_RAM_GB, TARGET, build_report
+from synthetic_corpus import SentencePool, real_abstracts, sentence_pool, write_corpus
+
+HERE = Path(__file__).resolve().parent
+STEPS_SCRIPT = HERE / "capacity_steps.py"
+SIZED_STEPS = ("ingest", "bm25", "bm25_mmap", "dense", "qdrant")
+ONCE_STEPS = ("embed", "ray")
+RAY_WORKERS = (1, 2)
+PACKAGES = ("sciera", "bm25s", "numba", "faiss-cpu", "qdrant-client", "torch", "ray", "numpy")
+DENSE_NOTE = (
+    "dense: random unit vectors (384-d float32) stand in for embeddings; embedding N "
+    "passages here would take days, so its cost is the embed step's rate, extrapolated"
+)
+QDRANT_MODE = "local (in-process); no Qdrant server binary on this machine"
+NOTES = [
+    DENSE_NOTE,
+    "qdrant: local mode (in-process, Python scan over points), not a Qdrant server: its "
+    "numbers bound local mode only; at 60M a server with HNSW and shards is needed",
+    "corpus: real abstract sentences resampled, so the BM25 vocabulary stays that of the "
+    "sentence pool while postings grow linearly with N (real PubMed adds rare terms)",
+    "BM25 latency is bm25s' numpy path; sciera switches to numba when queries x passages "
+    ">= 50M, i.e. for every query above 50M passages (numba compiles on first use)",
+    "shared 2-core machine with a background job: times are upper bounds; each row "
+    "records the load average before and after",
+]
+
+Row = dict[str, Any]
+Log = Callable[[str], None]
+
+
+class StepFailed(Exception):
+    """A child process exited with an error (its stderr was shown)."""
+
+
+# ---- rows ------------------------------------------------------------------------------
+
+
+def read_rows(path: Path) -> list[Row]:
+    if not path.exists():
+        return []
+    with open(path, encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines if line.strip()]
+
+
+def append_row(path: Path, row: Row) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(json.dumps(row) + "\n")
+
+
+def schedule(sizes: Iterable[int], steps: Iterable[str]) -> list[tuple[int | None, str]]:
+    """The (size, step) pairs to run: size-independent steps first, then by size."""
+    steps = list(steps)
+    once = [(None, s) for s in ONCE_STEPS if s in steps]
+    return once + [(n, s) for n in sorted(sizes) for s in SIZED_STEPS if s in steps]
+
+
+def run_schedule(
+    plan: list[tuple[int | None, str]],
+    rows_path: Path,
+    measure: Callable[[int | None, str], Row | None],
+    deadline: float | None = None,
+    log: Log = print,
+    after_step: Callable[[], None] | None = None,
+) -> int:
+    """Measure every pair of ``plan`` without a row in ``rows_path`` (appending each
+    row at once); stop before a step once ``time.monotonic()`` passes ``deadline``.
+    ``measure`` returns None for a pair it skips. Returns the rows written."""
+    done = {(r.get("size"), r["step"]) for r in read_rows(rows_path)}
+    written = 0
+    for size, step in plan:
+        if (size, step) in done:
+            log(f"N={size} {step}: done before, skipped")
+            continue
+        if deadline is not None and time.monotonic() > deadline:
+            log("time limit reached: stopping before the next step")
+            break
+        try:
+            row = measure(size, step)
+        except StepFailed as exc:
+            log(f"N={size} {step}: FAILED ({exc})")
+            continue
+        if row is None:
+            continue
+        append_row(rows_path, {"size": size, "step": step, **row})
+        done.add((size, step))
+        written += 1
+        if after_step is not None:
+            after_step()
+    return written
+
+
+# ---- child processes -------------------------------------------------------------------
+
+
+def run_child(step: str, args: dict[str, Any], scratch: Path) -> Row:
+    """Run ``capacity_steps.py step`` in a fresh process; its row plus peak RSS (MB)."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    result = scratch / f"child-{step}.json"
+    result.unlink(missing_ok=True)
+    command = [sys.executable, str(STEPS_SCRIPT), step, json.dumps(args), str(result)]
+    proc = subprocess.Popen(command, cwd=HERE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise StepFailed(f"{step} exited with {proc.returncode}")
+    row = json.loads(result.read_text(encoding="utf-8"))
+    row["peak_rss_mb"] = usage.ru_maxrss * 1024 / 1e6  # ru_maxrss is KiB on Linux
+    return row
+
+
+@dataclass
+class Bench:
+    """One run: the options, the work folder and the sentence pool (built on first use)."""
+
+    args: argparse.Namespace
+    log: Log
+    _pool: SentencePool | None = field(default=None, init=False)
+
+    @property
+    def work(self) -> Path:
+        return self.args.work
+
+    def size_dir(self, size: int) -> Path:
+        return self.work / f"n{size}"
+
+    def corpus(self, size: int) -> Path:
+        return self.size_dir(size) / "corpus"
+
+    def pool(self) -> SentencePool:
+        if self._pool is None:
+            self._pool = sentence_pool(real_abstracts())
+        return self._pool
+
+    def source(self, folder: Path, n: int, seed: int) -> Row:
+        """``folder/corpus.jsonl`` with ``n`` synthetic documents of ``seed`` (written
+        once: the statistics file beside it says what is there)."""
+        stats_file = folder / "synthetic.json"
+        if stats_file.exists() and (folder / "corpus.jsonl").exists():
+            stats = json.loads(stats_file.read_text(encoding="utf-8"))
+            if (stats["documents"], stats["seed"]) == (n, seed):
+                return stats
+        start = time.perf_counter()
+        stats = write_corpus(self.pool(), n, seed, folder / "corpus.jsonl")
+        stats["generate_seconds"] = round(time.perf_counter() - start, 2)
+        stats_file.write_text(json.dumps(stats), encoding="utf-8")
+        return stats
+
+    def child(self, step: str, scratch: Path, **args: Any) -> Row:
+        return run_child(step, args, scratch)
+
+
+# ---- the steps (parent side) -----------------------------------------------------------
+
+
+def measure_ingest(bench: Bench, size: int) -> Row:
+    stats = bench.source(bench.size_dir(size) / "src", size, bench.args.seed)
+    corpus = bench.corpus(size)
+    row = bench.child(
+        "ingest", bench.size_dir(size), src=str(corpus.parent / "src"), corpus=str(corpus)
+    )
+    (corpus / ".capacity-ingested").touch()
+    return {**row, "synthetic": stats}
+
+
+def _ensure_store(bench: Bench, size: int) -> None:
+    if not (bench.corpus(size) / ".capacity-ingested").exists():
+        bench.log(f"N={size}: no finished store, ingesting first (not recorded)")
+        measure_ingest(bench, size)
+
+
+def _ensure_bm25(bench: Bench, size: int) -> None:
+    _ensure_store(bench, size)
+    if not (bench.corpus(size) / "index" / "bm25" / "params.index.json").exists():
+        bench.log(f"N={size}: no BM25 index, building it first (not recorded)")
+        bench.child("bm25_build", bench.size_dir(size), corpus=str(bench.corpus(size)))
+
+
+def measure_bm25(bench: Bench, size: int) -> Row:
+    _ensure_store(bench, size)
+    corpus, scratch = str(bench.corpus(size)), bench.size_dir(size)
+    build = bench.child("bm25_build", scratch, corpus=corpus)
+    query = bench.child("bm25_query", scratch, corpus=corpus, queries=bench.args.queries)
+    build["build_peak_rss_mb"] = build.pop("peak_rss_mb")
+    build["build_peak_delta_mb"] = build["build_peak_rss_mb"] - build.pop("rss_before_build_mb")
+    query["query_peak_rss_mb"] = query.pop("peak_rss_mb")
+    return {**build, **query}
+
+
+def measure_bm25_mmap(bench: Bench, size: int) -> Row:
+    _ensure_bm25(bench, size)
+    return bench.child(
+        "bm25_mmap",
+        bench.size_dir(size),
+        corpus=str(bench.corpus(size)),
+        queries=bench.args.queries,
+    )
+
+
+def measure_dense(bench: Bench, size: int) -> Row:
+    out = bench.size_dir(size) / "dense"
+    row = bench.child(
+        "dense",
+        bench.size_dir(size),
+        n=size,
+        out=str(out),
+        queries=bench.args.queries,
+        seed=bench.args.seed,
+        keep=bench.args.keep_dense,
+    )
+    return {**row, "note": DENSE_NOTE}
+
+
+def measure_qdrant(bench: Bench, size: int) -> Row | None:
+    if size > bench.args.qdrant_max:
+        bench.log(f"N={size} qdrant: skipped (above --qdrant-max {bench.args.qdrant_max})")
+        return None
+    _ensure_store(bench, size)
+    out, scratch = str(bench.size_dir(size) / "qdrant"), bench.size_dir(size)
+    build = bench.child(
+        "qdrant_build", scratch, corpus=str(bench.corpus(size)), out=out, seed=bench.args.seed
+    )
+    query = bench.child(
+        "qdrant_query", scratch, out=out, queries=bench.args.queries, seed=bench.args.seed
+    )
+    build["build_peak_rss_mb"] = build.pop("peak_rss_mb")
+    build["build_peak_delta_mb"] = build["build_peak_rss_mb"] - build.pop("rss_before_build_mb")
+    query["query_peak_rss_mb"] = query.pop("peak_rss_mb")
+    return {
+        **build,
+        **query,
+        "mode": QDRANT_MODE,
+        "note": DENSE_NOTE,
+    }
+
+
+def measure_embed(bench: Bench, size: None) -> Row:
+    return bench.child("embed", bench.work, sample=bench.args.embed_sample, seed=bench.args.seed)
+
+
+def measure_ray(bench: Bench, size: None) -> Row:
+    folder = bench.work / "ray"
+    stats = bench.source(folder / "src", bench.args.ray_sample, bench.args.seed + 2)
+    corpus = folder / "corpus"
+    if not (corpus / ".capacity-ingested").exists():
+        bench.child("ingest", folder, src=str(folder / "src"), corpus=str(corpus))
+        (corpus / ".capacity-ingested").touch()
+    runs = {
+        str(w): bench.child(
+            "ray",
+            folder,
+            corpus=str(corpus),
+            home=str(folder / f"home-w{w}"),
+            workers=w,
+            shard_size=bench.args.ray_shard_size,
+        )
+        for w in RAY_WORKERS
+    }
+    return {"passages": stats["documents"], "by_workers": runs, **ray_speedup(runs)}
+
+
+def ray_speedup(runs: dict[str, Row]) -> Row:
+    """Speed-up from 1 to 2 workers: from the steady rates when both have one, else
+    from the end-to-end rates (which include starting Ray and loading the models)."""
+    one, two = runs["1"], runs["2"]
+    if one.get("steady_passages_per_s") and two.get("steady_passages_per_s"):
+        speedup = two["steady_passages_per_s"] / one["steady_passages_per_s"]
+        basis = "steady rate after the first round of shards"
+    else:
+        speedup = two["end_to_end_passages_per_s"] / one["end_to_end_passages_per_s"]
+        basis = "end-to-end rate (too few shards for a steady rate)"
+    return {"speedup": speedup, "efficiency": speedup / 2, "efficiency_basis": basis}
+
+
+MEASURES: dict[str, Callable[[Bench, Any], Row | None]] = {
+    "ingest": measure_ingest,
+    "bm25": measure_bm25,
+    "bm25_mmap": measure_bm25_mmap,
+    "dense": measure_dense,
+    "qdrant": measure_qdrant,
+    "embed": measure_embed,
+    "ray": measure_ray,
+}
+
+
+# ---- report ----------------------------------------------------------------------------
+
+
+def _version(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def machine() -> Row:
+    with open("/proc/meminfo", encoding="ascii") as info:
+        total_kib = int(next(line for line in info if line.startswith("MemTotal")).split()[1])
+    return {
+        "cpus": os.cpu_count(),
+        "memory_gb": round(total_kib * 1024 / 1e9, 1),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "packages": {p: _version(p) for p in PACKAGES},
+        "load_average_at_report": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def write_report(rows_path: Path, out: Path, args: argparse.Namespace) -> Row:
+    meta = {
+        "benchmark": "capacity",
+        "command": "python benchmarks/scale/capacity.py " + " ".join(sys.argv[1:]),
+        "machine": machine(),
+        "notes": NOTES,
+    }
+    report = build_report(read_rows(rows_path), meta, TARGET, args.node_ram_gb)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    out.with_suffix(".md").write_text(markdown(report), encoding="utf-8")
+    return report
+
+
+# ---- command line ----------------------------------------------------------------------
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
+    add = parser.add_argument
+    add("--sizes", type=int, nargs="+", required=True, help="corpus sizes N (passages)")
+    add("--work", type=Path, required=True, help="corpora, indexes and rows.jsonl")
+    add("--out", type=Path, required=True, help="the JSON report (capacity.md beside it)")
+    add("--queries", type=int, default=200, help="SciFact test claims timed per index")
+    add("--embed-sample", type=int, default=2000, help="passages the embedder is timed on")
+    add("--qdrant-max", type=int, default=100_000, help="largest N for Qdrant local mode")
+    add("--ray-sample", type=int, default=1000, help="passages embedded on Ray")
+    add("--ray-shard-size", type=int, default=256)
+    add(
+        "--steps",
+        nargs="+",
+        choices=(*SIZED_STEPS, *ONCE_STEPS),
+        default=[*SIZED_STEPS, *ONCE_STEPS],
+    )
+    add("--limit-minutes", type=float, default=None, help="stop between steps after this")
+    add("--seed", type=int, default=0, help="of the synthetic corpora and random vectors")
+    add("--node-ram-gb", type=float, default=NODE_RAM_GB, help="RAM per machine in the plan")
+    add("--keep-dense", action="store_true", help="keep the saved faiss indexes (random vectors)")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    started = time.monotonic()
+
+    def log(message: str) -> None:
+        print(f"[{time.monotonic() - started:8.1f} s] {message}", file=sys.stderr, flush=True)
+
+    bench = Bench(args, log)
+    rows_path = args.work / "rows.jsonl"
+
+    def measure(size: int | None, step: str) -> Row | None:
+        log(f"N={size} {step}: running")
+        load_before, start = os.getloadavg(), time.perf_counter()
+        row = MEASURES[step](bench, size)
+        if row is None:
+            return None
+        seconds = time.perf_counter() - start
+        log(f"N={size} {step}: done in {seconds:.1f} s")
+        return {
+            **row,
+            "step_seconds": round(seconds, 2),
+            "load_before": [round(x, 2) for x in load_before],
+            "load_after": [round(x, 2) for x in os.getloadavg()],
+            "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+
+    deadline = started + args.limit_minutes * 60 if args.limit_minutes is not None else None
+    args.work.mkdir(parents=True, exist_ok=True)
+    run_schedule(
+        schedule(args.sizes, args.steps),
+        rows_path,
+        measure,
+        deadline,
+        log,
+        after_step=lambda: write_report(rows_path, args.out, args),
+    )
+    write_report(rows_path, args.out, args)
+    log(f"wrote {args.out} and {args.out.with_suffix('.md')}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,412 @@
+"""The capacity model: power-law fits of the measured rows, extrapolation to a target
+corpus size, the planning table and its Markdown. Pure functions of the rows written by
+``capacity.py`` (no sciera import, no model).
+
+    report = build_report(rows, meta)           # measurements + fits + plan + cost drivers
+    Path("capacity.md").write_text(markdown(report))
+
+A fit is ``y = a * N**b`` by least squares on ``log y`` against ``log N`` (R² in log
+space), N being the passages actually in the index. Every extrapolated number in the plan
+names its basis: a fit (with a, b, R² and the sizes behind it), an analytic size, or a
+measured rate; beside it a linear cross-check (the largest measurement scaled by N).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+TARGET = 60_000_000  # PubMed-scale passages
+DIM = 384  # the default embedder's dimension (float32 vectors)
+EMBED_WORKERS = (8, 32)
+NODE_RAM_GB = 64.0
+
+
+@dataclass(frozen=True)
+class PowerFit:
+    """``y = a * N**b`` fitted on ``sizes``/``values`` (R² of log y)."""
+
+    a: float
+    b: float
+    r2: float
+    sizes: tuple[float, ...]
+    values: tuple[float, ...]
+
+    def predict(self, n: float) -> float:
+        return self.a * n**self.b
+
+
+def fit_power_law(sizes: Sequence[float], values: Sequence[float]) -> PowerFit | None:
+    """The least-squares power law through the positive points, or None with fewer than
+    two distinct sizes (a point with y <= 0 has no logarithm and is left out)."""
+    points = [(float(n), float(y)) for n, y in zip(sizes, values, strict=True) if n > 0 and y > 0]
+    if len({n for n, _ in points}) < 2:
+        return None
+    x = np.log([n for n, _ in points])
+    y = np.log([v for _, v in points])
+    b, log_a = np.polyfit(x, y, 1)
+    residual = float(np.sum((y - (log_a + b * x)) ** 2))
+    total = float(np.sum((y - y.mean()) ** 2))
+    r2 = 1.0 - residual / total if total > 0 else 1.0
+    return PowerFit(
+        float(math.exp(log_a)),
+        float(b),
+        r2,
+        tuple(n for n, _ in points),
+        tuple(v for _, v in points),
+    )
+
+
+def linear_from_largest(sizes: Sequence[float], values: Sequence[float], n: float) -> float:
+    """The measurement at the largest size scaled linearly to ``n`` (a cross-check)."""
+    largest = max(range(len(sizes)), key=lambda i: sizes[i])
+    return values[largest] * n / sizes[largest]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A size-dependent quantity: ``field`` of the rows of ``step``, in ``unit``
+    (``s``, ``ms``, ``MB`` = 10^6 bytes, or ``bytes``)."""
+
+    step: str
+    field: str
+    unit: str
+    label: str
+
+
+METRICS: dict[str, Metric] = {
+    "ingest.seconds": Metric("ingest", "seconds", "s", "ingest time"),
+    "ingest.store_disk": Metric("ingest", "store_disk_bytes", "bytes", "passage store disk"),
+    "ingest.peak_rss": Metric("ingest", "peak_rss_mb", "MB", "ingest peak RSS"),
+    "bm25.build_seconds": Metric("bm25", "build_seconds", "s", "BM25 build time"),
+    "bm25.build_peak_rss": Metric(
+        "bm25", "build_peak_delta_mb", "MB", "BM25 build peak RSS over the imports"
+    ),
+    "bm25.disk": Metric("bm25", "disk_bytes", "bytes", "BM25 index disk"),
+    "bm25.ram": Metric("bm25", "load_rss_delta_mb", "MB", "BM25 in-memory RAM (load delta)"),
+    "bm25.load_seconds": Metric("bm25", "load_seconds", "s", "BM25 load time"),
+    "bm25.search_p50": Metric("bm25", "search_p50_ms", "ms", "BM25 search p50 (with store)"),
+    "bm25.search_p95": Metric("bm25", "search_p95_ms", "ms", "BM25 search p95 (with store)"),
+    "bm25.score_p50": Metric("bm25", "score_p50_ms", "ms", "BM25 scoring p50"),
+    "bm25.score_p95": Metric("bm25", "score_p95_ms", "ms", "BM25 scoring p95"),
+    "bm25_mmap.ram": Metric("bm25_mmap", "load_rss_delta_mb", "MB", "BM25 mmap RAM (load delta)"),
+    "bm25_mmap.ram_queried": Metric(
+        "bm25_mmap", "queried_rss_delta_mb", "MB", "BM25 mmap RAM after the queries"
+    ),
+    "bm25_mmap.p50": Metric("bm25_mmap", "score_p50_ms", "ms", "BM25 mmap scoring p50"),
+    "bm25_mmap.p95": Metric("bm25_mmap", "score_p95_ms", "ms", "BM25 mmap scoring p95"),
+    "dense.add_seconds": Metric("dense", "add_seconds", "s", "faiss flat add time"),
+    "dense.ram": Metric("dense", "rss_delta_mb", "MB", "faiss flat RAM (RSS delta)"),
+    "dense.disk": Metric("dense", "disk_bytes", "bytes", "faiss flat disk"),
+    "dense.p50": Metric("dense", "p50_ms", "ms", "faiss flat search p50"),
+    "dense.p95": Metric("dense", "p95_ms", "ms", "faiss flat search p95"),
+    "qdrant.build_seconds": Metric("qdrant", "build_seconds", "s", "Qdrant local build time"),
+    "qdrant.build_peak_rss": Metric(
+        "qdrant", "build_peak_delta_mb", "MB", "Qdrant local build peak RSS over the imports"
+    ),
+    "qdrant.disk": Metric("qdrant", "disk_bytes", "bytes", "Qdrant local disk"),
+    "qdrant.ram": Metric("qdrant", "load_rss_delta_mb", "MB", "Qdrant local RAM (open delta)"),
+    "qdrant.dense_p50": Metric("qdrant", "dense_p50_ms", "ms", "Qdrant local dense p50"),
+    "qdrant.dense_p95": Metric("qdrant", "dense_p95_ms", "ms", "Qdrant local dense p95"),
+    "qdrant.sparse_p50": Metric("qdrant", "sparse_p50_ms", "ms", "Qdrant local sparse p50"),
+    "qdrant.sparse_p95": Metric("qdrant", "sparse_p95_ms", "ms", "Qdrant local sparse p95"),
+    "qdrant.hybrid_p50": Metric("qdrant", "hybrid_p50_ms", "ms", "Qdrant local hybrid p50"),
+    "qdrant.hybrid_p95": Metric("qdrant", "hybrid_p95_ms", "ms", "Qdrant local hybrid p95"),
+}
+
+
+def metric_points(rows: Sequence[dict], metric: Metric) -> tuple[list[float], list[float]]:
+    """(passages, value) of every measured row of the metric's step, by size."""
+    found = [
+        (float(r["passages"]), float(r[metric.field]))
+        for r in rows
+        if r.get("step") == metric.step and r.get(metric.field) is not None and r.get("passages")
+    ]
+    found.sort()
+    return [n for n, _ in found], [v for _, v in found]
+
+
+def fit_metrics(rows: Sequence[dict], target: int = TARGET) -> dict[str, dict[str, Any]]:
+    """Each metric measured at two sizes or more: its fit and its value at ``target``."""
+    fits: dict[str, dict[str, Any]] = {}
+    for name, metric in METRICS.items():
+        sizes, values = metric_points(rows, metric)
+        fit = fit_power_law(sizes, values)
+        if fit is None:
+            continue
+        fits[name] = {
+            "label": metric.label,
+            "unit": metric.unit,
+            "a": fit.a,
+            "b": round(fit.b, 4),
+            "r2": round(fit.r2, 4),
+            "points": len(fit.sizes),
+            "sizes": [int(n) for n in fit.sizes],
+            "values": list(fit.values),
+            "at_target": fit.predict(target),
+            "linear_from_largest": linear_from_largest(fit.sizes, fit.values, target),
+        }
+    return fits
+
+
+def cite(name: str, fit: dict[str, Any]) -> str:
+    """How a plan row names the fit it came from."""
+    sizes = ", ".join(f"{n:,}" for n in fit["sizes"])
+    return f"fit {name}: a={fit['a']:.3g}, b={fit['b']:.3f}, R²={fit['r2']:.3f} on N = {sizes}"
+
+
+def steady_rate(marks: Sequence[tuple[float, int]], workers: int) -> float | None:
+    """Passages/s after the first round of shards (one per worker) finished, from the
+    ``(seconds, passages done)`` progress marks; None without a shard after that round."""
+    if len(marks) <= workers:
+        return None
+    (t0, done0), (t1, done1) = marks[workers - 1], marks[-1]
+    return (done1 - done0) / (t1 - t0) if t1 > t0 else None
+
+
+# ---- the plan at the target size -------------------------------------------------------
+
+_TO_PLAN = {"bytes": (1e-9, "GB"), "MB": (1e-3, "GB"), "s": (1 / 3600, "h"), "ms": (1.0, "ms")}
+_RESOURCE = {"bytes": "disk", "MB": "ram", "s": "time", "ms": "latency"}
+FLAT_NOTE = (
+    "exact flat scan, linear in N: at this size serve dense from a Qdrant server (HNSW, shards)"
+)
+
+
+def in_plan_units(value: float, unit: str) -> tuple[float, str]:
+    """A metric's value in the plan's units: GB for bytes and MB, hours for seconds."""
+    scale, plan_unit = _TO_PLAN[unit]
+    return value * scale, plan_unit
+
+
+def _machines(gb: float | None, node_ram_gb: float) -> int | None:
+    return None if gb is None else max(1, math.ceil(gb / node_ram_gb))
+
+
+def _fit_row(
+    component: str,
+    name: str,
+    fits: dict[str, dict[str, Any]],
+    node_ram_gb: float,
+    analytic: tuple[float, str] | None = None,
+) -> dict[str, Any]:
+    """A plan row extrapolated from the fit ``name`` (or marked not measured)."""
+    metric = METRICS[name]
+    _, unit = _TO_PLAN[metric.unit]
+    resource = _RESOURCE[metric.unit]
+    fit = fits.get(name)
+    row: dict[str, Any] = {
+        "component": component,
+        "metric": name,
+        "unit": unit,
+        "resource": resource,
+    }
+    if fit is None:
+        return {**row, "value": None, "basis": f"{name}: not measured at two sizes"}
+    row.update(
+        value=in_plan_units(fit["at_target"], metric.unit)[0],
+        basis=cite(name, fit),
+        linear_check=in_plan_units(fit["linear_from_largest"], metric.unit)[0],
+    )
+    if analytic is not None:
+        row.update(analytic=analytic[0], analytic_basis=analytic[1])
+    if resource == "ram":
+        row["machines"] = _machines(planned(row), node_ram_gb)
+    if name.startswith("dense.p"):
+        row["note"] = FLAT_NOTE
+    return row
+
+
+def planned(row: dict[str, Any]) -> float | None:
+    """A plan row's value to plan with: the larger of the fit and the analytic size."""
+    if row.get("value") is None:
+        return None
+    return max(row["value"], row.get("analytic", 0.0))
+
+
+def embedding_plan(
+    embed: dict[str, Any] | None,
+    ray: dict[str, Any] | None,
+    target: int = TARGET,
+    workers: Sequence[int] = EMBED_WORKERS,
+) -> dict[str, Any] | None:
+    """CPU-hours of embedding ``target`` passages at the measured one-thread rate, and
+    wall hours on ``workers`` one-thread workers at the measured Ray scaling efficiency
+    (speed-up from 1 to 2 workers, divided by 2; assumed to hold for more workers)."""
+    if embed is None:
+        return None
+    rate1 = embed["threads"]["1"]["passages_per_s"]
+    rate2 = embed["threads"]["2"]["passages_per_s"]
+    cpu_hours = target / rate1 / 3600
+    efficiency = ray.get("efficiency") if ray else None
+    wall = {str(w): cpu_hours / (w * (efficiency if efficiency else 1.0)) for w in workers}
+    return {
+        "embedder": embed.get("embedder"),
+        "passages_per_s_1_thread": rate1,
+        "passages_per_s_2_threads": rate2,
+        "cpu_hours": cpu_hours,
+        "hours_one_2_thread_process": target / rate2 / 3600,
+        "ray_efficiency": efficiency,
+        "ray_efficiency_basis": ray.get("efficiency_basis") if ray else None,
+        "wall_hours": wall,
+        "wall_hours_assume": (
+            "measured Ray efficiency" if efficiency else "perfect scaling (Ray not measured)"
+        ),
+    }
+
+
+def _embedding_rows(embedding: dict[str, Any] | None) -> list[dict[str, Any]]:
+    row = {"metric": "embed.cpu_hours", "unit": "CPU-h", "resource": "time"}
+    if embedding is None:
+        return [{**row, "component": "embedding", "value": None, "basis": "embed: not measured"}]
+    rate = embedding["passages_per_s_1_thread"]
+    rows = [
+        {
+            **row,
+            "component": "embedding, CPU time (1 torch thread per worker)",
+            "value": embedding["cpu_hours"],
+            "basis": f"measured: {rate:.1f} passages/s on 1 thread ({embedding['embedder']})",
+        }
+    ]
+    eff, how = embedding["ray_efficiency"], embedding["ray_efficiency_basis"]
+    for w, hours in embedding["wall_hours"].items():
+        rows.append(
+            {
+                "component": f"embedding, wall time on {w} Ray workers",
+                "metric": f"embed.wall_{w}",
+                "value": hours,
+                "unit": "h",
+                "resource": "wall",
+                "basis": (
+                    f"CPU-h / ({w} × Ray efficiency {eff:.2f}, measured at 2 workers: {how})"
+                    if eff
+                    else f"CPU-h / {w} (perfect scaling assumed: Ray not measured)"
+                ),
+                "linear_check": embedding["cpu_hours"] / int(w),
+            }
+        )
+    return rows
+
+
+PLAN: tuple[tuple[str, str], ...] = (
+    ("passage store (SQLite), disk", "ingest.store_disk"),
+    ("ingest, one process", "ingest.seconds"),
+    ("BM25 build, one process", "bm25.build_seconds"),
+    ("BM25 build, peak RAM", "bm25.build_peak_rss"),
+    ("BM25 index (bm25s), disk", "bm25.disk"),
+    ("BM25 in memory, RAM", "bm25.ram"),
+    ("BM25 memory-mapped, RAM after load", "bm25_mmap.ram"),
+    ("BM25 memory-mapped, RAM after the queries", "bm25_mmap.ram_queried"),
+    ("BM25 query p50 (in memory, with store)", "bm25.search_p50"),
+    ("BM25 query p95 (in memory, with store)", "bm25.search_p95"),
+    ("BM25 scoring p50 (in memory)", "bm25.score_p50"),
+    ("BM25 scoring p50 (memory-mapped)", "bm25_mmap.p50"),
+    ("BM25 scoring p95 (memory-mapped)", "bm25_mmap.p95"),
+    ("dense flat (faiss), RAM", "dense.ram"),
+    ("dense flat (faiss), disk", "dense.disk"),
+    ("dense flat query p50 (exact)", "dense.p50"),
+    ("dense flat query p95 (exact)", "dense.p95"),
+    ("Qdrant local, build", "qdrant.build_seconds"),
+    ("Qdrant local, RAM", "qdrant.ram"),
+    ("Qdrant local, disk", "qdrant.disk"),
+    ("Qdrant local, sparse query p50", "qdrant.sparse_p50"),
+    ("Qdrant local, hybrid query p50", "qdrant.hybrid_p50"),
+)
+
+
+def plan_rows(
+    fits: dict[str, dict[str, Any]],
+    embedding: dict[str, Any] | None,
+    target: int = TARGET,
+    node_ram_gb: float = NODE_RAM_GB,
+) -> list[dict[str, Any]]:
+    """One row per component at ``target`` passages (see :data:`PLAN`); Qdrant rows only
+    when Qdrant was measured at two sizes."""
+    vectors_gb = target * DIM * 4 / 1e9
+    analytic = {
+        "dense.ram": (vectors_gb, f"{target:,} × {DIM} × 4 bytes (float32 vectors alone)"),
+        "dense.disk": (vectors_gb, f"{target:,} × {DIM} × 4 bytes (float32 vectors alone)"),
+    }
+    rows = [
+        _fit_row(component, name, fits, node_ram_gb, analytic.get(name))
+        for component, name in PLAN
+        if not (name.startswith("qdrant.") and name not in fits)
+    ]
+    return rows + _embedding_rows(embedding)
+
+
+def _total(by_metric: dict[str, dict[str, Any]], names: Sequence[str]) -> float | None:
+    values = [planned(by_metric[n]) if n in by_metric else None for n in names]
+    return None if any(v is None for v in values) else sum(values)  # type: ignore[misc]
+
+
+def cluster_sketch(
+    plan: Sequence[dict[str, Any]], node_ram_gb: float = NODE_RAM_GB
+) -> list[dict[str, Any]]:
+    """The plan summed into what to provision: serving RAM and machines (BM25 in memory
+    or memory-mapped, plus dense flat), disk, and the indexing jobs' machines and hours."""
+    by_metric = {r["metric"]: r for r in plan}
+    lines = [
+        ("serving RAM, BM25 in memory + dense flat", "GB", ("bm25.ram", "dense.ram")),
+        (
+            "serving RAM, BM25 mmap (queried) + dense flat",
+            "GB",
+            ("bm25_mmap.ram_queried", "dense.ram"),
+        ),
+        ("disk: store + BM25 + dense flat", "GB", ("ingest.store_disk", "bm25.disk", "dense.disk")),
+        ("indexing machine RAM (BM25 build peak)", "GB", ("bm25.build_peak_rss",)),
+        ("ingest then BM25 build, one machine", "h", ("ingest.seconds", "bm25.build_seconds")),
+    ] + [
+        (f"embedding on {r['metric'].removeprefix('embed.wall_')} Ray workers", "h", (r["metric"],))
+        for r in plan
+        if r["metric"].startswith("embed.wall_")
+    ]
+    sketch = []
+    for what, unit, names in lines:
+        value = _total(by_metric, names)
+        machines = _machines(value, node_ram_gb) if unit == "GB" and "RAM" in what else None
+        sketch.append(
+            {"what": what, "value": value, "unit": unit, "machines": machines, "from": list(names)}
+        )
+    return sketch
+
+
+def cost_drivers(plan: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The plan's RAM, disk and time rows, largest first. Time is one process's hours
+    or CPU-hours (a job's wall time on many workers is the same cost; latency is none)."""
+    drivers: dict[str, list[dict[str, Any]]] = {}
+    for resource in ("ram", "disk", "time"):
+        rows = [r for r in plan if r["resource"] == resource and r.get("value") is not None]
+        rows.sort(key=planned, reverse=True)  # type: ignore[arg-type]
+        drivers[resource] = [
+            {"component": r["component"], "value": planned(r), "unit": r["unit"]} for r in rows
+        ]
+    return drivers
+
+
+def build_report(
+    rows: Sequence[dict[str, Any]],
+    meta: dict[str, Any],
+    target: int = TARGET,
+    node_ram_gb: float = NODE_RAM_GB,
+) -> dict[str, Any]:
+    """Measurements, fits, embedding extrapolation, plan and cost drivers."""
+    by_step = {r["step"]: r for r in rows if r.get("size") is None}
+    fits = fit_metrics(rows, target)
+    embedding = embedding_plan(by_step.get("embed"), by_step.get("ray"), target)
+    plan = plan_rows(fits, embedding, target, node_ram_gb)
+    return {
+        **meta,
+        "target_passages": target,
+        "node_ram_gb": node_ram_gb,
+        "measurements": sorted(rows, key=lambda r: (r.get("size") or 0, r["step"])),
+        "fits": fits,
+        "embedding": embedding,
+        "plan": plan,
+        "cluster_sketch": cluster_sketch(plan, node_ram_gb),
+        "cost_drivers": cost_drivers(plan),
+    }
