@@ -29,6 +29,11 @@ class BM25Settings(_Section):
     method: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = "lucene"
     stemmer: str | None = Field("english", description="PyStemmer language, or None.")
     stopwords: str | None = Field("en", description="bm25s stopword list, or None.")
+    mmap: bool = Field(
+        False,
+        description="Load the BM25 index memory-mapped (bm25s mmap): RAM stays near the "
+        "pages queries touch; a load-time choice, not part of the index.",
+    )
 
 
 class EmbedSettings(_Section):

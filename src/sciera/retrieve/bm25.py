@@ -134,11 +134,20 @@ class BM25Retriever:
 
     @classmethod
     def load(
-        cls, directory: str | Path, source: PassageSource, backend: str = "auto"
+        cls,
+        directory: str | Path,
+        source: PassageSource,
+        backend: str = "auto",
+        *,
+        mmap: bool = False,
     ) -> BM25Retriever:
+        """The index saved in ``directory``; ``mmap`` maps its score matrix from disk
+        instead of reading it into RAM (same scores)."""
         bm25s = require("bm25s", "core")
         path = Path(directory)
-        model = bm25s.BM25.load(str(path), backend=_model_backend(backend), show_progress=False)
+        model = bm25s.BM25.load(
+            str(path), backend=_model_backend(backend), show_progress=False, mmap=mmap
+        )
         ids = json.loads((path / IDS_FILE).read_text(encoding="utf-8"))
         settings = BM25Settings.model_validate_json((path / SETTINGS_FILE).read_text("utf-8"))
         return cls(model, ids, model.vocab_dict, settings, source, backend)

@@ -64,7 +64,8 @@ def dense_key(embedder_name: str) -> str:
 
 
 def bm25_params(settings: Settings) -> dict[str, Any]:
-    return settings.bm25.model_dump()
+    """The BM25 parameters an index must match (``mmap`` is how it is loaded, not built)."""
+    return settings.bm25.model_dump(exclude={"mmap"})
 
 
 def dense_params(settings: Settings, embedder_name: str) -> dict[str, Any]:

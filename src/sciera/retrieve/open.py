@@ -37,7 +37,8 @@ class _Context:
 
 def _open_bm25(ctx: _Context) -> Retriever:
     ctx.check("bm25", bm25_params(ctx.settings))
-    return BM25Retriever.load(index_dir(ctx.corpus_dir) / "bm25", ctx.store)
+    directory = index_dir(ctx.corpus_dir) / "bm25"
+    return BM25Retriever.load(directory, ctx.store, mmap=ctx.settings.bm25.mmap)
 
 
 def _open_dense(ctx: _Context) -> Retriever:

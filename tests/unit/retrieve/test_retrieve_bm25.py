@@ -93,3 +93,23 @@ def test_save_load_round_trip(bm25, tiny_passages, tmp_path):
         a, b = bm25.search(query, 4), loaded.search(query, 4)
         assert a.passage_ids == b.passage_ids
         assert [x.score for x in a] == pytest.approx([x.score for x in b])
+
+
+def test_memory_mapped_load_scores_the_same(bm25, tiny_passages, tmp_path):
+    import numpy as np
+
+    bm25.save(tmp_path / "bm25")
+    mapped = BM25Retriever.load(tmp_path / "bm25", MemoryPassages(tiny_passages), mmap=True)
+    assert isinstance(mapped._model.scores["data"], np.memmap)
+    for query in ["cats", "dog", "bird sings"]:
+        a, b = bm25.search(query, 4), mapped.search(query, 4)
+        assert a.passage_ids == b.passage_ids
+        assert [x.score for x in a] == pytest.approx([x.score for x in b])
+
+
+def test_mmap_is_not_an_index_parameter():
+    from sciera.retrieve.build import bm25_params
+    from sciera.settings import load_settings
+
+    on = load_settings(bm25={"mmap": True})
+    assert on.bm25.mmap and bm25_params(on) == bm25_params(load_settings())
