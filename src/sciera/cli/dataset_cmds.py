@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from sciera.cli import app
+from sciera.cli.ray_opts import RayCpusOpt, RayOpt, RayWorkersOpt, ShardOpt, ray_options
 
 dataset_app = typer.Typer(
     help="Build and look at SciRAG-SSLI datasets (questions + Base/SSLI contexts).",
@@ -70,24 +71,10 @@ def build_cmd(
             help="Qrels file whose judged documents are never a question's source (repeatable).",
         ),
     ] = None,
-    ray: Annotated[
-        str | None,
-        typer.Option(
-            "--ray",
-            help="Make questions and contexts on Ray: local (start one here), auto (running "
-            "cluster), HOST:PORT.",
-        ),
-    ] = None,
-    ray_workers: Annotated[
-        int | None,
-        typer.Option("--ray-workers", min=1, help="Actors (default: cluster CPUs / --ray-cpus)."),
-    ] = None,
-    ray_cpus: Annotated[
-        int, typer.Option("--ray-cpus", min=1, help="CPUs (LLM threads) per actor.")
-    ] = 1,
-    shard_size: Annotated[
-        int, typer.Option("--shard-size", min=1, help="Passages or questions per Ray shard.")
-    ] = 4,
+    ray: RayOpt = None,
+    ray_workers: RayWorkersOpt = None,
+    ray_cpus: RayCpusOpt = 1,
+    shard_size: ShardOpt = 4,
     preset: Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")] = None,
 ) -> None:
     """Build (or resume) a dataset in OUT: instances.jsonl, stats.json and checkpoints."""
@@ -112,9 +99,7 @@ def build_cmd(
         exclude_qrels=tuple(str(p) for p in exclude_qrels or ()),
     )
     with step_progress() as progress:
-        from sciera.scale.options import RayOptions
-
-        options = RayOptions(ray, ray_workers, shard_size, ray_cpus) if ray else None
+        options = ray_options(ray, ray_workers, shard_size, ray_cpus)
         builder = SSLIBuilder(
             corpus, out, config, settings=load_settings(preset), progress=progress, ray=options
         )

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from sciera.cli import app
+from sciera.cli.ray_opts import RayCpusOpt, RayOpt, RayWorkersOpt, ShardOpt, ray_options
 from sciera.progress import step_progress
 
 eval_app = typer.Typer(help="Evaluate pipeline stages against relevance judgments.")
@@ -147,33 +148,18 @@ def run(
     report: Annotated[
         bool, typer.Option("--report/--no-report", help="Write the report when done.")
     ] = True,
-    ray: Annotated[
-        str | None,
-        typer.Option(
-            "--ray",
-            help="Answer on Ray workers: local (start one here), auto (running cluster), "
-            "HOST:PORT.",
-        ),
-    ] = None,
-    ray_workers: Annotated[
-        int | None,
-        typer.Option("--ray-workers", min=1, help="Actors (default: cluster CPUs / --ray-cpus)."),
-    ] = None,
-    ray_cpus: Annotated[
-        int, typer.Option("--ray-cpus", min=1, help="CPUs (model threads) per actor.")
-    ] = 1,
-    shard_size: Annotated[
-        int, typer.Option("--shard-size", min=1, help="Questions per Ray shard.")
-    ] = 16,
+    ray: RayOpt = None,
+    ray_workers: RayWorkersOpt = None,
+    ray_cpus: RayCpusOpt = 1,
+    shard_size: ShardOpt = 16,
 ) -> None:
     """Run (or resume) an experiment: every pipeline x repeat x question, saved under --out."""
     from sciera.eval.experiment import load_experiment
     from sciera.eval.runner import run_experiment
-    from sciera.scale.options import RayOptions
 
     exp = load_experiment(experiment)
     out_dir = out or Path("results") / exp.name
-    options = RayOptions(ray, ray_workers, shard_size, ray_cpus) if ray is not None else None
+    options = ray_options(ray, ray_workers, shard_size, ray_cpus)
     with step_progress(transient=False) as update:
         summary = run_experiment(exp, out_dir, repeats=repeats, progress=update, ray=options)
     ran = sum(summary.ran.values())

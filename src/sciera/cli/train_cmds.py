@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from sciera.cli import app
+from sciera.cli.ray_opts import RayCpusOpt, RayOpt, RayWorkersOpt, ShardOpt, ray_options
 
 train_app = typer.Typer(help="Fine-tune relevance models on your judgments (offline, CPU).")
 app.add_typer(train_app, name="train")
@@ -84,20 +85,6 @@ SyntheticStyleOpt = Annotated[str, typer.Option(help="Synthetic queries: claim o
 SyntheticKeepOpt = Annotated[
     int, typer.Option(min=1, help="Consistency filter: the abstract's first-stage rank limit.")
 ]
-RayOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--ray",
-        help="Write the synthetic queries on Ray: local (start one here), auto (running "
-        "cluster), HOST:PORT.",
-    ),
-]
-RayWorkersOpt = Annotated[
-    int | None,
-    typer.Option("--ray-workers", min=1, help="Actors (default: cluster CPUs / --ray-cpus)."),
-]
-RayCpusOpt = Annotated[int, typer.Option("--ray-cpus", min=1, help="CPUs (LLM threads) per actor.")]
-ShardOpt = Annotated[int, typer.Option("--shard-size", min=1, help="Abstracts per Ray shard.")]
 
 
 def _data_spec(options: dict):
@@ -110,12 +97,12 @@ def _data_spec(options: dict):
     values = {f.name: options[f.name] for f in fields(DataSpec) if f.name in options}
     for name in ("exclude_qrels", "exclude_ssli", "ssli_negatives"):
         values[name] = values.get(name) or ()
-    if options.get("ray") is not None:
-        from sciera.scale.options import RayOptions
-
-        values["ray"] = RayOptions(
-            options["ray"], options["ray_workers"], options["shard_size"], options["ray_cpus"]
-        )
+    values["ray"] = ray_options(
+        options.get("ray"),
+        options.get("ray_workers"),
+        options.get("shard_size", 16),
+        options.get("ray_cpus", 1),
+    )
     try:
         return DataSpec(**values)
     except ValueError as exc:

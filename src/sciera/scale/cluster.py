@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from sciera.errors import ScieraError, require
+from sciera.scale.options import RayOptions
 
 
 def check_reachable(address: str, timeout: float = 10.0) -> None:
@@ -53,3 +54,35 @@ def ray_cluster(address: str, *, num_cpus: int | None = None) -> Iterator[Any]:
 def worker_cpus(ray: Any) -> int:
     """CPUs the cluster offers (at least 1)."""
     return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
+@contextmanager
+def actor_pool(
+    options: RayOptions, actor_class: Callable[[Any], Any], *args: Any
+) -> Iterator[tuple[Any, Any, list[Any]]]:
+    """``(ray, pool, actors)``: one actor per worker (``options``), each made with
+    ``args``, holding ``options.cpus_per_worker`` CPUs, in a Ray ``ActorPool``."""
+    with ray_cluster(options.address) as ray:
+        n = options.actors(worker_cpus(ray))
+        actor = actor_class(ray).options(num_cpus=options.cpus_per_worker)
+        actors = [actor.remote(*args) for _ in range(n)]
+        yield ray, ray.util.ActorPool(actors), actors
+
+
+def stream(
+    pool: Any,
+    method: str,
+    shards: Iterable[tuple[int, Any]],
+    stop: Callable[[], bool] = lambda: False,
+) -> Iterator[Any]:
+    """Each finished shard's result, as they finish: ``actor.<method>(index, shard)`` with
+    at most one shard per actor in flight (back-pressure); no new shard is sent once
+    ``stop()`` says so (those in flight still finish)."""
+    for i, shard in shards:
+        while not pool.has_free():
+            yield pool.get_next_unordered()
+        if stop():
+            break
+        pool.submit(lambda a, v: getattr(a, method).remote(*v), (i, shard))
+    while pool.has_next():
+        yield pool.get_next_unordered()

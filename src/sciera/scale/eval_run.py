@@ -41,9 +41,10 @@ def _actor_class(ray: Any) -> Any:
             self.retrievers = Retrievers(exp.corpus, self.settings)
             self.built: tuple[tuple[str, int], Any] | None = None  # one pipeline at a time
 
-        def run(self, shard: int, pipeline: str, seed: int, qids: list[str]) -> tuple[int, list]:
+        def run(self, shard: int, work: tuple[str, int, list[str]]) -> tuple[int, list]:
             from sciera.eval.runner import build_stages, run_questions
 
+            pipeline, seed, qids = work
             if self.built is None or self.built[0] != (pipeline, seed):
                 self.built = None  # free the previous pipeline's models first
                 spec = next(p for p in self.exp.pipelines if p.name == pipeline)
@@ -62,28 +63,21 @@ class EvalWorkers:
     def __init__(self, options: RayOptions, exp: Any, settings: Any, data: Any) -> None:
         self.options, self.exp, self.settings, self.data = options, exp, settings, data
         self._stack = ExitStack()
-        self.ray: Any = None
         self.pool: Any = None
-        self.workers = 0
 
     def __enter__(self) -> EvalWorkers:
-        from sciera.scale.cluster import ray_cluster, worker_cpus
+        from sciera.scale.cluster import actor_pool, ray_cluster
 
         if self.exp.corpus is None and any(p.retriever != "candidates" for p in self.exp.pipelines):
             raise ScieraError("--ray needs the experiment's corpus (a path every node sees)")
-        self.ray = self._stack.enter_context(ray_cluster(self.options.address))
-        try:
+        with ExitStack() as stack:
+            ray = stack.enter_context(ray_cluster(self.options.address))
+            data = ray.put(self.data)
             cpus = self.options.cpus_per_worker
-            self.workers = self.options.actors(worker_cpus(self.ray))
-            actor = _actor_class(self.ray).options(num_cpus=cpus)
-            data = self.ray.put(self.data)
-            actors = [
-                actor.remote(self.exp, self.settings, data, cpus) for _ in range(self.workers)
-            ]
-            self.pool = self.ray.util.ActorPool(actors)
-        except BaseException:
-            self._stack.close()
-            raise
+            _, self.pool, _ = stack.enter_context(
+                actor_pool(self.options, _actor_class, self.exp, self.settings, data, cpus)
+            )
+            self._stack = stack.pop_all()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -92,16 +86,10 @@ class EvalWorkers:
     def run(self, pipeline: str, repeat: int, qids: list[str]) -> Iterator[dict[str, Any]]:
         """Records of ``qids`` for ``pipeline`` repeat ``repeat``, shard by shard as they
         finish (not in ``qids`` order)."""
+        from sciera.scale.cluster import stream
+
         seed = self.exp.seed_of(repeat)
         size = self.options.shard_size
-        shards = [qids[i : i + size] for i in range(0, len(qids), size)]
-        for i, shard in enumerate(shards):
-            while not self.pool.has_free():
-                yield from self._next()
-            self.pool.submit(lambda a, v: a.run.remote(*v), (i, pipeline, seed, shard))
-        while self.pool.has_next():
-            yield from self._next()
-
-    def _next(self) -> Iterator[dict[str, Any]]:
-        _, records = self.pool.get_next_unordered()
-        yield from records
+        shards = ((i, (pipeline, seed, qids[i : i + size])) for i in range(0, len(qids), size))
+        for _, records in stream(self.pool, "run", shards):
+            yield from records

@@ -2,8 +2,8 @@
 --ray ADDRESS``).
 
     with SSLIWorkers(RayOptions("auto"), builder) as workers:
-        questions = workers.questions(source, items, llm)   # steps 2-3, per passage
-        workers.contexts(store, questions)                  # steps 4-5, per question
+        questions = workers.questions(source, items, QALogs(out), llm)  # steps 2-3
+        workers.contexts(store, questions, JsonlLog(out / "contexts.jsonl"))  # steps 4-5
 
 One actor per worker holds its own :class:`~sciera.datasets.ssli.builder.SSLIBuilder` on
 the same corpus, options and settings (the embedded LLM with ``cpus_per_worker`` threads,
@@ -22,7 +22,6 @@ the output folder and ``SCIERA_HOME`` must be at the same paths on every node.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from typing import Any
 
@@ -67,22 +66,18 @@ class SSLIWorkers:
         self.options, self.builder = options, builder
         self._stack = ExitStack()
         self.pool: Any = None
-        self.workers = 0
 
     def __enter__(self) -> SSLIWorkers:
-        from sciera.scale.cluster import ray_cluster, worker_cpus
+        from sciera.scale.cluster import actor_pool
 
-        ray = self._stack.enter_context(ray_cluster(self.options.address))
-        try:
-            cpus = self.options.cpus_per_worker
-            b = self.builder
-            settings = b.settings.model_copy(
-                update={"llm": b.settings.llm.model_copy(update={"threads": cpus})}
+        b = self.builder
+        llm = b.settings.llm.model_copy(update={"threads": self.options.cpus_per_worker})
+        settings = b.settings.model_copy(update={"llm": llm})
+        args = (str(b.corpus_dir), str(b.out), b.config, settings)
+        with ExitStack() as stack:
+            ray, self.pool, actors = stack.enter_context(
+                actor_pool(self.options, _actor_class, *args)
             )
-            self.workers = self.options.actors(worker_cpus(ray))
-            actor = _actor_class(ray).options(num_cpus=cpus)
-            args = (str(b.corpus_dir), str(b.out), b.config, settings)
-            actors = [actor.remote(*args) for _ in range(self.workers)]
             if b.config.uses_llm:
                 mine = b.llm.model_id
                 for theirs in ray.get([a.model_id.remote() for a in actors]):
@@ -91,30 +86,16 @@ class SSLIWorkers:
                             f"a Ray worker's LLM ({theirs}) differs from this machine's "
                             f"({mine}): install the same models on every node"
                         )
-            self.pool = ray.util.ActorPool(actors)
-        except BaseException:
-            self._stack.close()
-            raise
+            self._stack = stack.pop_all()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stack.close()
 
-    def _stream(
-        self, method: str, shards: Iterator[tuple[int, list]], stop: Callable[[], bool]
-    ) -> Iterator[tuple[int, list]]:
-        """Finished shards ``(index, results)``; no new shard is sent once ``stop()``."""
-        for i, shard in shards:
-            while not self.pool.has_free():
-                yield self.pool.get_next_unordered()
-            if stop():
-                break
-            self.pool.submit(lambda a, v: getattr(a, method).remote(*v), (i, shard))
-        while self.pool.has_next():
-            yield self.pool.get_next_unordered()
-
     def questions(self, source: Any, items: list[dict], logs: Any, llm: Any) -> list[dict]:
         """Steps 2-3 for ``items`` (their missing log lines), then the questions."""
+        from sciera.scale.cluster import stream
+
         mode = source.config.qa_mode
         todo = [(i, it) for i, it in enumerate(items) if logs.missing(it, mode)]
         processed = {i for i, it in enumerate(items) if not logs.missing(it, mode)}
@@ -134,7 +115,7 @@ class SSLIWorkers:
             (k, [(logs.with_notes(it), logs.missing(it, mode)) for _, it in shard])
             for k, shard in enumerate(shards)
         )
-        for k, results in self._stream("passages", work, enough):
+        for k, results in stream(self.pool, "passages", work, enough):
             for (i, _), lines in zip(shards[k], results, strict=True):
                 for name, rec in lines:
                     logs.append(name, rec)
@@ -144,11 +125,13 @@ class SSLIWorkers:
 
     def contexts(self, store: Any, questions: list[dict], log: Any) -> None:
         """Steps 4-5: a context line for every question the log misses."""
+        from sciera.scale.cluster import stream
+
         todo = self.builder.contexts_todo(store, questions, log)
         size = self.options.shard_size
         shards = ((k, todo[i : i + size]) for k, i in enumerate(range(0, len(todo), size)))
         done = len(questions) - len(todo)
-        for _, records in self._stream("contexts", shards, lambda: False):
+        for _, records in stream(self.pool, "contexts", shards):
             for rec in records:
                 log.append(rec)
             done += len(records)

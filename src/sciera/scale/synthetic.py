@@ -74,7 +74,7 @@ def generate_on_ray(
     """Log a record for every passage of ``passage_ids`` missing from ``cache`` (under
     generation ``key``); returns every logged record of ``key`` by passage id."""
     from sciera.corpus import PassageStore
-    from sciera.scale.cluster import ray_cluster, worker_cpus
+    from sciera.scale.cluster import actor_pool, stream
     from sciera.train.synthetic import append_record, read_done
 
     done = read_done(cache, key)
@@ -84,38 +84,22 @@ def generate_on_ray(
     if not todo:
         return done
     size = options.shard_size
-    shards = [todo[i : i + size] for i in range(0, len(todo), size)]
-    cpus = options.cpus_per_worker
-    worker_settings = settings.model_copy(
-        update={"llm": settings.llm.model_copy(update={"threads": cpus})}
-    )
-    with ray_cluster(options.address) as ray:
-        n = min(options.actors(worker_cpus(ray)), len(shards))
-        actor = _actor_class(ray).options(num_cpus=cpus)
-        args = (worker_settings, str(corpus), retriever, depth, style, keep_top)
-        actors = [actor.remote(*args) for _ in range(n)]
+    shards = ((k, todo[i : i + size]) for k, i in enumerate(range(0, len(todo), size)))
+    llm = settings.llm.model_copy(update={"threads": options.cpus_per_worker})
+    worker_settings = settings.model_copy(update={"llm": llm})
+    args = (worker_settings, str(corpus), retriever, depth, style, keep_top)
+    with actor_pool(options, _actor_class, *args) as (ray, pool, actors):
         for theirs in ray.get([a.key.remote() for a in actors]):
             if theirs != key:
                 raise ScieraError(
                     "a Ray worker's LLM differs from this machine's (another model or prompt "
                     "version): install the same versions and models on every node"
                 )
-        pool = ray.util.ActorPool(actors)
         written = 0
-
-        def collect() -> None:
-            nonlocal written
-            _, records = pool.get_next_unordered()
+        for _, records in stream(pool, "run", shards):
             for rec in records:
                 append_record(cache, done, rec)
             written += len(records)
             if progress is not None:
                 progress("synthetic queries", written, len(todo))
-
-        for i, shard in enumerate(shards):
-            while not pool.has_free():
-                collect()
-            pool.submit(lambda a, v: a.run.remote(*v), (i, shard))
-        while pool.has_next():
-            collect()
     return done

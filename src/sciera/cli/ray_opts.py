@@ -1,0 +1,40 @@
+"""The ``--ray`` options the batch commands share (``eval run``, ``dataset build``,
+``train ... --synthetic``), and the :class:`~sciera.scale.options.RayOptions` they make."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from sciera.scale.options import RayOptions
+
+RayOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ray",
+        help="Run on Ray: local (start one here), auto (the running cluster), HOST:PORT.",
+    ),
+]
+RayWorkersOpt = Annotated[
+    int | None,
+    typer.Option("--ray-workers", min=1, help="Actors (default: cluster CPUs / --ray-cpus)."),
+]
+RayCpusOpt = Annotated[
+    int, typer.Option("--ray-cpus", min=1, help="CPUs (model threads) per actor.")
+]
+ShardOpt = Annotated[
+    int, typer.Option("--shard-size", min=1, help="Work items per Ray shard (the most lost).")
+]
+
+
+def ray_options(
+    address: str | None, workers: int | None, shard_size: int, cpus: int
+) -> RayOptions | None:
+    """The options, or ``None`` without ``--ray``."""
+    if address is None:
+        return None
+    from sciera.scale.options import RayOptions
+
+    return RayOptions(address, workers, shard_size, cpus)
