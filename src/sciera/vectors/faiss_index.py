@@ -26,13 +26,17 @@ class FaissIndex:
         self.dim = int(dim)
         self._index = self._faiss.IndexFlatIP(self.dim)
         self._ids: list[str] = []
-        self._known: set[str] = set()
+        # ids already added, for the duplicate check; built only when add() needs it (a
+        # loaded index that is only searched never holds every id twice)
+        self._known: set[str] | None = set()
 
     def __len__(self) -> int:
         return len(self._ids)
 
     def add(self, ids: Sequence[str], vectors: np.ndarray) -> None:
         matrix = as_matrix(vectors, self.dim)
+        if self._known is None:
+            self._known = set(self._ids)
         check_new_ids(ids, matrix.shape[0], self._known)
         self._index.add(matrix)
         self._ids.extend(ids)
@@ -65,6 +69,6 @@ class FaissIndex:
             raise ValueError(f"{path}: {index.ntotal} vectors but {len(ids)} ids")
         self = cls(index.d)
         self._index = index
-        self._ids = list(ids)
-        self._known = set(ids)
+        self._ids = ids
+        self._known = None
         return self

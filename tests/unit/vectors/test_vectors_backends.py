@@ -90,6 +90,8 @@ def test_save_and_load_round_trip(make_index, tmp_path):
         assert len(loaded) == 100 and loaded.dim == DIM
         after = loaded.search(queries, 7)
         assert [[p for p, _ in h] for h in after] == [[p for p, _ in h] for h in before]
+        with pytest.raises(ValueError, match="already in the index"):  # it knows its ids
+            loaded.add(["p3"], base[:1])
     finally:
         if hasattr(loaded, "close"):
             loaded.close()
