@@ -23,6 +23,9 @@ def ray_cluster(tmp_path_factory: pytest.TempPathFactory):
     exe = str(Path(sys.executable).parent / "ray")
     port = free_port()
     temp = tmp_path_factory.mktemp("ray")
+    # no token auth: a head that finds ~/.ray/auth_token (which `ray.init()` may leave
+    # behind) demands it from the worker node and the driver
+    os.environ["RAY_AUTH_MODE"] = "disabled"
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
     common = ["--num-cpus", "1", "--disable-usage-stats"]
     head = [exe, "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port)]
