@@ -169,18 +169,18 @@ def synthetic_queries(
     from sciera.train import synthetic
 
     llm = make_llm(settings)
-    inner = open_retriever(spec.corpus, spec.retriever, settings)
-    first = MaxPRetriever(inner, depth=max(settings.retrieve.depth, 10 * spec.synthetic_keep_top))
+    depth = max(settings.retrieve.depth, 10 * spec.synthetic_keep_top)
     with PassageStore.open(spec.corpus) as store:
         sources = synthetic.pick_sources(
             store, guard.allowed_docs, dev_gold | guard.judged_docs, spec.synthetic, spec.seed
         )
-        if spec.ray is None:
+        if spec.ray is None:  # the first stage is opened here only when it runs here
+            inner = open_retriever(spec.corpus, spec.retriever, settings)
             made = synthetic.generate(
                 llm,
                 store,
                 sources,
-                first,
+                MaxPRetriever(inner, depth=depth),
                 cache=work / "synthetic.jsonl",
                 style=spec.synthetic_style,
                 keep_top=spec.synthetic_keep_top,
@@ -193,7 +193,7 @@ def synthetic_queries(
             settings,
             spec.corpus,
             spec.retriever,
-            first.depth,
+            depth,
             sources,
             key=synthetic.generation_key(llm, spec.synthetic_style),
             cache=work / "synthetic.jsonl",
