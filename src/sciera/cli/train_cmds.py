@@ -81,6 +81,15 @@ SsliNegativesOpt = Annotated[
         "of its questions as negatives (an evaluation set is refused).",
     ),
 ]
+SplicedNegativesOpt = Annotated[
+    int,
+    typer.Option(
+        min=0,
+        help="Per training query, SSLI-style negatives cut from its gold passage without an "
+        "LLM: its background alone, and that background followed by the results of a mined "
+        "negative (0: none).",
+    ),
+]
 SyntheticStyleOpt = Annotated[str, typer.Option(help="Synthetic queries: claim or question.")]
 SyntheticKeepOpt = Annotated[
     int, typer.Option(min=1, help="Consistency filter: the abstract's first-stage rank limit.")
@@ -139,6 +148,7 @@ def cross_encoder(
     synthetic_style: SyntheticStyleOpt = "claim",
     synthetic_keep_top: SyntheticKeepOpt = 3,
     ssli_negatives: SsliNegativesOpt = None,
+    spliced_negatives: SplicedNegativesOpt = 0,
     ray: RayOpt = None,
     ray_workers: RayWorkersOpt = None,
     ray_cpus: RayCpusOpt = 1,
@@ -216,6 +226,7 @@ def embedder(
     synthetic_style: SyntheticStyleOpt = "claim",
     synthetic_keep_top: SyntheticKeepOpt = 3,
     ssli_negatives: SsliNegativesOpt = None,
+    spliced_negatives: SplicedNegativesOpt = 0,
     ray: RayOpt = None,
     ray_workers: RayWorkersOpt = None,
     ray_cpus: RayCpusOpt = 1,

@@ -89,6 +89,7 @@ def render(card: Mapping[str, Any]) -> str:
         f"- training queries: {data['train_queries']} ({data['train_groups']} groups); "
         f"dev queries (whole queries, seed {card['config']['seed']}): {data['dev_queries']}",
         f"- hard negatives: {data['negatives_from']}",
+        *_extra_negatives(data),
         f"- left out: {json.dumps(data['skipped'])}",
         f"- never trained on: {json.dumps(card['splits'])}",
         "",
@@ -166,3 +167,16 @@ def write_card(model_dir: str | Path, card: Mapping[str, Any]) -> None:
     model_dir = Path(model_dir)
     (model_dir / CARD_FILE).write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
     (model_dir / "README.md").write_text(render(card), encoding="utf-8")
+
+
+def _extra_negatives(data: dict[str, Any]) -> list[str]:
+    lines = []
+    if data.get("ssli_negatives"):
+        lines.append(f"- SSLI distractors as negatives: {json.dumps(data['ssli_negatives'])}")
+    if data.get("spliced_negatives"):
+        sp = data["spliced_negatives"]
+        lines.append(
+            f"- spliced negatives (gold background, + a mined negative's results): "
+            f"{sp['background']} + {sp['spliced']} for {sp['queries']} queries"
+        )
+    return lines

@@ -40,6 +40,7 @@ class DataSpec:
     synthetic_style: str = "claim"
     synthetic_keep_top: int = 3
     ssli_negatives: Sequence[str | Path] = ()  # SSLI sets built from training-side abstracts
+    spliced_negatives: int = 0  # per training query, cut from its gold passage (no LLM)
     # where the synthetic queries are written (None: here); how, not what: not in run_key
     ray: RayOptions | None = None
 
@@ -52,6 +53,8 @@ class DataSpec:
             )
         if self.synthetic < 0 or self.synthetic_keep_top < 1:
             raise ValueError("synthetic must be >= 0 and synthetic_keep_top >= 1")
+        if self.spliced_negatives < 0:
+            raise ValueError(f"spliced negatives must be >= 0, got {self.spliced_negatives}")
 
 
 @dataclass
@@ -64,6 +67,7 @@ class Prepared:
     skipped: dict[str, dict[str, int]] = field(default_factory=dict)
     synthetic: dict[str, Any] | None = None
     ssli_negatives: list[dict[str, Any]] | None = None
+    spliced_negatives: dict[str, Any] | None = None
 
     def card_data(self, spec: DataSpec) -> dict[str, Any]:
         """The card's ``data`` section."""
@@ -81,6 +85,7 @@ class Prepared:
             "skipped": self.skipped,
             **({"synthetic": self.synthetic} if self.synthetic else {}),
             **({"ssli_negatives": self.ssli_negatives} if self.ssli_negatives else {}),
+            **({"spliced_negatives": self.spliced_negatives} if self.spliced_negatives else {}),
         }
 
 
@@ -139,6 +144,13 @@ def prepare(
     if ssli is not None:
         train = [replace(r, hard=ssli.hard[r.qid]) if r.qid in ssli.hard else r for r in train]
         texts.update(ssli.texts)
+    spliced_card = None
+    if spec.spliced_negatives:
+        from sciera.train import spliced_negatives
+
+        spliced = spliced_negatives.make(train, texts, spec.spliced_negatives, spec.seed)
+        train, spliced_card = spliced.train, spliced.card
+        texts.update(spliced.texts)
     for rec in (*train, *dev):
         guard.check_query(rec.qid, rec.text)
     guard.check_docs(
@@ -148,7 +160,9 @@ def prepare(
     )
     skips = {"train": skipped, "dev": dev_skipped}
     ssli_card = ssli.sources if ssli is not None else None
-    return Prepared(train, dev, texts, fingerprint, guard, skips, synthetic_card, ssli_card)
+    return Prepared(
+        train, dev, texts, fingerprint, guard, skips, synthetic_card, ssli_card, spliced_card
+    )
 
 
 def synthetic_queries(
