@@ -160,3 +160,17 @@ def test_killed_training_resumes_from_its_last_epoch(small_scifact, tiny_base):
     assert [e["epoch"] for e in card["epochs"]] == [1, 2, 3]
     # the epochs before the kill are the ones recorded then, not retrained
     assert card["epochs"][:finished] == state["epochs"]
+
+
+def test_spliced_negatives_are_made_and_counted(small_scifact, tiny_base):
+    """`--spliced-negatives 2` cuts negatives from the real gold abstracts of the training
+    claims (most SciFact abstracts have enough sentences) and the card counts them."""
+    out = small_scifact["root"] / "models" / "tiny-ce-spliced"
+    done = _train(small_scifact, tiny_base, out, "--epochs", "1", "--spliced-negatives", "2")
+    assert done.returncode == 0, done.stderr
+    card = json.loads((out / "sciera-card.json").read_text())
+    sp = card["data"]["spliced_negatives"]
+    assert sp["per_query"] == 2 and sp["queries"] >= card["data"]["train_queries"] // 2
+    assert sp["background"] == sp["queries"] and 0 < sp["spliced"] <= sp["queries"]
+    assert sp["queries"] + sp["skipped_short_gold"] == card["data"]["train_queries"]
+    assert "spliced negatives" in (out / "README.md").read_text()
