@@ -18,6 +18,7 @@ from sciera.corpus.readers import (
     load_beir_qrels,
     load_beir_queries,
     load_qrels,
+    relevant_docs,
 )
 from sciera.corpus.sentences import split_sentences
 from sciera.corpus.store import PassageStore
@@ -37,5 +38,6 @@ __all__ = [
     "load_beir_qrels",
     "load_beir_queries",
     "load_qrels",
+    "relevant_docs",
     "split_sentences",
 ]

@@ -109,7 +109,7 @@ class SSLIWorkers:
             return n
 
         def enough() -> bool:
-            return source.enough(items[: prefix()], logs, llm)
+            return source.enough(items[: prefix()], logs)
 
         work = (
             (k, [(logs.with_notes(it), logs.missing(it, mode)) for _, it in shard])

@@ -57,12 +57,12 @@ class SplitGuard:
 
     def exclude_qrels(self, path: str | Path, queries: Mapping[str, str] | None = None) -> None:
         """Forbid every query judged in ``path`` (and its text, when ``queries`` has it)."""
-        from sciera.corpus import load_qrels
+        from sciera.corpus import load_qrels, relevant_docs
 
         qrels = load_qrels(path)
         qids = set(qrels)
         self.query_ids |= qids
-        self.judged_docs |= {d for q in qrels.values() for d, g in q.items() if g > 0}
+        self.judged_docs |= relevant_docs(qrels)
         if queries is not None:
             self.query_texts |= {_norm(queries[q]) for q in qids if q in queries}
         self.sources.append(

@@ -192,3 +192,11 @@ def test_jsonl_named_id_field_gets_no_fallback(tmp_path: Path) -> None:
     file = write_lines(tmp_path / "docs.jsonl", [{"_id": "a", "text": "x"}])
     with pytest.raises(InputError, match=r"docs.jsonl:1: id: missing"):
         list(JsonlReader(Fields(id="id")).read(file))
+
+
+def test_relevant_docs_are_the_positive_judgments_of_every_query():
+    from sciera.corpus import relevant_docs
+
+    qrels = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2, "d1": 1}, "q3": {"d4": 0}}
+    assert relevant_docs(qrels) == {"d1", "d3"}
+    assert relevant_docs({}) == set()

@@ -16,6 +16,7 @@ from sciera.corpus.readers.beir import (
     load_beir_qrels,
     load_beir_queries,
     load_qrels,
+    relevant_docs,
 )
 from sciera.corpus.readers.csvfile import CsvReader
 from sciera.corpus.readers.jsonl import JsonlReader, iter_lines
@@ -99,4 +100,5 @@ __all__ = [
     "load_beir_qrels",
     "load_beir_queries",
     "load_qrels",
+    "relevant_docs",
 ]

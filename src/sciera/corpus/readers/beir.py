@@ -8,6 +8,7 @@ and any other top-level field is added to it. :func:`load_beir_queries` and
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -68,6 +69,11 @@ def _relevance(file: Path, line_no: int, value: str) -> int:
     if not number.is_integer():
         raise InputError(file, line_no, "score", f"not an integer: {value!r}")
     return int(number)
+
+
+def relevant_docs(qrels: Mapping[str, Mapping[str, int]]) -> set[str]:
+    """Every document judged relevant (grade > 0) for some query of ``qrels``."""
+    return {d for judged in qrels.values() for d, grade in judged.items() if grade > 0}
 
 
 def load_qrels(path: Path | str) -> dict[str, dict[str, int]]:

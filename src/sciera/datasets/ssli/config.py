@@ -75,15 +75,14 @@ class BuildConfig:
 
     def excluded_docs(self) -> set[str]:
         """Every abstract the exclusions name (read from the files each time)."""
-        from sciera.corpus import load_qrels
+        from sciera.corpus import load_qrels, relevant_docs
         from sciera.datasets.ssli.io import ssli_gold_docs
 
         docs: set[str] = set()
         for path in self.exclude_ssli:
             docs |= ssli_gold_docs(path)
         for path in self.exclude_qrels:
-            qrels = load_qrels(path)
-            docs |= {d for judged in qrels.values() for d, grade in judged.items() if grade > 0}
+            docs |= relevant_docs(load_qrels(path))
         return docs
 
     def check_resume(self, previous: dict[str, Any], out_dir: Path) -> None:

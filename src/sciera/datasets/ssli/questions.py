@@ -12,8 +12,8 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable
-from dataclasses import asdict
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -93,6 +93,19 @@ class QALogs:
         getattr(self, name)[rec["passage_id"]] = rec
 
 
+@dataclass
+class _Tally:
+    """Questions counted so far over a prefix of items: the keys seen (later duplicates are
+    left out), what was dropped, and how many items and questions."""
+
+    logs: QALogs
+    items: int = 0
+    count: int = 0
+    seen: set[str] = field(default_factory=set)
+    dropped: list[dict[str, str]] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
+
+
 class QuestionSource:
     def __init__(
         self,
@@ -106,6 +119,7 @@ class QuestionSource:
         self.dropped: list[dict[str, str]] = []
         # questions left out because an earlier passage asks them (their qids)
         self.duplicates: list[str] = []
+        self._tally: _Tally | None = None  # what enough() has counted so far
 
     # -- step 1 ----------------------------------------------------------------------------
     def select(self, path: Path) -> dict[str, Any]:
@@ -236,18 +250,13 @@ class QuestionSource:
         logs = QALogs(out)
         for n, it in enumerate(items):
             self.progress("questions", n, len(items))
-            if self.enough(items[:n], logs, llm):
+            if self.enough(items[:n], logs):
                 break
             missing = logs.missing(it, self.config.qa_mode)
             for name, rec in self.passage_records(llm, logs.with_notes(it), missing):
                 logs.append(name, rec)
         self.progress("questions", len(items), len(items))
         return self.assemble(items, logs, llm, report=True)
-
-    def enough(self, items: list[dict], logs: QALogs, llm: LLM) -> bool:
-        """Whether ``items`` already give ``max_questions`` questions."""
-        limit = self.config.max_questions
-        return limit is not None and len(self.assemble(items, logs, llm)) >= limit
 
     def passage_records(
         self, llm: LLM, item: dict[str, Any], missing: tuple[str, ...]
@@ -335,51 +344,69 @@ class QuestionSource:
             "prompts": prompt_versions(names),
             "seed": cfg.seed,
         }
-        dropped: list[dict[str, str]] = []
-        duplicates: list[str] = []
+        tally = _Tally(logs)
         if report:
-            self.dropped, self.duplicates = dropped, duplicates
-        seen: set[str] = set()
+            self.dropped, self.duplicates = tally.dropped, tally.duplicates
         questions: list[dict] = []
         limit = cfg.max_questions
         for it in items:
-            pid = it["passage_id"]
-            rec = logs.qa.get(pid)
-            if rec is None:
-                continue
-            passage = self.store.get_passages([pid])[0]
-            extract_s = logs.extract.get(pid, {}).get("seconds", 0.0)
-            for i, pair in enumerate(rec["accepted"], start=1):
+            if limit is not None and len(questions) >= limit:
+                break
+            for q in self._item_questions(it, tally, report):
+                questions.append({**q, "provenance": {**base_prov, **q["provenance"]}})
                 if limit is not None and len(questions) >= limit:
-                    return questions
-                qid = question_id(pid, i)
-                failed = self._fails_current_rules(pair, passage)
-                if failed is None and question_key(pair["question"]) in seen:
-                    duplicates.append(qid)  # an earlier passage's question: left out
-                    continue
-                if failed is not None:
-                    if report:
-                        logger.warning("%s: left out (%s: %s)", qid, failed.reason, failed.detail)
-                    dropped.append({"qid": qid, "reason": failed.reason})
-                    continue
-                seen.add(question_key(pair["question"]))
-                questions.append(
-                    {
-                        "qid": qid,
-                        "question": pair["question"],
-                        "answer": pair["answer"],
-                        "gold_passage_ids": [pid],
-                        "provenance": {
-                            **base_prov,
-                            "source_doc": it["doc_id"],
-                            "source_passage": pid,
-                            "cluster": it["cluster"],
-                            "question_type": pair["kind"],
-                            "timings": {"extract_s": extract_s, "qa_s": rec["seconds"]},
-                        },
-                    }
-                )
+                    break  # the item's later pairs are not screened, as before
         return questions
+
+    def enough(self, items: list[dict], logs: QALogs) -> bool:
+        """Whether ``items`` already give ``max_questions`` questions. Counted as
+        :meth:`assemble` would, but incrementally: called with a growing prefix of the same
+        items (whose logs are complete), each item is screened once, not once per call."""
+        limit = self.config.max_questions
+        if limit is None:
+            return False
+        tally = self._tally
+        if tally is None or tally.logs is not logs or len(items) < tally.items:
+            tally = self._tally = _Tally(logs)
+        for it in items[tally.items :]:
+            tally.count += sum(1 for _ in self._item_questions(it, tally, report=False))
+        tally.items = len(items)
+        return tally.count >= limit
+
+    def _item_questions(self, it: dict, tally: _Tally, report: bool) -> Iterator[dict]:
+        """One item's logged pairs that pass today's rules and repeat no question ``tally``
+        has seen, as question records (provenance without the build-wide fields)."""
+        pid = it["passage_id"]
+        rec = tally.logs.qa.get(pid)
+        if rec is None:
+            return
+        passage = self.store.get_passages([pid])[0]
+        extract_s = tally.logs.extract.get(pid, {}).get("seconds", 0.0)
+        for i, pair in enumerate(rec["accepted"], start=1):
+            qid = question_id(pid, i)
+            failed = self._fails_current_rules(pair, passage)
+            if failed is None and question_key(pair["question"]) in tally.seen:
+                tally.duplicates.append(qid)  # an earlier passage's question: left out
+                continue
+            if failed is not None:
+                if report:
+                    logger.warning("%s: left out (%s: %s)", qid, failed.reason, failed.detail)
+                tally.dropped.append({"qid": qid, "reason": failed.reason})
+                continue
+            tally.seen.add(question_key(pair["question"]))
+            yield {
+                "qid": qid,
+                "question": pair["question"],
+                "answer": pair["answer"],
+                "gold_passage_ids": [pid],
+                "provenance": {
+                    "source_doc": it["doc_id"],
+                    "source_passage": pid,
+                    "cluster": it["cluster"],
+                    "question_type": pair["kind"],
+                    "timings": {"extract_s": extract_s, "qa_s": rec["seconds"]},
+                },
+            }
 
     def _fails_current_rules(self, pair: dict[str, Any], passage: Passage) -> Rejection | None:
         """The rule a checkpointed pair fails today (duplicates aside: they were screened
