@@ -78,6 +78,7 @@ def render(card: Mapping[str, Any]) -> str:
         "",
         "Reproduce:",
         "",
+        *_continued_from(card),
         "```bash",
         card["command"],
         "```",
@@ -180,3 +181,20 @@ def _extra_negatives(data: dict[str, Any]) -> list[str]:
             f"{sp['background']} + {sp['spliced']} for {sp['queries']} queries"
         )
     return lines
+
+
+def _continued_from(card: Mapping[str, Any]) -> list[str]:
+    """A model trained on from another one: that model's own command first."""
+    prev = card.get("continued_from")
+    if not prev:
+        return []
+    return [
+        f"Trained on from `{prev['name']}` ({prev['what']}), itself made by:",
+        "",
+        "```bash",
+        prev["command"],
+        "```",
+        "",
+        "then:",
+        "",
+    ]

@@ -105,16 +105,3 @@ def test_make_is_seeded_and_skips_short_gold_passages():
 def test_data_spec_refuses_a_negative_count():
     with pytest.raises(ValueError, match="spliced"):
         DataSpec(corpus="c", queries="q", qrels="r", spliced_negatives=-1)
-
-
-def test_the_card_lists_extra_negatives():
-    from sciera.train.card import _extra_negatives
-
-    data = {
-        "ssli_negatives": [{"path": "set", "questions": 17, "distractors": 29}],
-        "spliced_negatives": {"background": 3, "spliced": 2, "queries": 3},
-    }
-    lines = _extra_negatives(data)
-    assert '"distractors": 29' in lines[0]
-    assert lines[1].endswith("3 + 2 for 3 queries")
-    assert _extra_negatives({}) == []
