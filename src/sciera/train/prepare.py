@@ -309,6 +309,7 @@ def base_card(
         "name": name,
         "kind": kind,
         "base": base,
+        **continued_from(base),
         "command": command or shlex.join(["sciera", *sys.argv[1:]]),
         "config": {
             **config,
@@ -324,6 +325,24 @@ def base_card(
         "wall_seconds": time.monotonic() - started,
         "versions": versions(),
     }
+
+
+def continued_from(base: str) -> dict[str, Any]:
+    """``{"continued_from": ...}`` when ``base`` is a folder holding a sciera model card: the
+    model trained on from, with the command that made it (and its own start, if any)."""
+    from sciera.train.card import read_card
+
+    prev = read_card(base) if Path(base).is_dir() else None
+    if prev is None:
+        return {}
+    start = {
+        "name": prev["name"],
+        "what": f"{base}: a {prev['kind']} trained by sciera from {prev['base']}",
+        "command": prev["command"],
+    }
+    if prev.get("continued_from"):
+        start["continued_from"] = prev["continued_from"]
+    return {"continued_from": start}
 
 
 def install(
