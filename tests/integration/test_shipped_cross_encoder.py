@@ -88,7 +88,12 @@ def test_int8_runs_the_onnx_export_with_its_own_calibrators(tmp_path, caplog):
     passages = [Passage(f"{i}#0", str(i), 0, "", t) for i, t in enumerate(texts)]
     q = "vitamin D and fracture risk"
     a, b = np.array(fp32.logits(q, passages)), np.array(rr.logits(q, passages))
-    assert np.abs(a - b).max() < 1.0 and list(np.argsort(-a)[:2]) == list(np.argsort(-b)[:2])
+    # close logits; the two vitamin D passages above the two others at both precisions (their
+    # own order is a near tie, 0.26 apart in fp32, that int8 may swap)
+    assert np.abs(a - b).max() < 1.0 and set(np.argsort(-a)[:2]) == set(np.argsort(-b)[:2]) == {
+        0,
+        1,
+    }
     p_on, p_off = rr.score(q, passages[0]), rr.score(q, passages[2])
     assert 0.0 <= p_off < p_on <= 1.0
     # the default (auto) is int8 for the shipped model, and reuses the cached export
