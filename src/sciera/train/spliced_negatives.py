@@ -44,13 +44,13 @@ def sentences(text: str) -> tuple[list[str], str]:
     that puts them back the way ``text`` writes them, so a negative carries no spacing cue
     its gold passage lacks."""
     from sciera.corpus.sentences import split_sentences
-    from sciera.datasets.ssli.validate import _GLUED_SENTENCE
+    from sciera.datasets.ssli.validate import GLUED_SENTENCE
 
     out: list[str] = []
     glued = False
     for sent in split_sentences(text):
         start = 0
-        for m in _GLUED_SENTENCE.finditer(sent):
+        for m in GLUED_SENTENCE.finditer(sent):
             out.append(sent[start : m.end()])
             start, glued = m.end(), True
         out.append(sent[start:])
@@ -59,9 +59,12 @@ def sentences(text: str) -> tuple[list[str], str]:
 
 def background(query: str, passage: str) -> str | None:
     """The opening of ``passage`` without its answer-like sentences, or None if too short."""
+    return _opening(query, *sentences(passage))
+
+
+def _opening(query: str, sents: list[str], joiner: str) -> str | None:
     from sciera.datasets.ssli.validate import content_words
 
-    sents, joiner = sentences(passage)
     if len(sents) < MIN_SENTENCES:
         return None
     asked = set(content_words(query))
@@ -95,7 +98,8 @@ def make(
     counts = {"background": 0, "spliced": 0, "queries": 0, "skipped_short_gold": 0}
     for rec in records:
         gold = texts.get(rec.positives[0], "") if rec.positives else ""
-        opening = background(rec.text, gold)
+        sents, joiner = sentences(gold)
+        opening = _opening(rec.text, sents, joiner)
         if opening is None:
             counts["skipped_short_gold"] += 1
             out.append(rec)
@@ -106,7 +110,7 @@ def make(
         tails = [t for pid in rec.negatives[:NEGATIVE_POOL] if (t := tail(texts.get(pid, "")))]
         for k, end in enumerate(rng.sample(tails, min(per_query - 1, len(tails))), start=1):
             ids.append(f"spliced:{rec.qid}:{k}")
-            made[ids[-1]] = opening + sentences(gold)[1] + end
+            made[ids[-1]] = opening + joiner + end
             counts["spliced"] += 1
         counts["queries"] += 1
         out.append(replace(rec, hard=(*rec.hard, *ids)))

@@ -118,12 +118,12 @@ def _stemmer():  # type: ignore[no-untyped-def]
 # a full stop between a word and the next sentence's first character with no space, as
 # SciFact joins an abstract's sentences ("...tumors.29% of patients"): normalization alone
 # would glue the two words into one token ("tumors29"); decimals ("0.29") are left alone
-_GLUED_SENTENCE = re.compile(r"(?<=[A-Za-z)\]%])\.(?=[A-Z0-9(])")
+GLUED_SENTENCE = re.compile(r"(?<=[A-Za-z)\]%])\.(?=[A-Z0-9(])")
 
 
 def tokens(text: str) -> list[str]:
     """SQuAD-normalized tokens (articles and punctuation gone), glued sentences apart."""
-    return normalize_text(_GLUED_SENTENCE.sub(". ", text)).split()
+    return normalize_text(GLUED_SENTENCE.sub(". ", text)).split()
 
 
 def content_words(text: str) -> list[str]:
