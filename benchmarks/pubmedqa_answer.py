@@ -57,6 +57,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / ".." / "shared" / "data" / "pubmedqa" / "pqal_dev.json"
 LABELS = ("yes", "no", "maybe")
 EXTRACTORS = ("full", "vanilla", "rational", "deepera", "deepera_ce")
+DEFAULT_SCORER = "scifact-minilm"
 
 
 def extractor_name(value: str) -> str:
@@ -75,12 +76,17 @@ def extractor_name(value: str) -> str:
     return value
 
 
-def config_key(args: argparse.Namespace, model_id: str) -> str:
-    fields = {
+def config_key(args: argparse.Namespace, model_id: str, scorer_model: str = DEFAULT_SCORER) -> str:
+    """The rows' identity: a rerun resumes only rows with the same key. The cross-encoder
+    DeepEra-CE scores with enters it only when it is not the default (rows written before it
+    did were all made with the default), so other scorers never mix into a file."""
+    fields: dict[str, Any] = {
         k: getattr(args, k)
         for k in ("depth", "top_k", "tau", "first_stage", "refuse", "passage_words", "ideal")
     }
     fields["model"] = model_id
+    if scorer_model != DEFAULT_SCORER:
+        fields["scorer_model"] = scorer_model
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -444,7 +450,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     data = json.loads(args.data.read_text(encoding="utf-8"))
     pmids = seeded_subset(sorted(data), args.n, args.seed)
     runner = Runner(args)
-    key = config_key(args, runner.llm.model_id)
+    key = config_key(args, runner.llm.model_id, runner.settings.rerank.scorer_model)
     done = load_done(args.jsonl, key)
     retriever = None
     if "retrieval" in args.settings and not args.report_only:

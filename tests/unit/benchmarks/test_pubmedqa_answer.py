@@ -76,6 +76,8 @@ def test_config_key_ignores_the_extractor_list_but_not_tau(bench):
     b = bench.config_key(argparse.Namespace(**base, extractors=["full", "deepera@0.5"]), "m")
     c = bench.config_key(argparse.Namespace(**{**base, "tau": 0.5}), "m")
     assert a == b != c
+    assert bench.config_key(argparse.Namespace(**base), "m", "scifact-minilm") == a
+    assert bench.config_key(argparse.Namespace(**base), "m", "ce-other") != a
 
 
 def test_mean_cr_leaves_out_refusals(bench):
