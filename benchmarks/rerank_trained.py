@@ -22,7 +22,9 @@ paired against the first stage on the same queries: Fisher's randomization test 
 nDCG@10, the exact McNemar test on hit@1. Reranking seconds per query are measured
 (model loaded, one warm-up query first). ``--versus fp32`` (with ``--precision int8``)
 also runs the fused mode at the other precision in the same run and pairs the two
-(int8 - fp32) on the same queries.
+(int8 - fp32) on the same queries. ``--refusals-versus FILE`` pairs the filter's
+refusals at each tau with those of an earlier result file of this script (another model
+on the same dataset), by the exact McNemar test.
 Writes ``benchmarks/results/rerank_trained_<dataset>.json``.
 """
 
@@ -102,7 +104,8 @@ def tau_table(run: dict, qrels: dict, base_run: dict, depth: int) -> dict:
     """DeepEra's filter with this scorer: per tau, the documents whose P(relevant) >= tau
     (the reranked head's scores are the calibrated probabilities; the tail's are below 0),
     their precision, the recall of the gold documents among the candidates, and how many
-    answerable queries (a gold document in the first stage's top ``depth``) keep nothing."""
+    answerable queries (a gold document in the first stage's top ``depth``) keep nothing,
+    and which (``refused``, sorted ids), so two runs' refusals can be paired."""
     from sciera.eval.metrics import trec_order
 
     answerable = [
@@ -110,7 +113,8 @@ def tau_table(run: dict, qrels: dict, base_run: dict, depth: int) -> dict:
     ]
     table = {}
     for tau in TAUS:
-        kept = rel = gold_in = gold_kept = empty = 0
+        kept = rel = gold_in = gold_kept = 0
+        refused = []
         for q in run:
             docs = [d for d, sc in run[q].items() if sc >= tau]
             hits = sum(qrels[q].get(d, 0) > 0 for d in docs)
@@ -118,15 +122,43 @@ def tau_table(run: dict, qrels: dict, base_run: dict, depth: int) -> dict:
             cands = trec_order(base_run[q])[:depth]
             gold_in += sum(qrels[q].get(d, 0) > 0 for d in cands)
             gold_kept += hits
-            empty += q in answerable and not docs
+            if q in answerable and not docs:
+                refused.append(q)
         table[str(tau)] = {
             "kept": kept,
             "precision": rel / kept if kept else None,
             "recall_of_candidate_gold": gold_kept / gold_in if gold_in else None,
             "answerable": len(answerable),
-            "answerable_with_nothing_kept": empty,
+            "answerable_with_nothing_kept": len(refused),
+            "refused": sorted(refused),
         }
     return table
+
+
+def refusals_versus(table: dict, other: dict) -> dict:
+    """Per tau, this run's refusals (answerable queries with nothing kept) paired with
+    another run's on the same queries and first stage (so the same answerable ones): the
+    exact McNemar test, A = the other run, B = this one (mean_diff = this run's refusal
+    rate - the other's). Runs over other queries or another first stage are refused."""
+    from sciera.eval.significance import mcnemar_exact
+
+    out = {}
+    for tau, row in table.items():
+        theirs = other.get(tau)
+        if not theirs or "refused" not in theirs:
+            continue
+        if theirs["answerable"] != row["answerable"]:
+            raise SystemExit(
+                f"tau {tau}: {theirs['answerable']} answerable queries there, "
+                f"{row['answerable']} here: not the same queries or first stage"
+            )
+        mine, their = set(row["refused"]), set(theirs["refused"])
+        both = sorted(mine | their)
+        rest = row["answerable"] - len(both)  # answerable, refused by neither
+        a = [q in their for q in both] + [False] * rest
+        b = [q in mine for q in both] + [False] * rest
+        out[tau] = mcnemar_exact(a, b).as_dict()
+    return out
 
 
 class MemoLogits:
@@ -164,6 +196,12 @@ def main() -> None:
         "--embedder",
         help="First stage: hybrid with this embedder, a backend (minilm, scifact-minilm) or a "
         "model trained by `sciera train embedder` (default: the settings' embedder)",
+    )
+    ap.add_argument(
+        "--refusals-versus",
+        type=Path,
+        help="a result file of this script (same dataset, first stage and depth): pair each "
+        "tau's refusals (answerable queries with nothing kept) with its fused run's",
     )
     ap.add_argument("--work", type=Path, default=Path("/tmp/sciera-bench/rerank_trained"))
     ap.add_argument("--out", type=Path)
@@ -243,7 +281,17 @@ def main() -> None:
             }
             if mode == "fused":
                 fused_per[d] = per
-                out["reranked"][f"{mode}@{d}"]["filter"] = tau_table(run, qrels, base_run, d)
+                table = tau_table(run, qrels, base_run, d)
+                out["reranked"][f"{mode}@{d}"]["filter"] = table
+                if args.refusals_versus:
+                    other = json.loads(args.refusals_versus.read_text(encoding="utf-8"))
+                    theirs = other["reranked"].get(f"fused@{d}", {}).get("filter", {})
+                    out["reranked"][f"{mode}@{d}"]["refusals_versus"] = {
+                        "file": str(args.refusals_versus),
+                        "model": other.get("model"),
+                        "precision": other.get("precision"),
+                        "by_tau": refusals_versus(table, theirs),
+                    }
             log(f"    {json.dumps(out['reranked'][f'{mode}@{d}']['metrics'])}")
     out["model_seconds_per_pair"] = memo.seconds / max(memo.pairs, 1)
     if args.versus and args.versus != args.precision and fused_per:

@@ -22,10 +22,23 @@ def test_tau_table_by_hand(bench):
         "recall_of_candidate_gold": 0.5,
         "answerable": 2,
         "answerable_with_nothing_kept": 1,
+        "refused": ["q2"],
     }
     assert t["0.3"]["kept"] == 3 and t["0.3"]["precision"] == pytest.approx(2 / 3)
     assert t["0.9"]["kept"] == 1 and t["0.9"]["precision"] == 1.0
     assert t["0.3"]["answerable_with_nothing_kept"] == 0
+
+
+def test_refusals_are_paired_on_the_same_answerable_queries(bench):
+    mine = {"0.8": {"answerable": 10, "refused": ["a", "b"]}}
+    theirs = {"0.8": {"answerable": 10, "refused": ["b", "c", "d", "e", "f", "g"]}}
+    t = bench.refusals_versus(mine, theirs)["0.8"]
+    # of 10 answerable: c..g refused only there (5), a only here (1), b by both, 3 by neither
+    assert (t["a_only"], t["b_only"]) == (5, 1) and t["n"] == 10
+    assert t["mean_diff"] == pytest.approx((2 - 6) / 10)
+    assert bench.refusals_versus(mine, {"0.8": {"answerable": 10}}) == {}
+    with pytest.raises(SystemExit, match="not the same queries"):
+        bench.refusals_versus(mine, {"0.8": {"answerable": 9, "refused": []}})
 
 
 def test_memo_logits_computes_each_pair_once(bench):
