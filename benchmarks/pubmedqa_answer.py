@@ -57,7 +57,6 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / ".." / "shared" / "data" / "pubmedqa" / "pqal_dev.json"
 LABELS = ("yes", "no", "maybe")
 EXTRACTORS = ("full", "vanilla", "rational", "deepera", "deepera_ce")
-DEFAULT_SCORER = "scifact-minilm"
 
 
 def extractor_name(value: str) -> str:
@@ -76,7 +75,7 @@ def extractor_name(value: str) -> str:
     return value
 
 
-def config_key(args: argparse.Namespace, model_id: str, scorer_model: str = DEFAULT_SCORER) -> str:
+def config_key(args: argparse.Namespace, model_id: str, scorer_model: str | None = None) -> str:
     """The rows' identity: a rerun resumes only rows with the same key. The cross-encoder
     DeepEra-CE scores with enters it only when it is not the default (rows written before it
     did were all made with the default), so other scorers never mix into a file."""
@@ -85,7 +84,9 @@ def config_key(args: argparse.Namespace, model_id: str, scorer_model: str = DEFA
         for k in ("depth", "top_k", "tau", "first_stage", "refuse", "passage_words", "ideal")
     }
     fields["model"] = model_id
-    if scorer_model != DEFAULT_SCORER:
+    from sciera.settings import RerankSettings
+
+    if scorer_model not in (None, RerankSettings.model_fields["scorer_model"].default):
         fields["scorer_model"] = scorer_model
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:12]
 

@@ -135,11 +135,32 @@ def tau_table(run: dict, qrels: dict, base_run: dict, depth: int) -> dict:
     return table
 
 
+def first_stage_name(embedder: str) -> str:
+    return f"hybrid (RRF bm25 + {embedder}), Max-P documents"
+
+
+def load_versus(path: Path | None, dataset: str, queries: int, embedder: str) -> dict | None:
+    """The result file ``--refusals-versus`` names, read and checked before any model runs:
+    it must be this script's run over the same dataset, number of queries and first stage
+    (so its answerable queries are this run's)."""
+    if path is None:
+        return None
+    other = json.loads(path.read_text(encoding="utf-8"))
+    name = first_stage_name(embedder)
+    theirs = (other.get("dataset"), other.get("queries"), other.get("first_stage", {}).get("name"))
+    if theirs != (dataset, queries, name):
+        raise SystemExit(
+            f"{path}: a run of {theirs}, not of {(dataset, queries, name)}: "
+            "refusals pair only on the same queries and first stage"
+        )
+    return other
+
+
 def refusals_versus(table: dict, other: dict) -> dict:
     """Per tau, this run's refusals (answerable queries with nothing kept) paired with
-    another run's on the same queries and first stage (so the same answerable ones): the
-    exact McNemar test, A = the other run, B = this one (mean_diff = this run's refusal
-    rate - the other's). Runs over other queries or another first stage are refused."""
+    another run's (:func:`load_versus` checked it is over the same queries and first stage):
+    the exact McNemar test, A = the other run, B = this one (mean_diff = this run's refusal
+    rate - the other's). A differing number of answerable queries is refused."""
     from sciera.eval.significance import mcnemar_exact
 
     out = {}
@@ -228,6 +249,7 @@ def main() -> None:
     allq = load_beir_queries(qpath)
     queries = {q: allq[q] for q in sorted(qrels) if q in allq}
     first = open_retriever(corpus, "hybrid", settings)
+    versus_file = load_versus(args.refusals_versus, args.dataset, len(queries), embedder)
     depth = max(100, *args.depths)
     log(f"{args.dataset}: first stage over {len(queries)} queries")
     base_run, base_s = search_run(first, queries, depth, "document")
@@ -239,7 +261,7 @@ def main() -> None:
         "model": args.model,
         "precision": args.precision,
         "first_stage": {
-            "name": f"hybrid (RRF bm25 + {embedder}), Max-P documents",
+            "name": first_stage_name(embedder),
             "metrics": evaluate(base_run, qrels, METRICS),
             "seconds_per_query": base_s / len(queries),
         },
@@ -283,13 +305,12 @@ def main() -> None:
                 fused_per[d] = per
                 table = tau_table(run, qrels, base_run, d)
                 out["reranked"][f"{mode}@{d}"]["filter"] = table
-                if args.refusals_versus:
-                    other = json.loads(args.refusals_versus.read_text(encoding="utf-8"))
-                    theirs = other["reranked"].get(f"fused@{d}", {}).get("filter", {})
+                if versus_file:
+                    theirs = versus_file["reranked"].get(f"fused@{d}", {}).get("filter", {})
                     out["reranked"][f"{mode}@{d}"]["refusals_versus"] = {
                         "file": str(args.refusals_versus),
-                        "model": other.get("model"),
-                        "precision": other.get("precision"),
+                        "model": versus_file.get("model"),
+                        "precision": versus_file.get("precision"),
                         "by_tau": refusals_versus(table, theirs),
                     }
             log(f"    {json.dumps(out['reranked'][f'{mode}@{d}']['metrics'])}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from sciera.types import Passage
@@ -39,6 +41,21 @@ def test_refusals_are_paired_on_the_same_answerable_queries(bench):
     assert bench.refusals_versus(mine, {"0.8": {"answerable": 10}}) == {}
     with pytest.raises(SystemExit, match="not the same queries"):
         bench.refusals_versus(mine, {"0.8": {"answerable": 9, "refused": []}})
+
+
+def test_versus_file_must_be_a_run_over_the_same_queries_and_first_stage(bench, tmp_path):
+    path = tmp_path / "other.json"
+    run = {
+        "dataset": "pubmedqa",
+        "queries": 500,
+        "first_stage": {"name": bench.first_stage_name("e")},
+    }
+    path.write_text(json.dumps(run))
+    assert bench.load_versus(path, "pubmedqa", 500, "e") == run
+    assert bench.load_versus(None, "pubmedqa", 500, "e") is None
+    for args in (("scifact", 500, "e"), ("pubmedqa", 499, "e"), ("pubmedqa", 500, "minilm")):
+        with pytest.raises(SystemExit, match="same queries and first stage"):
+            bench.load_versus(path, *args)
 
 
 def test_memo_logits_computes_each_pair_once(bench):
