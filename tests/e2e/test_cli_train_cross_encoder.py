@@ -116,12 +116,47 @@ def _recalibrate_in_place(out, home, card) -> None:
     assert (out / "sciera-calibrator-fused.json").read_bytes() == fused_fp32
     assert list((home / "cache" / "onnx").glob("*/model_int8.onnx"))
     assert "Int8 calibrators" in (out / "README.md").read_text()
+    _calibration_questions(out, home, env, after)
+    after = json.loads((out / "sciera-card.json").read_text())
     broken = {**after, "data": {**after["data"], "dev_qids": ["no-such-query"]}}
     (out / "sciera-card.json").write_text(json.dumps(broken))
     before = (out / "sciera-calibrator-fused.json").read_bytes()
     refused = run_sciera("train", "recalibrate", str(out), env=env)
     assert refused.returncode == 2 and "dev split rebuilt from the card differs" in refused.stderr
     assert (out / "sciera-calibrator-fused.json").read_bytes() == before
+
+
+def _calibration_questions(out, home, env, card) -> None:
+    """`--calibration-questions 2` with the embedded 0.5B: two gold abstracts of dev claims
+    (never a training claim's gold) get a question; the card records them, the dev split
+    and its metrics' queries stay the same, and a rerun asks the LLM nothing."""
+    from sciera.corpus import load_qrels
+
+    env = {**env, "SCIERA_LLM__MODEL": "qwen2.5-coder-0.5b-instruct-q4_k_m"}
+    args = ("train", "recalibrate", str(out), "--calibration-questions", "2")
+    done = run_sciera(*args, env=env)
+    assert done.returncode == 0, done.stderr
+    after = json.loads((out / "sciera-card.json").read_text())
+    asked = after["data"]["calibration_questions"]
+    assert asked["passages"] == 2 and asked["style"] == "question"
+    assert asked["llm"].startswith("llamacpp:qwen2.5-coder-0.5b")
+    assert after["config"]["calibration_questions"] == 2
+    assert after["data"]["dev_qids"] == card["data"]["dev_qids"]
+    assert after["dev"]["modes"]["ce"]["queries"] == card["dev"]["modes"]["ce"]["queries"]
+    log = home / "work" / f"recalibrate-{out.name}" / "calibration_questions.jsonl"
+    lines = log.read_text().splitlines()
+    qrels = load_qrels(card["data"]["qrels"])
+    dev = set(card["data"]["dev_qids"])
+    dev_gold = {d for q in dev for d in qrels[q]}
+    train_gold = {d for q in qrels if q not in dev for d in qrels[q]}
+    docs = {json.loads(x)["doc_id"] for x in lines}
+    assert len(docs) == 2 and docs <= dev_gold and not docs & train_gold
+    if asked["kept"]:
+        assert "questions fused" in done.stdout
+        assert "calibration questions" in (out / "README.md").read_text()
+    again = run_sciera(*args, env=env)
+    assert again.returncode == 0, again.stderr
+    assert log.read_text().splitlines() == lines
 
 
 def test_killed_training_resumes_from_its_last_epoch(small_scifact, tiny_base):

@@ -90,6 +90,15 @@ SplicedNegativesOpt = Annotated[
         "negative (0: none).",
     ),
 ]
+CalibrationQuestionsOpt = Annotated[
+    int,
+    typer.Option(
+        min=0,
+        help="Dev-side abstracts (gold of dev queries, never of a training query) the local "
+        "LLM writes a question for; the questions join the calibration rows, never training, "
+        "so P(relevant) and τ also hold for question-style queries (0: claims only).",
+    ),
+]
 SyntheticStyleOpt = Annotated[str, typer.Option(help="Synthetic queries: claim or question.")]
 SyntheticKeepOpt = Annotated[
     int, typer.Option(min=1, help="Consistency filter: the abstract's first-stage rank limit.")
@@ -149,6 +158,7 @@ def cross_encoder(
     synthetic_keep_top: SyntheticKeepOpt = 3,
     ssli_negatives: SsliNegativesOpt = None,
     spliced_negatives: SplicedNegativesOpt = 0,
+    calibration_questions: CalibrationQuestionsOpt = 0,
     ray: RayOpt = None,
     ray_workers: RayWorkersOpt = None,
     ray_cpus: RayCpusOpt = 1,
@@ -187,14 +197,22 @@ def cross_encoder(
     typer.echo(json.dumps({"model_dir": str(result.model_dir)}))
 
 
+def _modes(label: str, modes: dict) -> None:
+    for mode, m in modes.items():
+        ece = f"  ECE {m['ece']:.4f}" if "ece" in m else ""
+        typer.echo(f"{label} {mode:<12} nDCG@10 {m['ndcg@10']:.4f}  hit@1 {m['hit@1']:.4f}{ece}")
+
+
 def _report(result) -> None:
     card = result.card
     typer.echo(
         f"model: {result.model_dir} (best epoch {card['best_epoch']}, "
         f"{card['train_seconds'] / 60:.1f} min)"
     )
-    for mode, m in card["dev"]["modes"].items():
-        typer.echo(f"dev {mode:<12} nDCG@10 {m['ndcg@10']:.4f}  hit@1 {m['hit@1']:.4f}")
+    _modes("dev", card["dev"]["modes"])
+    questions = card["dev"].get("calibration_questions", {}).get("modes")
+    if questions:
+        _modes("questions", questions)
 
 
 @train_app.command("embedder")
@@ -283,6 +301,14 @@ def recalibrate(
             "int8 calibrators are kept beside the fp32 ones."
         ),
     ] = "fp32",
+    calibration_questions: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help="Calibration questions to add (see train cross-encoder; default: as many as "
+            "the model card records).",
+        ),
+    ] = None,
     preset: PresetOpt = None,
 ) -> None:
     """Refit a trained cross-encoder's calibrators on its own dev split (rebuilt from its
@@ -294,10 +320,17 @@ def recalibrate(
     overrides = {"embed": {"backend": embedder}} if embedder else {}
     _quiet_transformers()
     with step_progress(transient=False) as update:
-        result = run(model, load_settings(preset, **overrides), update, precision=precision)
+        result = run(
+            model,
+            load_settings(preset, **overrides),
+            update,
+            precision=precision,
+            calibration_questions=calibration_questions,
+        )
     key = "modes" if precision == "fp32" else f"modes_{precision}"
-    for mode, m in result.card["dev"][key].items():
-        ece = f"  ECE {m['ece']:.4f}" if "ece" in m else ""
-        typer.echo(f"dev {mode:<12} nDCG@10 {m['ndcg@10']:.4f}  hit@1 {m['hit@1']:.4f}{ece}")
+    _modes("dev", result.card["dev"][key])
+    questions = result.card["dev"].get("calibration_questions", {}).get(key)
+    if questions:
+        _modes("questions", questions)
     typer.echo(f"default scoring: {result.card['score_mode']}")
     typer.echo(json.dumps({"model_dir": str(result.model_dir)}))

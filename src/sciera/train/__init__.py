@@ -72,9 +72,12 @@ def embedder(
     """Fine-tune the dense retriever's embedder (see :mod:`sciera.train.embedder_fit`);
     ``options`` as for :func:`cross_encoder`, with
     :class:`~sciera.train.embedder_fit.EmbedderConfig` fields."""
+    from sciera.errors import ScieraError
     from sciera.train.embedder_fit import EmbedderConfig
     from sciera.train.embedder_run import EmbedderJob, train_embedder
 
+    if options.get("calibration_questions"):
+        raise ScieraError("calibration_questions calibrate a cross-encoder; an embedder has none")
     config, spec, rest = _split(
         EmbedderConfig, options, corpus=corpus, queries=queries, qrels=qrels
     )

@@ -91,6 +91,7 @@ def render(card: Mapping[str, Any]) -> str:
         f"dev queries (whole queries, seed {card['config']['seed']}): {data['dev_queries']}",
         f"- hard negatives: {data['negatives_from']}",
         *_extra_negatives(data),
+        *_calibration_questions(data),
         f"- left out: {json.dumps(data['skipped'])}",
         f"- never trained on: {json.dumps(card['splits'])}",
         "",
@@ -120,6 +121,13 @@ def render(card: Mapping[str, Any]) -> str:
             + (f"{v['ece']:.4f} |" if "ece" in v else "|")
             for k, v in (dev.get("modes_int8") or {}).items()
             if k != "first_stage"
+        ),
+        *(
+            f"| {k}, calibration questions{'' if key == 'modes' else ', int8 ONNX'} | "
+            f"{v['ndcg@10']:.3f} | {v['hit@1']:.3f} | "
+            + (f"{v['ece']:.4f} |" if "ece" in v else "|")
+            for key, modes in (dev.get("calibration_questions") or {}).items()
+            for k, v in modes.items()
         ),
         "",
         *(
@@ -181,6 +189,17 @@ def _extra_negatives(data: dict[str, Any]) -> list[str]:
             f"{sp['background']} + {sp['spliced']} for {sp['queries']} queries"
         )
     return lines
+
+
+def _calibration_questions(data: dict[str, Any]) -> list[str]:
+    cq = data.get("calibration_questions")
+    if not cq:
+        return []
+    return [
+        f"- calibration questions (calibrators only, never trained on): {cq['kept']} kept of "
+        f"{cq['queries']} written by `{cq['llm']}` for {cq['passages']} {cq['source']} "
+        f"(kept when the first stage ranks the abstract in its top {cq['keep_top']})"
+    ]
 
 
 def _continued_from(card: Mapping[str, Any]) -> list[str]:

@@ -82,36 +82,66 @@ def _per_query(dev: Sequence[TrainQuery], flat: np.ndarray) -> list[np.ndarray]:
     return out
 
 
+@dataclass
+class Calibration:
+    """The fitted calibrators and the dev metrics of every scoring mode; with calibration
+    questions, the same metrics on them alone (``questions``)."""
+
+    calibrators: dict[str, Any]
+    modes: dict[str, dict[str, float]]
+    questions: dict[str, dict[str, float]] | None = None
+
+
 def calibrate_on_dev(
-    dev: Sequence[TrainQuery], logits: Sequence[np.ndarray], model_id: str
-) -> tuple[dict[str, Any], dict[str, dict[str, float]]]:
-    """Fit the ``ce`` and ``fused`` calibrators on dev; dev metrics of every scoring mode."""
+    dev: Sequence[TrainQuery],
+    logits: Sequence[np.ndarray],
+    model_id: str,
+    questions: Sequence[TrainQuery] = (),
+    question_logits: Sequence[np.ndarray] = (),
+) -> Calibration:
+    """Fit the ``ce`` and ``fused`` calibrators on the dev rows plus the calibration
+    ``questions``' rows (:mod:`sciera.train.calibration_questions`); the ranking metrics
+    and ECE of every scoring mode on dev and, separately, on the questions."""
     from sciera.rerank.calibrate import expected_calibration_error, fit_calibrator
 
     cols, y = calibration_rows(dev, logits)
+    qcols, qy = calibration_rows(questions, question_logits)
     modes = {
         "first_stage": ranking_metrics(dev, first_stage_scores(dev)),
         "ce": ranking_metrics(dev, logits),
     }
+    qmodes = (
+        {
+            "first_stage": ranking_metrics(questions, first_stage_scores(questions)),
+            "ce": ranking_metrics(questions, question_logits),
+        }
+        if questions
+        else {}
+    )
+    fitted_on = "dev split" + (f" + {len(questions)} calibration questions" if questions else "")
     cals: dict[str, Any] = {}
     for mode, feats in (("calibrated", CE_FEATURES), ("fused", FUSED_FEATURES)):
         X = np.column_stack([cols[f] for f in feats])
+        qX = np.column_stack([qcols[f] for f in feats]) if questions else X[:0]
         cal = fit_calibrator(
-            X,
-            y,
+            np.vstack([X, qX]),
+            np.concatenate([y, qy]),
             feats,
             model_id=model_id,
             prompt_version=f"ce-{mode}",
-            notes={"fitted_on": "dev split", "candidates": len(y)},
+            notes={"fitted_on": fitted_on, "candidates": len(y) + len(qy)},
         )
         # no clipping to the dev range: logits above the dev maximum would all tie at the
         # top, and the logistic map is monotone, so extrapolating keeps the model's order
         cal = replace(cal, lo=None, hi=None)
-        p = cal.predict_matrix(X)
-        modes[mode] = ranking_metrics(dev, _per_query(dev, p))
-        modes[mode]["ece"] = expected_calibration_error(p.tolist(), y.tolist())
+        for out, recs, feats_x, labels in ((modes, dev, X, y), (qmodes, questions, qX, qy)):
+            if not recs:
+                continue
+            p = cal.predict_matrix(feats_x)
+            out[mode] = ranking_metrics(recs, _per_query(recs, p))
+            out[mode]["ece"] = expected_calibration_error(p.tolist(), labels.tolist())
         cals[mode] = cal
-    return cals, modes
+    return Calibration(cals, modes, qmodes if questions else None)
 
 
 def train_cross_encoder(
@@ -134,7 +164,10 @@ def train_cross_encoder(
     ce = load_cross_encoder(str(work / "best"), max_length=cfg.max_length)
     logits = dev_rankings(ce, dev, texts)
     model_id = f"cross_encoder:{model_dir.name}"
-    cals, modes = calibrate_on_dev(dev, logits, model_id)
+    fitted = calibrate_on_dev(
+        dev, logits, model_id, data.calibration, dev_rankings(ce, data.calibration, texts)
+    )
+    cals, modes = fitted.calibrators, fitted.modes
     score_mode = default_score_mode(modes)
     card = base_card(
         name=model_dir.name,
@@ -150,7 +183,14 @@ def train_cross_encoder(
     card.update(
         {
             "model_id": model_id,
-            "dev": {"modes": modes},
+            "dev": {
+                "modes": modes,
+                **(
+                    {"calibration_questions": {"modes": fitted.questions}}
+                    if fitted.questions
+                    else {}
+                ),
+            },
             "score_mode": score_mode,
             "max_length": cfg.max_length,
             "calibrators": {"calibrated": CALIBRATOR_FILE, "fused": FUSED_CALIBRATOR_FILE},

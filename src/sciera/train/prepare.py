@@ -41,6 +41,8 @@ class DataSpec:
     synthetic_keep_top: int = 3
     ssli_negatives: Sequence[str | Path] = ()  # SSLI sets built from training-side abstracts
     spliced_negatives: int = 0  # per training query, cut from its gold passage (no LLM)
+    # dev-side abstracts the LLM writes a question for, to calibrate on (never trained on)
+    calibration_questions: int = 0
     # where the synthetic queries are written (None: here); how, not what: not in run_key
     ray: RayOptions | None = None
 
@@ -55,6 +57,10 @@ class DataSpec:
             raise ValueError("synthetic must be >= 0 and synthetic_keep_top >= 1")
         if self.spliced_negatives < 0:
             raise ValueError(f"spliced negatives must be >= 0, got {self.spliced_negatives}")
+        if self.calibration_questions < 0:
+            raise ValueError(
+                f"calibration questions must be >= 0, got {self.calibration_questions}"
+            )
 
 
 @dataclass
@@ -68,6 +74,9 @@ class Prepared:
     synthetic: dict[str, Any] | None = None
     ssli_negatives: list[dict[str, Any]] | None = None
     spliced_negatives: dict[str, Any] | None = None
+    # question-style dev records the calibrators are also fitted on (never trained on)
+    calibration: list[TrainQuery] = field(default_factory=list)
+    calibration_card: dict[str, Any] | None = None
 
     def card_data(self, spec: DataSpec) -> dict[str, Any]:
         """The card's ``data`` section."""
@@ -86,6 +95,7 @@ class Prepared:
             **({"synthetic": self.synthetic} if self.synthetic else {}),
             **({"ssli_negatives": self.ssli_negatives} if self.ssli_negatives else {}),
             **({"spliced_negatives": self.spliced_negatives} if self.spliced_negatives else {}),
+            **({"calibration_questions": self.calibration_card} if self.calibration_card else {}),
         }
 
 
@@ -123,9 +133,21 @@ def prepare(
         queries = {**queries, **syn_q}
         qrels = {**qrels, **syn_qrels}
         train_ids = [*train_ids, *sorted(syn_q)]
+    cal_ids: list[str] = []
+    cal_card: dict[str, Any] | None = None
+    if spec.calibration_questions > 0:
+        from sciera.train import calibration_questions
+
+        train_gold = {d for q in train_ids for d, g in qrels[q].items() if g > 0}
+        cal_q, cal_qrels, cal_card = calibration_questions.write(
+            spec, settings, guard, dev_gold, train_gold, work, progress
+        )
+        queries = {**queries, **cal_q}
+        qrels = {**qrels, **cal_qrels}
+        cal_ids = sorted(cal_q)
     mined = mine_candidates(
         spec.corpus,
-        {q: queries[q] for q in (*train_ids, *dev_ids)},
+        {q: queries[q] for q in (*train_ids, *dev_ids, *cal_ids)},
         settings=settings,
         retriever=spec.retriever,
         depth=spec.depth,
@@ -140,7 +162,10 @@ def prepare(
         dev, dev_skipped = build_queries(
             store, queries, {q: qrels[q] for q in dev_ids}, mined, guard
         )
-        texts = passage_texts(store, [*train, *dev])
+        calibration, cal_skipped = build_queries(
+            store, queries, {q: qrels[q] for q in cal_ids}, mined, guard
+        )
+        texts = passage_texts(store, [*train, *dev, *calibration])
     if ssli is not None:
         train = [replace(r, hard=ssli.hard[r.qid]) if r.qid in ssli.hard else r for r in train]
         texts.update(ssli.texts)
@@ -151,17 +176,29 @@ def prepare(
         spliced = spliced_negatives.make(train, texts, spec.spliced_negatives, spec.seed)
         train, spliced_card = spliced.train, spliced.card
         texts.update(spliced.texts)
-    for rec in (*train, *dev):
+    for rec in (*train, *dev, *calibration):
         guard.check_query(rec.qid, rec.text)
     guard.check_docs(
         pid.split("#", 1)[0]
-        for rec in (*train, *dev)
+        for rec in (*train, *dev, *calibration)
         for pid in (*rec.positives, *(c for c, _ in rec.candidates))
     )
     skips = {"train": skipped, "dev": dev_skipped}
+    if cal_ids:
+        skips["calibration"] = cal_skipped
     ssli_card = ssli.sources if ssli is not None else None
     return Prepared(
-        train, dev, texts, fingerprint, guard, skips, synthetic_card, ssli_card, spliced_card
+        train,
+        dev,
+        texts,
+        fingerprint,
+        guard,
+        skips,
+        synthetic_card,
+        ssli_card,
+        spliced_card,
+        calibration,
+        cal_card,
     )
 
 
@@ -240,13 +277,14 @@ TRAINING_STATE = ("checkpoint", "checkpoint.tmp", "best", "state.json", "card.js
 
 def run_key(config: dict[str, Any], spec: DataSpec) -> str:
     """What a training run's epochs depend on: its hyperparameters and data (the time
-    budget aside, so a run cut short by its budget resumes with a larger one)."""
+    budget aside, so a run cut short by its budget resumes with a larger one; calibration
+    questions aside, as they only shape the calibrators fitted after the last epoch)."""
     import hashlib
     import json
     from dataclasses import asdict
 
     conf = {k: v for k, v in config.items() if k != "time_budget_minutes"}
-    data = {k: v for k, v in asdict(spec).items() if k != "ray"}
+    data = {k: v for k, v in asdict(spec).items() if k not in ("ray", "calibration_questions")}
     blob = json.dumps({"config": conf, "data": data}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -316,6 +354,7 @@ def base_card(
             "retriever": spec.retriever,
             "depth": spec.depth,
             "dev_fraction": spec.dev_fraction,
+            "calibration_questions": spec.calibration_questions,
         },
         "data": data.card_data(spec),
         "splits": data.guard.describe(),

@@ -5,6 +5,10 @@ the first stage a user now runs (its candidates are the dev rows the calibrators
 The dev split is rebuilt from the model card (same judgments, exclusions, fraction, seed)
 and must reproduce the card's dev query ids exactly; otherwise nothing is written.
 
+``calibration_questions=N`` adds LLM-written questions on dev-side abstracts to the rows
+the calibrators are fitted on (:mod:`sciera.train.calibration_questions`); without it, the
+number the card records is used again (0 for cards from before the option).
+
 ``precision="int8"`` fits a second pair of calibrators on the logits of the model's int8
 ONNX export (:mod:`sciera.rerank.onnx_int8`), recorded in the card as
 ``calibrators_int8`` with their dev metrics (``dev.modes_int8``); the fp32 ones stay.
@@ -17,6 +21,7 @@ import shlex
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +52,7 @@ def spec_from_card(card: dict[str, Any]) -> DataSpec:
         max_queries=data.get("max_queries"),
         exclude_qrels=tuple(e["path"] for e in excluded if e["kind"] == "qrels"),
         exclude_ssli=tuple(e["path"] for e in excluded if e["kind"] == "ssli"),
+        calibration_questions=int(cfg.get("calibration_questions", 0)),
     )
 
 
@@ -56,9 +62,11 @@ def recalibrate(
     progress: Progress | None = None,
     command: str | None = None,
     precision: str = "fp32",
+    calibration_questions: int | None = None,
 ) -> TrainResult:
     """Refit ``model``'s calibrators (a shipped or trained name, or a folder) in place, for
-    the logits of ``precision`` (fp32 or int8)."""
+    the logits of ``precision`` (fp32 or int8), on its dev split plus
+    ``calibration_questions`` questions (None: as many as its card records)."""
     from sciera.rerank.cross_encoder import resolve_model
     from sciera.train.card import write_card
     from sciera.train.ce_fit import dev_rankings, load_cross_encoder
@@ -71,6 +79,8 @@ def recalibrate(
     if card is None or card.get("kind") != "cross-encoder reranker":
         raise ScieraError(f"{model}: not a cross-encoder trained by sciera (no model card)")
     spec = spec_from_card(card)
+    if calibration_questions is not None:
+        spec = replace(spec, calibration_questions=calibration_questions)
     work = Path(settings.home) / "work" / f"recalibrate-{model_dir.name}"
     work.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -91,7 +101,27 @@ def recalibrate(
             return runner.logits([(query, p) for p in passages])
 
     logits = dev_rankings(ce, data.dev, data.texts, score)
-    cals, modes = calibrate_on_dev(data.dev, logits, card["model_id"])
+    fitted = calibrate_on_dev(
+        data.dev,
+        logits,
+        card["model_id"],
+        data.calibration,
+        dev_rankings(ce, data.calibration, data.texts, score),
+    )
+    cals, modes = fitted.calibrators, fitted.modes
+    card["config"]["calibration_questions"] = spec.calibration_questions
+    if data.calibration_card:
+        card["data"]["calibration_questions"] = data.calibration_card
+    else:
+        card["data"].pop("calibration_questions", None)
+    key = "modes" if precision == "fp32" else f"modes_{precision}"
+    questions = card["dev"].setdefault("calibration_questions", {})
+    if fitted.questions:
+        questions[key] = fitted.questions
+    else:
+        questions.pop(key, None)
+    if not questions:
+        card["dev"].pop("calibration_questions")
     s = settings.embed
     files = dict(zip(("calibrated", "fused"), _FILES[precision], strict=True))
     if precision == "int8":

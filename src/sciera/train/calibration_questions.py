@@ -1,0 +1,102 @@
+"""Calibration questions: LLM-written questions on dev-side abstracts that join the
+calibration rows of a cross-encoder, never its training.
+
+The dev split holds claims (SciFact's queries are claims), but users ask questions
+(``sciera ask``, PubMedQA). A calibrator fitted on claims alone maps a question's logits
+into P(relevant) for claims, and out of that domain it is under-confident: at τ 0.8 the
+shipped model kept nothing for 22% of answerable PubMedQA questions while the passages it
+did keep were 99.7% gold. Calibration questions put question-style queries into the rows
+the calibrators are fitted on.
+
+Sources are the gold abstracts of dev queries that are no training query's gold (so the
+model never saw them as a positive), the guard allows and no evaluation judges. The local
+LLM writes one question per abstract (the synthetic-query prompt, ``question`` style),
+kept only if the first stage returns that abstract in its top ``keep_top`` (the same
+consistency filter as synthetic training queries). Each kept question is a dev record
+whose one positive is its source abstract; other abstracts that also answer it count as
+negatives, which errs towards a lower P, never a higher one.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sciera.settings import Settings
+    from sciera.train.splits import SplitGuard
+
+Progress = Callable[[str, int, int], None]
+PREFIX = "cal-"
+CACHE = "calibration_questions.jsonl"
+SOURCE = "gold abstracts of dev queries that are no training query's gold"
+
+
+def pick_sources(
+    dev_gold: Iterable[str],
+    train_gold: Iterable[str],
+    allowed: Callable[[Iterable[str]], list[str]],
+    judged: set[str],
+    n: int,
+    seed: int,
+) -> list[str]:
+    """First passages (``DOC#0``) of at most ``n`` dev gold abstracts, sampled with
+    ``seed`` from the sorted candidates: never a training gold, a forbidden or an
+    evaluation-judged abstract."""
+    docs = sorted(set(allowed(sorted(set(dev_gold)))) - set(train_gold) - judged)
+    random.Random(seed).shuffle(docs)
+    return [f"{d}#0" for d in docs[:n]]
+
+
+def write(
+    spec: Any,
+    settings: Settings,
+    guard: SplitGuard,
+    dev_gold: set[str],
+    train_gold: set[str],
+    work: Path,
+    progress: Progress | None = None,
+) -> tuple[dict[str, str], dict[str, dict[str, int]], dict[str, Any]]:
+    """(queries, qrels, card section) of ``spec.calibration_questions`` kept questions;
+    resumable per abstract (``work/calibration_questions.jsonl``)."""
+    from sciera.corpus import PassageStore
+    from sciera.llm.registry import make_llm
+    from sciera.retrieve import open_retriever
+    from sciera.retrieve.maxp import MaxPRetriever
+    from sciera.train import synthetic
+
+    keep_top = spec.synthetic_keep_top
+    sources = pick_sources(
+        dev_gold,
+        train_gold,
+        guard.allowed_docs,
+        guard.judged_docs,
+        spec.calibration_questions,
+        spec.seed,
+    )
+    llm = make_llm(settings)
+    with PassageStore.open(spec.corpus) as store:
+        inner = open_retriever(spec.corpus, spec.retriever, settings)
+        made = synthetic.generate(
+            llm,
+            store,
+            sources,
+            MaxPRetriever(inner, depth=max(settings.retrieve.depth, 10 * keep_top)),
+            cache=work / CACHE,
+            style="question",
+            keep_top=keep_top,
+            progress=progress,
+        )
+    kept = [s for s in made if s.kept]
+    queries = {PREFIX + s.qid: s.text for s in kept}
+    qrels = {PREFIX + s.qid: {s.doc_id: 1} for s in kept}
+    card = {
+        **synthetic.summary(made, len(sources)),
+        "source": SOURCE,
+        "llm": llm.model_id,
+        "style": "question",
+        "keep_top": keep_top,
+    }
+    return queries, qrels, card

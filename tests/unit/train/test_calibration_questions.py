@@ -1,0 +1,101 @@
+"""Calibration questions: where they come from, what they change (the calibrators only, never
+a training run's key) and how a card records them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sciera.train import calibration_questions as cq
+from sciera.train.cross_encoder_run import calibrate_on_dev
+from sciera.train.data import TrainQuery
+from sciera.train.prepare import DataSpec, run_key
+from sciera.train.recalibrate import spec_from_card
+from sciera.train.splits import SplitGuard
+
+
+def test_sources_are_dev_gold_never_training_gold_forbidden_or_judged():
+    guard = SplitGuard(doc_ids={"d3"}, judged_docs={"d4"})
+    dev_gold = {"d1", "d2", "d3", "d4", "d5"}
+    picked = cq.pick_sources(dev_gold, {"d2"}, guard.allowed_docs, guard.judged_docs, 10, 0)
+    assert sorted(picked) == ["d1#0", "d5#0"]
+    one = cq.pick_sources(dev_gold, set(), guard.allowed_docs, guard.judged_docs, 1, 0)
+    assert len(one) == 1
+    assert one == cq.pick_sources(dev_gold, set(), guard.allowed_docs, guard.judged_docs, 1, 0)
+
+
+def test_calibration_questions_never_change_a_training_runs_key():
+    base = DataSpec("corpus", "queries.jsonl", "qrels/train.tsv")
+    asked = DataSpec("corpus", "queries.jsonl", "qrels/train.tsv", calibration_questions=80)
+    assert run_key({"epochs": 1}, asked) == run_key({"epochs": 1}, base)
+    with pytest.raises(ValueError, match="calibration questions"):
+        DataSpec("corpus", "queries.jsonl", "qrels/train.tsv", calibration_questions=-1)
+
+
+def _records(prefix: str, n: int, gold_logit: float, rng) -> tuple[list, list]:
+    """``n`` queries of 10 candidates; the gold one is first-stage rank 1 with ``gold_logit``,
+    the negatives' logits around -6."""
+    recs, logits = [], []
+    for i in range(n):
+        cands = tuple((f"{prefix}{i}-{j}#0", 1.0 - 0.05 * j) for j in range(10))
+        recs.append(
+            TrainQuery(f"{prefix}{i}", "q", (cands[0][0],), cands, frozenset({f"{prefix}{i}-0"}))
+        )
+        logits.append(np.array([gold_logit, *rng.normal(-6.0, 1.0, 9)]))
+    return recs, logits
+
+
+def test_question_rows_raise_p_where_questions_score_lower_than_claims():
+    """Claims' gold passages score logit 4, questions' only 0: a calibrator fitted on the
+    claims alone gives a question's gold passage a lower P than one that also saw the
+    questions; the questions' own metrics are reported apart from dev's."""
+    rng = np.random.default_rng(0)
+    dev, dev_logits = _records("c", 60, 4.0, rng)
+    dev_logits[0][0] = -2.0  # one claim whose gold scores low: the map is not a step
+    questions, q_logits = _records("q", 60, 0.0, rng)
+    alone = calibrate_on_dev(dev, dev_logits, "m")
+    both = calibrate_on_dev(dev, dev_logits, "m", questions, q_logits)
+    assert alone.questions is None and set(both.questions) == {
+        "first_stage",
+        "ce",
+        "calibrated",
+        "fused",
+    }
+    assert both.questions["calibrated"]["hit@1"] == 1.0 and "ece" in both.questions["fused"]
+    assert both.modes["ce"] == alone.modes["ce"]  # dev metrics stay on dev
+    x = np.array([[0.0]])
+    p_alone = alone.calibrators["calibrated"].predict_matrix(x)[0]
+    p_both = both.calibrators["calibrated"].predict_matrix(x)[0]
+    assert p_both > p_alone + 0.1
+    assert both.calibrators["fused"].notes["fitted_on"] == "dev split + 60 calibration questions"
+    assert alone.calibrators["fused"].notes["fitted_on"] == "dev split"
+
+
+def test_recalibration_reuses_the_number_a_card_records():
+    card = {
+        "data": {"corpus": "c", "queries": "q", "qrels": "r"},
+        "config": {"retriever": "bm25", "depth": 10, "dev_fraction": 0.1, "seed": 0},
+        "splits": {"excluded": [{"kind": "qrels", "path": "test.tsv"}]},
+    }
+    assert spec_from_card(card).calibration_questions == 0  # a card from before the option
+    card["config"]["calibration_questions"] = 80
+    spec = spec_from_card(card)
+    assert spec.calibration_questions == 80 and spec.exclude_qrels == ("test.tsv",)
+
+
+def test_the_card_says_how_many_questions_and_from_where():
+    from sciera.train.card import _calibration_questions
+
+    data = {
+        "calibration_questions": {
+            "passages": 90,
+            "queries": 88,
+            "kept": 70,
+            "llm": "llamacpp:qwen",
+            "source": cq.SOURCE,
+            "keep_top": 3,
+        }
+    }
+    (line,) = _calibration_questions(data)
+    assert "70 kept of 88 written by `llamacpp:qwen` for 90 gold abstracts of dev" in line
+    assert "top 3" in line and _calibration_questions({}) == []
