@@ -16,7 +16,7 @@ import subprocess
 import time
 
 import pytest
-from train_cli import N_QUERIES, SHIPPED_SSLI, run_sciera, train_args
+from train_cli import N_QUERIES, SCIFACT, SHIPPED_SSLI, run_sciera, train_args
 
 pytestmark = pytest.mark.e2e
 
@@ -127,9 +127,10 @@ def _recalibrate_in_place(out, home, card) -> None:
 
 
 def _calibration_questions(out, home, env, card) -> None:
-    """`--calibration-questions 2` with the embedded 0.5B: two gold abstracts of dev claims
-    (never a training claim's gold) get a question; the card records them, the dev split
-    and its metrics' queries stay the same, and a rerun asks the LLM nothing."""
+    """`--calibration-questions 2` with the embedded 0.5B: two held-out abstracts (dev
+    claims' gold first; never a training claim's gold, never a test claim's) get a question;
+    the card records them, the dev split and its metrics' queries stay the same, and a rerun
+    asks the LLM nothing."""
     from sciera.corpus import load_qrels
 
     env = {**env, "SCIERA_LLM__MODEL": "qwen2.5-coder-0.5b-instruct-q4_k_m"}
@@ -150,7 +151,10 @@ def _calibration_questions(out, home, env, card) -> None:
     dev_gold = {d for q in dev for d in qrels[q]}
     train_gold = {d for q in qrels if q not in dev for d in qrels[q]}
     docs = {json.loads(x)["doc_id"] for x in lines}
-    assert len(docs) == 2 and docs <= dev_gold and not docs & train_gold
+    test_qrels = load_qrels(SCIFACT / "qrels" / "test.tsv")
+    test_gold = {d for q in test_qrels for d in test_qrels[q]}
+    assert len(docs) == 2 and not docs & train_gold and not docs & test_gold
+    assert asked["from_dev_gold"] == len(docs & dev_gold)
     if asked["kept"]:
         assert "questions fused" in done.stdout
         assert "calibration questions" in (out / "README.md").read_text()

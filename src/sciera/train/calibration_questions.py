@@ -8,8 +8,9 @@ shipped model kept nothing for 22% of answerable PubMedQA questions while the pa
 did keep were 99.7% gold. Calibration questions put question-style queries into the rows
 the calibrators are fitted on.
 
-Sources are the gold abstracts of dev queries that are no training query's gold (so the
-model never saw them as a positive), the guard allows and no evaluation judges. The local
+Sources are held-out abstracts: never a training query's gold (so the model never saw them
+as a positive), allowed by the guard, judged by no evaluation. The gold abstracts of dev
+queries come first, then other held-out abstracts of the corpus (seeded). The local
 LLM writes one question per abstract (the synthetic-query prompt, ``question`` style),
 kept only if the first stage returns that abstract in its top ``keep_top`` (the same
 consistency filter as synthetic training queries). Each kept question is a dev record
@@ -31,7 +32,10 @@ if TYPE_CHECKING:
 Progress = Callable[[str, int, int], None]
 PREFIX = "cal-"
 CACHE = "calibration_questions.jsonl"
-SOURCE = "gold abstracts of dev queries that are no training query's gold"
+SOURCE = (
+    "held-out abstracts (dev queries' gold first, then others; none a training query's gold "
+    "or judged by an evaluation)"
+)
 
 
 def pick_sources(
@@ -41,13 +45,19 @@ def pick_sources(
     judged: set[str],
     n: int,
     seed: int,
+    corpus_docs: Iterable[str] = (),
 ) -> list[str]:
-    """First passages (``DOC#0``) of at most ``n`` dev gold abstracts, sampled with
-    ``seed`` from the sorted candidates: never a training gold, a forbidden or an
-    evaluation-judged abstract."""
-    docs = sorted(set(allowed(sorted(set(dev_gold)))) - set(train_gold) - judged)
-    random.Random(seed).shuffle(docs)
-    return [f"{d}#0" for d in docs[:n]]
+    """First passages (``DOC#0``) of at most ``n`` held-out abstracts: the dev gold ones
+    first, then others of ``corpus_docs``, each group sampled with ``seed`` from its
+    sorted ids; never a training gold, a forbidden or an evaluation-judged abstract."""
+    banned = set(train_gold) | judged
+    rng = random.Random(seed)
+    picked: list[str] = []
+    for group in (set(dev_gold), set(corpus_docs) - set(dev_gold)):
+        docs = sorted(set(allowed(sorted(group))) - banned)
+        rng.shuffle(docs)
+        picked += docs[: n - len(picked)]
+    return [f"{d}#0" for d in picked]
 
 
 def write(
@@ -68,16 +78,17 @@ def write(
     from sciera.train import synthetic
 
     keep_top = spec.synthetic_keep_top
-    sources = pick_sources(
-        dev_gold,
-        train_gold,
-        guard.allowed_docs,
-        guard.judged_docs,
-        spec.calibration_questions,
-        spec.seed,
-    )
     llm = make_llm(settings)
     with PassageStore.open(spec.corpus) as store:
+        sources = pick_sources(
+            dev_gold,
+            train_gold,
+            guard.allowed_docs,
+            guard.judged_docs,
+            spec.calibration_questions,
+            spec.seed,
+            store.doc_ids(),
+        )
         inner = open_retriever(spec.corpus, spec.retriever, settings)
         made = synthetic.generate(
             llm,
@@ -92,8 +103,10 @@ def write(
     kept = [s for s in made if s.kept]
     queries = {PREFIX + s.qid: s.text for s in kept}
     qrels = {PREFIX + s.qid: {s.doc_id: 1} for s in kept}
+    n_dev = len(set(dev_gold) & {p.split("#", 1)[0] for p in sources})
     card = {
         **synthetic.summary(made, len(sources)),
+        "from_dev_gold": n_dev,
         "source": SOURCE,
         "llm": llm.model_id,
         "style": "question",

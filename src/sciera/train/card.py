@@ -197,8 +197,9 @@ def _calibration_questions(data: dict[str, Any]) -> list[str]:
         return []
     return [
         f"- calibration questions (calibrators only, never trained on): {cq['kept']} kept of "
-        f"{cq['queries']} written by `{cq['llm']}` for {cq['passages']} {cq['source']} "
-        f"(kept when the first stage ranks the abstract in its top {cq['keep_top']})"
+        f"{cq['queries']} written by `{cq['llm']}` for {cq['passages']} {cq['source']}, "
+        f"{cq.get('from_dev_gold', 0)} of them dev gold (kept when the first stage ranks the "
+        f"abstract in its top {cq['keep_top']})"
     ]
 
 

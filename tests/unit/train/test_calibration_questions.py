@@ -14,14 +14,23 @@ from sciera.train.recalibrate import spec_from_card
 from sciera.train.splits import SplitGuard
 
 
-def test_sources_are_dev_gold_never_training_gold_forbidden_or_judged():
-    guard = SplitGuard(doc_ids={"d3"}, judged_docs={"d4"})
+def test_sources_are_held_out_dev_gold_first_never_training_gold_forbidden_or_judged():
+    guard = SplitGuard(doc_ids={"d3", "x3"}, judged_docs={"d4", "x4"})
     dev_gold = {"d1", "d2", "d3", "d4", "d5"}
-    picked = cq.pick_sources(dev_gold, {"d2"}, guard.allowed_docs, guard.judged_docs, 10, 0)
-    assert sorted(picked) == ["d1#0", "d5#0"]
-    one = cq.pick_sources(dev_gold, set(), guard.allowed_docs, guard.judged_docs, 1, 0)
-    assert len(one) == 1
-    assert one == cq.pick_sources(dev_gold, set(), guard.allowed_docs, guard.judged_docs, 1, 0)
+    corpus = [*sorted(dev_gold), "x1", "x2", "x3", "x4", "x5"]
+    train_gold = {"d2", "x2"}
+
+    def pick(n, seed=0):
+        return cq.pick_sources(
+            dev_gold, train_gold, guard.allowed_docs, guard.judged_docs, n, seed, corpus
+        )
+
+    assert sorted(pick(2)) == ["d1#0", "d5#0"]  # the dev gold ones first
+    everything = pick(10)
+    assert sorted(everything[:2]) == ["d1#0", "d5#0"]
+    assert sorted(everything[2:]) == ["x1#0", "x5#0"]
+    assert pick(3) == pick(3) and len(pick(1)) == 1
+    assert {tuple(pick(4, seed)) for seed in range(8)} != {tuple(pick(4))}  # seeded
 
 
 def test_calibration_questions_never_change_a_training_runs_key():
@@ -89,6 +98,7 @@ def test_the_card_says_how_many_questions_and_from_where():
     data = {
         "calibration_questions": {
             "passages": 90,
+            "from_dev_gold": 33,
             "queries": 88,
             "kept": 70,
             "llm": "llamacpp:qwen",
@@ -97,5 +107,6 @@ def test_the_card_says_how_many_questions_and_from_where():
         }
     }
     (line,) = _calibration_questions(data)
-    assert "70 kept of 88 written by `llamacpp:qwen` for 90 gold abstracts of dev" in line
+    assert "70 kept of 88 written by `llamacpp:qwen` for 90 held-out abstracts" in line
+    assert "33 of them dev gold" in line
     assert "top 3" in line and _calibration_questions({}) == []
