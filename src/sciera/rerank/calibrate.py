@@ -14,7 +14,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -193,6 +193,33 @@ def fit_calibrator(
         notes=dict(notes or {}),
         lo=tuple(float(v) for v in X.min(axis=0)),
         hi=tuple(float(v) for v in X.max(axis=0)),
+    )
+
+
+def rescale(
+    cal: Calibrator, X: np.ndarray, y: Sequence[int] | np.ndarray, notes: dict[str, Any]
+) -> Calibrator:
+    """``cal`` with its linear score refitted as a whole, σ(a·score + c), on ``X``/``y``
+    (Platt scaling of the fitted model): the result is again one logistic model over the
+    same features, whose order of any two passages is ``cal``'s (a > 0), while its
+    probabilities fit the new rows. Refuses a fit that would invert the order (a ≤ 0)."""
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if cal.lo is not None and cal.hi is not None:
+        X = np.clip(X, np.array(cal.lo), np.array(cal.hi))
+    score = ((X - np.array(cal.mean)) / np.array(cal.std)) @ np.array(cal.coef) + cal.intercept
+    m, sd = float(score.mean()), float(score.std()) or 1.0
+    (a_std,), c_std = fit_logistic(((score - m) / sd)[:, None], y, l2=cal.l2)
+    a, c = a_std / sd, c_std - a_std * m / sd
+    if a <= 0:
+        raise ValueError("rescaling would invert the calibrator's order; keep it as fitted")
+    return replace(
+        cal,
+        coef=tuple(a * v for v in cal.coef),
+        intercept=a * cal.intercept + c,
+        n_train=len(y),
+        n_pos=int(y.sum()),
+        notes={**cal.notes, **notes, "rescaled": {"a": a, "c": c}},
     )
 
 

@@ -99,10 +99,12 @@ def calibrate_on_dev(
     questions: Sequence[TrainQuery] = (),
     question_logits: Sequence[np.ndarray] = (),
 ) -> Calibration:
-    """Fit the ``ce`` and ``fused`` calibrators on the dev rows plus the calibration
-    ``questions``' rows (:mod:`sciera.train.calibration_questions`); the ranking metrics
-    and ECE of every scoring mode on dev and, separately, on the questions."""
-    from sciera.rerank.calibrate import expected_calibration_error, fit_calibrator
+    """Fit the ``ce`` and ``fused`` calibrators on the dev rows; with calibration
+    ``questions`` (:mod:`sciera.train.calibration_questions`), rescale each fitted model as
+    a whole on the dev and question rows together (:func:`~sciera.rerank.calibrate.rescale`):
+    the questions move the probabilities, never the order the dev claims chose. The
+    ranking metrics and ECE of every scoring mode on dev and, separately, on the questions."""
+    from sciera.rerank.calibrate import expected_calibration_error, fit_calibrator, rescale
 
     cols, y = calibration_rows(dev, logits)
     qcols, qy = calibration_rows(questions, question_logits)
@@ -118,22 +120,28 @@ def calibrate_on_dev(
         if questions
         else {}
     )
-    fitted_on = "dev split" + (f" + {len(questions)} calibration questions" if questions else "")
     cals: dict[str, Any] = {}
     for mode, feats in (("calibrated", CE_FEATURES), ("fused", FUSED_FEATURES)):
         X = np.column_stack([cols[f] for f in feats])
         qX = np.column_stack([qcols[f] for f in feats]) if questions else X[:0]
         cal = fit_calibrator(
-            np.vstack([X, qX]),
-            np.concatenate([y, qy]),
+            X,
+            y,
             feats,
             model_id=model_id,
             prompt_version=f"ce-{mode}",
-            notes={"fitted_on": fitted_on, "candidates": len(y) + len(qy)},
+            notes={"fitted_on": "dev split", "candidates": len(y)},
         )
         # no clipping to the dev range: logits above the dev maximum would all tie at the
         # top, and the logistic map is monotone, so extrapolating keeps the model's order
         cal = replace(cal, lo=None, hi=None)
+        if questions:
+            cal = rescale(
+                cal,
+                np.vstack([X, qX]),
+                np.concatenate([y, qy]),
+                {"rescaled_on": f"dev split + {len(questions)} calibration questions"},
+            )
         for out, recs, feats_x, labels in ((modes, dev, X, y), (qmodes, questions, qX, qy)):
             if not recs:
                 continue

@@ -14,6 +14,7 @@ from sciera.rerank.calibrate import (
     listwise_features,
     reliability,
     reliability_diagram,
+    rescale,
 )
 
 
@@ -141,3 +142,24 @@ def test_inputs_are_clipped_to_the_training_range_and_bound_it(tmp_path):
     grid = [cal.predict({"grade": g, **rr}) for g in np.linspace(0, 1, 21)]
     assert cal.upper_bound(rr, ("grade",)) == pytest.approx(max(grid))
     assert Calibrator.load(cal.save(tmp_path / "c.json")) == cal
+
+
+def test_rescale_keeps_the_order_and_refits_the_probabilities():
+    """Platt scaling of a fitted model on new rows: one logistic model over the same
+    features, ranking any two rows as before, its probabilities fitted to the new rows
+    (here positives at lower scores than the original rows had)."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400, 2))
+    y = (X @ np.array([2.0, 1.0]) + rng.normal(size=400) > 1.5).astype(int)
+    cal = fit_calibrator(X, y, ["a", "b"], model_id="m", prompt_version="v")
+    X2 = rng.normal(size=(400, 2))
+    y2 = (X2 @ np.array([2.0, 1.0]) + rng.normal(size=400) > -0.5).astype(int)
+    both_X, both_y = np.vstack([X, X2]), np.concatenate([y, y2])
+    out = rescale(cal, both_X, both_y, {"rescaled_on": "new rows"})
+    p_old, p_new = cal.predict_matrix(both_X), out.predict_matrix(both_X)
+    assert (np.argsort(p_old, kind="stable") == np.argsort(p_new, kind="stable")).all()
+    assert abs(p_new.mean() - both_y.mean()) < 0.02 < abs(p_old.mean() - both_y.mean())
+    assert out.features == cal.features and out.mean == cal.mean
+    assert out.n_train == 800 and out.notes["rescaled_on"] == "new rows"
+    with pytest.raises(ValueError, match="invert"):
+        rescale(cal, both_X, 1 - both_y, {})

@@ -56,8 +56,8 @@ def _records(prefix: str, n: int, gold_logit: float, rng) -> tuple[list, list]:
 
 def test_question_rows_raise_p_where_questions_score_lower_than_claims():
     """Claims' gold passages score logit 4, questions' only 0: a calibrator fitted on the
-    claims alone gives a question's gold passage a lower P than one that also saw the
-    questions; the questions' own metrics are reported apart from dev's."""
+    claims alone gives a question's gold passage a lower P than one rescaled on the
+    questions too; the questions' own metrics are reported apart from dev's."""
     rng = np.random.default_rng(0)
     dev, dev_logits = _records("c", 60, 4.0, rng)
     dev_logits[0][0] = -2.0  # one claim whose gold scores low: the map is not a step
@@ -76,8 +76,15 @@ def test_question_rows_raise_p_where_questions_score_lower_than_claims():
     p_alone = alone.calibrators["calibrated"].predict_matrix(x)[0]
     p_both = both.calibrators["calibrated"].predict_matrix(x)[0]
     assert p_both > p_alone + 0.1
-    assert both.calibrators["fused"].notes["fitted_on"] == "dev split + 60 calibration questions"
-    assert alone.calibrators["fused"].notes["fitted_on"] == "dev split"
+    fused = both.calibrators["fused"].notes
+    assert fused["fitted_on"] == "dev split" and fused["rescaled"]["a"] > 0
+    assert fused["rescaled_on"] == "dev split + 60 calibration questions"
+    assert "rescaled_on" not in alone.calibrators["fused"].notes
+    # the questions move the probabilities, not the order the dev claims chose
+    for mode in ("calibrated", "fused"):
+        drop = {"ece"}
+        same = {k: v for k, v in both.modes[mode].items() if k not in drop}
+        assert same == {k: v for k, v in alone.modes[mode].items() if k not in drop}
 
 
 def test_recalibration_reuses_the_number_a_card_records():
