@@ -45,15 +45,16 @@ def pick_sources(
     judged: set[str],
     n: int,
     seed: int,
-    corpus_docs: Iterable[str] = (),
+    corpus_docs: Iterable[str],
 ) -> list[str]:
-    """First passages (``DOC#0``) of at most ``n`` held-out abstracts: the dev gold ones
-    first, then others of ``corpus_docs``, each group sampled with ``seed`` from its
+    """First passages (``DOC#0``) of at most ``n`` held-out abstracts of ``corpus_docs``:
+    the dev gold ones first, then the others, each group sampled with ``seed`` from its
     sorted ids; never a training gold, a forbidden or an evaluation-judged abstract."""
     banned = set(train_gold) | judged
+    corpus = set(corpus_docs)
     rng = random.Random(seed)
     picked: list[str] = []
-    for group in (set(dev_gold), set(corpus_docs) - set(dev_gold)):
+    for group in (corpus & set(dev_gold), corpus - set(dev_gold)):
         docs = sorted(set(allowed(sorted(group))) - banned)
         rng.shuffle(docs)
         picked += docs[: n - len(picked)]
