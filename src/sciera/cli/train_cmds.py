@@ -94,9 +94,10 @@ CalibrationQuestionsOpt = Annotated[
     int,
     typer.Option(
         min=0,
-        help="Dev-side abstracts (gold of dev queries, never of a training query) the local "
-        "LLM writes a question for; the questions join the calibration rows, never training, "
-        "so P(relevant) and τ also hold for question-style queries (0: claims only).",
+        help="Held-out abstracts (dev queries' gold first; never a training query's gold or "
+        "an evaluation's) the local LLM writes a question for; the questions rescale the "
+        "calibrators, never training, so P(relevant) and τ also hold for question-style "
+        "queries (0: claims only).",
     ),
 ]
 SyntheticStyleOpt = Annotated[str, typer.Option(help="Synthetic queries: claim or question.")]

@@ -1,4 +1,4 @@
-"""Calibration questions: LLM-written questions on dev-side abstracts that join the
+"""Calibration questions: LLM-written questions on held-out abstracts that join the
 calibration rows of a cross-encoder, never its training.
 
 The dev split holds claims (SciFact's queries are claims), but users ask questions
@@ -74,8 +74,6 @@ def write(
     resumable per abstract (``work/calibration_questions.jsonl``)."""
     from sciera.corpus import PassageStore
     from sciera.llm.registry import make_llm
-    from sciera.retrieve import open_retriever
-    from sciera.retrieve.maxp import MaxPRetriever
     from sciera.train import synthetic
 
     keep_top = spec.synthetic_keep_top
@@ -90,12 +88,13 @@ def write(
             spec.seed,
             store.doc_ids(),
         )
-        inner = open_retriever(spec.corpus, spec.retriever, settings)
-        made = synthetic.generate(
+        made = synthetic.generate_here(
             llm,
             store,
             sources,
-            MaxPRetriever(inner, depth=max(settings.retrieve.depth, 10 * keep_top)),
+            settings,
+            corpus=spec.corpus,
+            retriever=spec.retriever,
             cache=work / CACHE,
             style="question",
             keep_top=keep_top,
@@ -106,11 +105,8 @@ def write(
     qrels = {PREFIX + s.qid: {s.doc_id: 1} for s in kept}
     n_dev = len(set(dev_gold) & {p.split("#", 1)[0] for p in sources})
     card = {
-        **synthetic.summary(made, len(sources)),
+        **synthetic.card_section(made, len(sources), llm, "question", keep_top),
         "from_dev_gold": n_dev,
         "source": SOURCE,
-        "llm": llm.model_id,
-        "style": "question",
-        "keep_top": keep_top,
     }
     return queries, qrels, card

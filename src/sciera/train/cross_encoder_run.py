@@ -112,14 +112,10 @@ def calibrate_on_dev(
         "first_stage": ranking_metrics(dev, first_stage_scores(dev)),
         "ce": ranking_metrics(dev, logits),
     }
-    qmodes = (
-        {
-            "first_stage": ranking_metrics(questions, first_stage_scores(questions)),
-            "ce": ranking_metrics(questions, question_logits),
-        }
-        if questions
-        else {}
-    )
+    qmodes: dict[str, dict[str, float]] = {}
+    if questions:
+        qmodes["first_stage"] = ranking_metrics(questions, first_stage_scores(questions))
+        qmodes["ce"] = ranking_metrics(questions, question_logits)
     cals: dict[str, Any] = {}
     for mode, feats in (("calibrated", CE_FEATURES), ("fused", FUSED_FEATURES)):
         X = np.column_stack([cols[f] for f in feats])
@@ -149,7 +145,7 @@ def calibrate_on_dev(
             out[mode] = ranking_metrics(recs, _per_query(recs, p))
             out[mode]["ece"] = expected_calibration_error(p.tolist(), labels.tolist())
         cals[mode] = cal
-    return Calibration(cals, modes, qmodes if questions else None)
+    return Calibration(cals, modes, qmodes or None)
 
 
 def train_cross_encoder(

@@ -41,7 +41,7 @@ class DataSpec:
     synthetic_keep_top: int = 3
     ssli_negatives: Sequence[str | Path] = ()  # SSLI sets built from training-side abstracts
     spliced_negatives: int = 0  # per training query, cut from its gold passage (no LLM)
-    # dev-side abstracts the LLM writes a question for, to calibrate on (never trained on)
+    # held-out abstracts the LLM writes a question for, to calibrate on (never trained on)
     calibration_questions: int = 0
     # where the synthetic queries are written (None: here); how, not what: not in run_key
     ray: RayOptions | None = None
@@ -215,23 +215,21 @@ def synthetic_queries(
     stage; (queries, qrels, card section)."""
     from sciera.corpus import PassageStore
     from sciera.llm.registry import make_llm
-    from sciera.retrieve import open_retriever
-    from sciera.retrieve.maxp import MaxPRetriever
     from sciera.train import synthetic
 
     llm = make_llm(settings)
-    depth = max(settings.retrieve.depth, 10 * spec.synthetic_keep_top)
     with PassageStore.open(spec.corpus) as store:
         sources = synthetic.pick_sources(
             store, guard.allowed_docs, dev_gold | guard.judged_docs, spec.synthetic, spec.seed
         )
         if spec.ray is None:  # the first stage is opened here only when it runs here
-            inner = open_retriever(spec.corpus, spec.retriever, settings)
-            made = synthetic.generate(
+            made = synthetic.generate_here(
                 llm,
                 store,
                 sources,
-                MaxPRetriever(inner, depth=depth),
+                settings,
+                corpus=spec.corpus,
+                retriever=spec.retriever,
                 cache=work / "synthetic.jsonl",
                 style=spec.synthetic_style,
                 keep_top=spec.synthetic_keep_top,
@@ -244,7 +242,7 @@ def synthetic_queries(
             settings,
             spec.corpus,
             spec.retriever,
-            depth,
+            synthetic.filter_depth(settings, spec.synthetic_keep_top),
             sources,
             key=synthetic.generation_key(llm, spec.synthetic_style),
             cache=work / "synthetic.jsonl",
@@ -256,10 +254,9 @@ def synthetic_queries(
         made = synthetic.assemble(done, sources, spec.synthetic_keep_top)
     queries, qrels = synthetic.as_training(made)
     card = {
-        **synthetic.summary(made, len(sources)),
-        "llm": llm.model_id,
-        "style": spec.synthetic_style,
-        "keep_top": spec.synthetic_keep_top,
+        **synthetic.card_section(
+            made, len(sources), llm, spec.synthetic_style, spec.synthetic_keep_top
+        ),
         "source_rank": synthetic.rank_histogram(made),
     }
     return queries, qrels, card

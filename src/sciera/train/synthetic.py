@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from sciera.corpus.store import PassageStore
     from sciera.llm.base import LLM
     from sciera.retrieve.base import Retriever
+    from sciera.settings import Settings
     from sciera.types import Passage
 
 PROMPT = "train_synthetic_query"
@@ -163,6 +164,43 @@ def generate(
     return assemble(done, passage_ids, keep_top)
 
 
+def filter_depth(settings: Settings, keep_top: int) -> int:
+    """Passages the consistency filter's first stage retrieves before Max-P to documents."""
+    return max(settings.retrieve.depth, 10 * keep_top)
+
+
+def generate_here(
+    llm: LLM,
+    store: PassageStore,
+    passage_ids: list[str],
+    settings: Settings,
+    *,
+    corpus: str | Path,
+    retriever: str,
+    cache: Path,
+    style: str,
+    keep_top: int,
+    progress: Progress | None = None,
+) -> list[SyntheticQuery]:
+    """:func:`generate` with the first stage (``retriever`` over ``corpus``, Max-P to
+    documents) opened in this process."""
+    from sciera.retrieve import open_retriever
+    from sciera.retrieve.maxp import MaxPRetriever
+
+    inner = open_retriever(corpus, retriever, settings)
+    first = MaxPRetriever(inner, depth=filter_depth(settings, keep_top))
+    return generate(
+        llm,
+        store,
+        passage_ids,
+        first,
+        cache=cache,
+        style=style,
+        keep_top=keep_top,
+        progress=progress,
+    )
+
+
 def assemble(
     done: Mapping[str, Mapping[str, Any]], passage_ids: list[str], keep_top: int
 ) -> list[SyntheticQuery]:
@@ -194,6 +232,13 @@ def summary(synthetic: list[SyntheticQuery], asked: int) -> dict[str, Any]:
         "kept": sum(s.kept for s in synthetic),
         "examples": [s.text for s in synthetic if s.kept][:5],
     }
+
+
+def card_section(
+    synthetic: list[SyntheticQuery], asked: int, llm: LLM, style: str, keep_top: int
+) -> dict[str, Any]:
+    """The card's record of a generation: :func:`summary`, the LLM, style and filter."""
+    return {**summary(synthetic, asked), "llm": llm.model_id, "style": style, "keep_top": keep_top}
 
 
 def rank_histogram(synthetic: list[SyntheticQuery]) -> Mapping[str, int]:
