@@ -190,7 +190,7 @@ def search_cmd(
 ) -> None:
     """Search a corpus with BM25, dense or hybrid retrieval and print the top-k."""
     from sciera.errors import ScieraError, require_query
-    from sciera.retrieve.maxp import MaxPRetriever
+    from sciera.retrieve.maxp import MaxPRetriever, passage_depth
     from sciera.retrieve.open import open_retriever
 
     query = require_query(query)
@@ -204,7 +204,7 @@ def search_cmd(
     name = settings.retrieve.retriever
     searcher = open_retriever(corpus, name, settings)
     if unit == "document":
-        searcher = MaxPRetriever(searcher, depth=max(settings.retrieve.depth, 10 * k))
+        searcher = MaxPRetriever(searcher, depth=passage_depth(settings.retrieve.depth, k))
     ranking = searcher.search(query, k)
     if as_json:
         typer.echo(json.dumps(_ranking_json(ranking, name, unit), indent=2, ensure_ascii=False))

@@ -335,3 +335,51 @@ def recalibrate(
         _modes("questions", questions)
     typer.echo(f"default scoring: {result.card['score_mode']}")
     typer.echo(json.dumps({"model_dir": str(result.model_dir)}))
+
+
+@train_app.command("soup")
+def soup(
+    models: Annotated[
+        list[str],
+        typer.Argument(
+            help="Trained cross-encoders (names or folders) fine-tuned from the same start, "
+            "with the same dev split."
+        ),
+    ],
+    out: OutOpt,
+    method: Annotated[
+        str,
+        typer.Option(
+            help="greedy: add models best first while the dev score does not fall; "
+            "uniform: average all."
+        ),
+    ] = "greedy",
+    calibration_questions: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help="Calibration questions (see train cross-encoder; default: as many as the "
+            "first model's card records).",
+        ),
+    ] = None,
+    overwrite: Annotated[
+        bool, typer.Option(help="Replace an existing model of that name.")
+    ] = False,
+    preset: PresetOpt = None,
+) -> None:
+    """Average the weights of cross-encoders into one (a model soup), chosen on the dev
+    split; the result is a model folder with calibrators and a card, like a trained one."""
+    from sciera.progress import step_progress
+    from sciera.settings import load_settings
+    from sciera.train.soup import SoupJob
+    from sciera.train.soup import soup as run
+
+    _quiet_transformers()
+    job = SoupJob(tuple(models), out, method, calibration_questions, overwrite)
+    with step_progress(transient=False) as update:
+        result = run(job, load_settings(preset), update)
+    for trial in result.card["soup"]["trials"]:
+        _modes(" + ".join(trial["members"]), {"fused": trial["modes"]["fused"]})
+    typer.echo(f"chosen: {' + '.join(result.card['soup']['chosen'])}")
+    _modes("dev", result.card["dev"]["modes"])
+    typer.echo(json.dumps({"model_dir": str(result.model_dir)}))

@@ -38,6 +38,16 @@ def maxp(ranking: Ranking, k: int | None = None) -> Ranking:
     return out if k is None else out.top(k)
 
 
+PASSAGES_PER_DOCUMENT = 10
+
+
+def passage_depth(depth: int, k: int) -> int:
+    """Passages to retrieve so that Max-P usually finds ``k`` distinct documents: at least
+    ``depth`` (the settings' retrieval depth), at least ``PASSAGES_PER_DOCUMENT`` per
+    document asked for."""
+    return max(depth, PASSAGES_PER_DOCUMENT * k)
+
+
 class MaxPRetriever:
     """Wraps a passage retriever to return the top-``k`` documents (``--unit document``).
 

@@ -70,43 +70,10 @@ def _table(rows: list[Mapping[str, Any]]) -> str:
 
 def render(card: Mapping[str, Any]) -> str:
     """The card as Markdown."""
-    data, dev = card["data"], card["dev"]
+    dev = card["dev"]
+    head = _soup(card) if "soup" in card else _trained(card)
     lines = [
-        f"# {card['name']}",
-        "",
-        f"A {card['kind']} trained by sciera from `{card['base']}`.",
-        "",
-        "Reproduce:",
-        "",
-        *_continued_from(card),
-        "```bash",
-        card["command"],
-        "```",
-        "",
-        "## Data and splits",
-        "",
-        f"- corpus: `{data['corpus']}` (store fingerprint `{data['store_fingerprint']}`)",
-        f"- queries: `{data['queries']}`, judgments: `{data['qrels']}`",
-        f"- training queries: {data['train_queries']} ({data['train_groups']} groups); "
-        f"dev queries (whole queries, seed {card['config']['seed']}): {data['dev_queries']}",
-        f"- hard negatives: {data['negatives_from']}",
-        *_extra_negatives(data),
-        *_calibration_questions(data),
-        f"- left out: {json.dumps(data['skipped'])}",
-        f"- never trained on: {json.dumps(card['splits'])}",
-        "",
-        "## Hyperparameters",
-        "",
-        "```json",
-        json.dumps(card["config"], indent=1),
-        "```",
-        "",
-        "## Training (dev split after every epoch)",
-        "",
-        _table(card["epochs"]),
-        "",
-        f"Best epoch: {card['best_epoch']}; training time {card['train_seconds'] / 60:.1f} min.",
-        "",
+        *head,
         "## Dev split: ranking the first stage's candidates",
         "",
         "| scoring | nDCG@10 | hit@1 | ECE |",
@@ -218,3 +185,108 @@ def _continued_from(card: Mapping[str, Any]) -> list[str]:
         "then:",
         "",
     ]
+
+
+def _trained(card: Mapping[str, Any]) -> list[str]:
+    """Header, data and training sections of a model trained by sciera."""
+    data = card["data"]
+    return [
+        f"# {card['name']}",
+        "",
+        f"A {card['kind']} trained by sciera from `{card['base']}`.",
+        "",
+        "Reproduce:",
+        "",
+        *_continued_from(card),
+        "```bash",
+        card["command"],
+        "```",
+        "",
+        "## Data and splits",
+        "",
+        *_corpus_lines(card),
+        f"- training queries: {data['train_queries']} ({data['train_groups']} groups); "
+        f"dev queries (whole queries, seed {card['config']['seed']}): {data['dev_queries']}",
+        f"- hard negatives: {data['negatives_from']}",
+        *_extra_negatives(data),
+        *_calibration_questions(data),
+        f"- left out: {json.dumps(data['skipped'])}",
+        f"- never trained on: {json.dumps(card['splits'])}",
+        "",
+        "## Hyperparameters",
+        "",
+        "```json",
+        json.dumps(card["config"], indent=1),
+        "```",
+        "",
+        "## Training (dev split after every epoch)",
+        "",
+        _table(card["epochs"]),
+        "",
+        f"Best epoch: {card['best_epoch']}; training time {card['train_seconds'] / 60:.1f} min.",
+        "",
+    ]
+
+
+def _corpus_lines(card: Mapping[str, Any]) -> list[str]:
+    data = card["data"]
+    return [
+        f"- corpus: `{data['corpus']}` (store fingerprint `{data['store_fingerprint']}`)",
+        f"- queries: `{data['queries']}`, judgments: `{data['qrels']}`",
+    ]
+
+
+def _soup(card: Mapping[str, Any]) -> list[str]:
+    """Header, ingredients and trials of a model soup (``sciera train soup``)."""
+    soup, data = card["soup"], card["data"]
+    chosen = set(soup["chosen"])
+    lines = [
+        f"# {card['name']}",
+        "",
+        f"A {card['kind']} made by sciera as {card['base']} (the weights averaged; "
+        f"ingredients chosen by {soup['selection']}).",
+        "",
+        "Reproduce: make each ingredient below, then",
+        "",
+        "```bash",
+        card["command"],
+        "```",
+        "",
+        "## Ingredients",
+        "",
+    ]
+    for ing in soup["ingredients"]:
+        used = "in the soup" if ing["name"] in chosen else "left out"
+        lines += [
+            f"- `{ing['name']}` ({used}; {ing['train_queries']} training queries, "
+            f"loss {ing['loss']}):",
+            "",
+            *("  " + line if line else "" for line in _continued_from(ing)),
+            "  ```bash",
+            f"  {ing['command']}",
+            "  ```",
+            "",
+        ]
+    lines += [
+        "## Dev trials",
+        "",
+        "| ingredients | fused nDCG@10 | fused hit@1 | logit nDCG@10 | logit hit@1 |",
+        "|---|---|---|---|---|",
+        *(
+            f"| {' + '.join(t['members'])} | {t['modes']['fused']['ndcg@10']:.3f} | "
+            f"{t['modes']['fused']['hit@1']:.3f} | {t['modes']['ce']['ndcg@10']:.3f} | "
+            f"{t['modes']['ce']['hit@1']:.3f} |"
+            for t in soup["trials"]
+        ),
+        "",
+        "## Data and splits",
+        "",
+        *_corpus_lines(card),
+        f"- dev queries (whole queries, seed {card['config']['seed']}): {data['dev_queries']}",
+        *_calibration_questions(data),
+        f"- abstracts an ingredient trained on beyond the labels (never a calibration "
+        f"question): {len(data.get('calibration_banned', []))}",
+        f"- never trained on (every ingredient): {json.dumps(card['splits'])}",
+        "",
+    ]
+    return lines

@@ -90,7 +90,7 @@ def mine_candidates(
     """``{qid: [[passage_id, score], ...]}``: the first stage's top ``depth`` documents
     (Max-P) for each query, resumed from and appended to ``cache``."""
     from sciera.retrieve import open_retriever
-    from sciera.retrieve.maxp import MaxPRetriever
+    from sciera.retrieve.maxp import MaxPRetriever, passage_depth
 
     with PassageStore.open(corpus_dir) as store:
         fingerprint = store.fingerprint()
@@ -102,7 +102,7 @@ def mine_candidates(
         progress("mining negatives", len(queries) - len(todo), len(queries))
     if todo:
         inner = open_retriever(corpus_dir, retriever, settings)
-        first = MaxPRetriever(inner, depth=max(settings.retrieve.depth, 10 * depth))
+        first = MaxPRetriever(inner, depth=passage_depth(settings.retrieve.depth, depth))
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
         for start in range(0, len(todo), BATCH):

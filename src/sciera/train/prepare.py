@@ -43,6 +43,9 @@ class DataSpec:
     spliced_negatives: int = 0  # per training query, cut from its gold passage (no LLM)
     # held-out abstracts the LLM writes a question for, to calibrate on (never trained on)
     calibration_questions: int = 0
+    # abstracts never a calibration question's source besides the training gold (a model
+    # soup's ingredients trained on more than its labels: their synthetic and SSLI sources)
+    calibration_banned: tuple[str, ...] = ()
     # where the synthetic queries are written (None: here); how, not what: not in run_key
     ray: RayOptions | None = None
 
@@ -139,6 +142,7 @@ def prepare(
         from sciera.train import calibration_questions
 
         train_gold = {d for q in train_ids for d, g in qrels[q].items() if g > 0}
+        train_gold |= set(spec.calibration_banned)
         cal_q, cal_qrels, cal_card = calibration_questions.write(
             spec, settings, guard, dev_gold, train_gold, work, progress
         )
@@ -272,6 +276,10 @@ def model_dir_for(out: str, settings: Settings) -> Path:
 TRAINING_STATE = ("checkpoint", "checkpoint.tmp", "best", "state.json", "card.json")
 
 
+# DataSpec fields that shape the calibrators or where work runs, never the training data
+_NOT_TRAINING = ("ray", "calibration_questions", "calibration_banned")
+
+
 def run_key(config: dict[str, Any], spec: DataSpec) -> str:
     """What a training run's epochs depend on: its hyperparameters and data (the time
     budget aside, so a run cut short by its budget resumes with a larger one; calibration
@@ -281,7 +289,7 @@ def run_key(config: dict[str, Any], spec: DataSpec) -> str:
     from dataclasses import asdict
 
     conf = {k: v for k, v in config.items() if k != "time_budget_minutes"}
-    data = {k: v for k, v in asdict(spec).items() if k not in ("ray", "calibration_questions")}
+    data = {k: v for k, v in asdict(spec).items() if k not in _NOT_TRAINING}
     blob = json.dumps({"config": conf, "data": data}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 

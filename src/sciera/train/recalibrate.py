@@ -53,6 +53,7 @@ def spec_from_card(card: dict[str, Any]) -> DataSpec:
         exclude_qrels=tuple(e["path"] for e in excluded if e["kind"] == "qrels"),
         exclude_ssli=tuple(e["path"] for e in excluded if e["kind"] == "ssli"),
         calibration_questions=int(cfg.get("calibration_questions", 0)),
+        calibration_banned=tuple(data.get("calibration_banned", ())),
     )
 
 

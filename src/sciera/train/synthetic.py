@@ -166,7 +166,9 @@ def generate(
 
 def filter_depth(settings: Settings, keep_top: int) -> int:
     """Passages the consistency filter's first stage retrieves before Max-P to documents."""
-    return max(settings.retrieve.depth, 10 * keep_top)
+    from sciera.retrieve.maxp import passage_depth
+
+    return passage_depth(settings.retrieve.depth, keep_top)
 
 
 def generate_here(
