@@ -84,6 +84,7 @@ def recalibrate(
         spec = replace(spec, calibration_questions=calibration_questions)
     work = Path(settings.home) / "work" / f"recalibrate-{model_dir.name}"
     work.mkdir(parents=True, exist_ok=True)
+    _seed_questions(model_dir, work)
     started = time.monotonic()
     data = prepare(spec, settings, work, progress)
     if [r.qid for r in data.dev] != list(card["data"]["dev_qids"]):
@@ -153,3 +154,16 @@ def recalibrate(
         ) from exc
     (work / "card.json").write_text(json.dumps(card, indent=1) + "\n")
     return TrainResult(model_dir, card)
+
+
+def _seed_questions(model_dir: Path, work: Path) -> None:
+    """Start from the calibration questions the model's own run logged (training or soup:
+    ``<model dir>.work``), so recalibrating asks the LLM only for what is missing; records
+    of another generation key in the log are ignored when read."""
+    import shutil
+
+    from sciera.train.calibration_questions import CACHE
+
+    own = model_dir.with_name(model_dir.name + ".work") / CACHE
+    if own.is_file() and not (work / CACHE).exists():
+        shutil.copyfile(own, work / CACHE)
