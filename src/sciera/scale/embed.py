@@ -4,7 +4,9 @@
     build_indexes(corpus_dir, settings)   # every vector now comes from the cache
 
 The driver streams the passages whose text is not cached yet, in store order, cut into
-shards of ``shard_size`` (one counting pass first, for the progress total). One actor
+shards of ``shard_size``, in one pass over the store (the progress total is the store's
+passage count; cached passages count as done as the scan passes them, so no counting pass
+reads 60M passages twice). Ray starts only once a first uncached passage is found. One actor
 per worker (``workers``, default: the cluster's CPUs) holds the embedder (one torch
 thread each) and embeds whole shards; at most one shard per actor is in flight
 (back-pressure: the driver reads on only as actors free up). Each finished shard is
@@ -17,14 +19,16 @@ against the driver's before any vector is kept.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sciera.errors import ScieraError
 
-Progress = Callable[[int, int], None]  # (passages embedded now, passages missing at start)
+Progress = Callable[[int, int], None]  # (passages cached or embedded so far, store's passages)
 
 
 def _actor_class(ray: Any) -> Any:
@@ -50,23 +54,41 @@ def _actor_class(ray: Any) -> Any:
     return EmbedActor
 
 
-def _missing_batches(store: Any, cache: Any, batch: int = 2048) -> Iterator[list[str]]:
+@dataclass
+class _Scan:
+    """How many passages the scan has passed that were cached already."""
+
+    cached: int = 0
+
+
+def _missing_batches(
+    store: Any, cache: Any, batch: int = 2048, scan: _Scan | None = None
+) -> Iterator[list[str]]:
     """The uncached passage texts in store order, looked up ``batch`` at a time."""
     texts: list[str] = []
     for passage in store.iter_passages():
         texts.append(passage.contents)
         if len(texts) == batch:
-            yield [texts[i] for i in cache.missing(texts)]
+            yield _uncached(texts, cache, scan)
             texts = []
     if texts:
-        yield [texts[i] for i in cache.missing(texts)]
+        yield _uncached(texts, cache, scan)
 
 
-def missing_shards(store: Any, cache: Any, shard_size: int) -> Iterator[list[str]]:
+def _uncached(texts: list[str], cache: Any, scan: _Scan | None) -> list[str]:
+    missing = [texts[i] for i in cache.missing(texts)]
+    if scan is not None:
+        scan.cached += len(texts) - len(missing)
+    return missing
+
+
+def missing_shards(
+    store: Any, cache: Any, shard_size: int, scan: _Scan | None = None
+) -> Iterator[list[str]]:
     """The uncached passage texts in store order, ``shard_size`` at a time (a text two
     passages share is embedded twice: harmless, and no set of every text is held)."""
     shard: list[str] = []
-    for texts in _missing_batches(store, cache):
+    for texts in _missing_batches(store, cache, scan=scan):
         for text in texts:
             shard.append(text)
             if len(shard) == shard_size:
@@ -98,11 +120,14 @@ def embed_on_ray(
     cache = with_cache(create_embedder(settings.embed, settings.home), settings)
     assert isinstance(cache, CachedEmbedder)
     start = time.perf_counter()
+    stats: dict[str, Any] = {"missing": 0, "embedded": 0, "shards": 0, "workers": 0}
+    scan = _Scan()
     with PassageStore.open(corpus_dir) as store:
-        todo = sum(len(texts) for texts in _missing_batches(store, cache))
-        stats: dict[str, Any] = {"missing": todo, "embedded": 0, "shards": 0, "workers": 0}
-        if todo == 0:
-            return {**stats, "seconds": 0.0}
+        total = store.count_passages()
+        shards = missing_shards(store, cache, shard_size, scan)
+        first = next(shards, None)
+        if first is None:  # everything cached: no cluster needed
+            return {**stats, "seconds": round(time.perf_counter() - start, 3)}
         with ray_cluster(address) as ray:
             n = workers or worker_cpus(ray)
             actor = _actor_class(ray)
@@ -125,11 +150,12 @@ def embed_on_ray(
                 stats["embedded"] += len(texts)
                 stats["shards"] += 1
                 if progress is not None:
-                    progress(stats["embedded"], todo)
+                    progress(scan.cached + stats["embedded"], total)
 
-            for i, texts in enumerate(missing_shards(store, cache, shard_size)):
+            for i, texts in enumerate(itertools.chain([first], shards)):
                 while not pool.has_free():
                     collect()
+                stats["missing"] += len(texts)
                 in_flight[i] = texts
                 pool.submit(lambda a, v: a.embed.remote(*v), (i, texts))
             while pool.has_next():

@@ -37,6 +37,18 @@ def test_only_uncached_texts_in_store_order_and_whole_shards():
     assert list(missing_shards(store, Cache({p.contents for p in store.passages}), 10)) == []
 
 
+def test_the_one_pass_counts_the_cached_passages_it_went_by():
+    from sciera.scale.embed import _Scan
+
+    store = Store(5000)
+    scan = _Scan()
+    shards = missing_shards(store, Cache({f"text {i}" for i in range(3000)}), 1000, scan)
+    assert scan.cached == 0  # nothing read before the first shard is asked for
+    first = next(shards)
+    assert first[0] == "text 3000" and scan.cached == 3000
+    assert sum(len(s) for s in shards) == 1000 and scan.cached == 3000
+
+
 def test_an_address_nobody_listens_on_is_refused_at_once():
     with pytest.raises(ScieraError, match=r"cannot connect to the Ray cluster at '127\.0\.0\.1:1'"):
         check_reachable("127.0.0.1:1", timeout=2)
