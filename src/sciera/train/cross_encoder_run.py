@@ -171,8 +171,6 @@ def train_cross_encoder(
     fitted = calibrate_on_dev(
         dev, logits, model_id, data.calibration, dev_rankings(ce, data.calibration, texts)
     )
-    cals, modes = fitted.calibrators, fitted.modes
-    score_mode = default_score_mode(modes)
     card = base_card(
         name=model_dir.name,
         kind="cross-encoder reranker",
@@ -184,29 +182,34 @@ def train_cross_encoder(
         state=state,
         started=started,
     )
-    card.update(
-        {
-            "model_id": model_id,
-            "dev": {
-                "modes": modes,
-                **(
-                    {"calibration_questions": {"modes": fitted.questions}}
-                    if fitted.questions
-                    else {}
-                ),
-            },
-            "score_mode": score_mode,
-            "max_length": cfg.max_length,
-            "calibrators": {"calibrated": CALIBRATOR_FILE, "fused": FUSED_CALIBRATOR_FILE},
-        }
-    )
-
-    def save(tmp: Path) -> None:
-        if job.fp16:
-            ce.model.half()
-        ce.save_pretrained(str(tmp))
-        cals["fused"].save(tmp / FUSED_CALIBRATOR_FILE)
-        cals["calibrated"].save(tmp / CALIBRATOR_FILE)
-
-    install(model_dir, work, card, save)
+    card.update(calibrated_fields(model_id, fitted, cfg.max_length))
+    install(model_dir, work, card, saver(ce, fitted, job.fp16))
     return TrainResult(model_dir, card)
+
+
+def calibrated_fields(model_id: str, fitted: Calibration, max_length: int) -> dict[str, Any]:
+    """The card fields of a cross-encoder with calibrators fitted on dev (trained or a soup):
+    id, dev metrics, default scoring, max length and calibrator files."""
+    dev: dict[str, Any] = {"modes": fitted.modes}
+    if fitted.questions:
+        dev["calibration_questions"] = {"modes": fitted.questions}
+    return {
+        "model_id": model_id,
+        "dev": dev,
+        "score_mode": default_score_mode(fitted.modes),
+        "max_length": max_length,
+        "calibrators": {"calibrated": CALIBRATOR_FILE, "fused": FUSED_CALIBRATOR_FILE},
+    }
+
+
+def saver(ce: Any, fitted: Calibration, fp16: bool) -> Callable[[Path], None]:
+    """Writes the model (float16 when ``fp16``) and its two calibrators into a folder."""
+
+    def save(folder: Path) -> None:
+        if fp16:
+            ce.model.half()
+        ce.save_pretrained(str(folder))
+        fitted.calibrators["fused"].save(folder / FUSED_CALIBRATOR_FILE)
+        fitted.calibrators["calibrated"].save(folder / CALIBRATOR_FILE)
+
+    return save

@@ -30,8 +30,13 @@ from typing import Any
 
 from sciera.errors import ScieraError
 from sciera.settings import Settings, load_settings
-from sciera.train.card import CALIBRATOR_FILE, FUSED_CALIBRATOR_FILE, default_score_mode, read_card
-from sciera.train.cross_encoder_run import TrainResult, calibrate_on_dev
+from sciera.train.card import read_card
+from sciera.train.cross_encoder_run import (
+    TrainResult,
+    calibrate_on_dev,
+    calibrated_fields,
+    saver,
+)
 from sciera.train.prepare import DataSpec, Prepared, Progress, install, open_work, prepare
 from sciera.train.recalibrate import spec_from_card
 
@@ -130,11 +135,11 @@ def soup(
     started = time.monotonic()
     ingredients = [_ingredient(m, resolve_model(m, settings.home)) for m in job.models]
     max_length = int(ingredients[0].card["max_length"])
-    ce = load_cross_encoder(str(ingredients[0].path), max_length=max_length)
     states = [
         load_cross_encoder(str(i.path), max_length=max_length).model.state_dict()
         for i in ingredients
     ]
+    ce = load_cross_encoder(str(ingredients[0].path), max_length=max_length)  # soups go here
     check_compatible(ingredients, states)
     model_dir, work = open_work(job.out, settings, job.overwrite)
     card0 = ingredients[0].card
@@ -147,6 +152,7 @@ def soup(
         )
     model_id = f"cross_encoder:{model_dir.name}"
     log = _TrialLog(work / TRIALS)
+    dev_logits: dict[tuple[int, ...], list[Any]] = {}  # of the soups measured in this run
 
     def measure(members: Sequence[int]) -> dict[str, Any]:
         picked = [ingredients[i] for i in members]
@@ -156,8 +162,8 @@ def soup(
         ce.model.load_state_dict(average([states[i] for i in members]))
         if progress:
             progress(f"dev: {' + '.join(i.name for i in picked)}", 0, 1)
-        modes = calibrate_on_dev(data.dev, dev_rankings(ce, data.dev, data.texts), model_id).modes
-        return log.add(picked, modes)
+        logits = dev_logits[tuple(members)] = dev_rankings(ce, data.dev, data.texts)
+        return log.add(picked, calibrate_on_dev(data.dev, logits, model_id).modes)
 
     if job.method == "uniform":
         chosen = list(range(len(ingredients)))
@@ -173,9 +179,12 @@ def soup(
         spec = replace(spec, calibration_questions=n_questions, calibration_banned=tuple(banned))
         data = prepare(spec, settings, work, progress)
     ce.model.load_state_dict(average([states[i] for i in chosen]))
+    logits = dev_logits.get(tuple(chosen))
+    if logits is None:  # uniform, or measured by an earlier run
+        logits = dev_rankings(ce, data.dev, data.texts)
     fitted = calibrate_on_dev(
         data.dev,
-        dev_rankings(ce, data.dev, data.texts),
+        logits,
         model_id,
         data.calibration,
         dev_rankings(ce, data.calibration, data.texts),
@@ -185,7 +194,6 @@ def soup(
     card = _card(
         job,
         model_dir.name,
-        model_id,
         ingredients,
         chosen,
         log,
@@ -196,19 +204,9 @@ def soup(
         command,
         time.monotonic() - started,
     )
-    card["dev"] = {
-        "modes": fitted.modes,
-        **({"calibration_questions": {"modes": fitted.questions}} if fitted.questions else {}),
-    }
-    card["score_mode"] = default_score_mode(fitted.modes)
-
-    def save(tmp: Path) -> None:
-        ce.model.half()  # the ingredients' own storage: float16 safetensors
-        ce.save_pretrained(str(tmp))
-        fitted.calibrators["fused"].save(tmp / FUSED_CALIBRATOR_FILE)
-        fitted.calibrators["calibrated"].save(tmp / CALIBRATOR_FILE)
-
-    install(model_dir, work, card, save)
+    card.update(calibrated_fields(model_id, fitted, int(card0["max_length"])))
+    # float16: the ingredients' own storage
+    install(model_dir, work, card, saver(ce, fitted, fp16=True))
     return TrainResult(model_dir, card)
 
 
@@ -277,7 +275,6 @@ class _TrialLog:
 def _card(
     job: SoupJob,
     name: str,
-    model_id: str,
     ingredients: Sequence[Ingredient],
     chosen: Sequence[int],
     log: _TrialLog,
@@ -343,7 +340,4 @@ def _card(
         "train_seconds": 0.0,
         "wall_seconds": seconds,
         "versions": versions(),
-        "model_id": model_id,
-        "max_length": card0["max_length"],
-        "calibrators": {"calibrated": CALIBRATOR_FILE, "fused": FUSED_CALIBRATOR_FILE},
     }
