@@ -4,7 +4,8 @@ corpus size, fitted and extrapolated to PubMed scale (60M passages).
     python benchmarks/scale/capacity.py --sizes 100000 500000 2000000 --work /tmp/capacity \\
         --out benchmarks/results/scale/capacity.json [--queries 200] [--embed-sample 2000] \\
         [--qdrant-max 100000] [--ray-sample 1000] \\
-        [--steps ingest bm25 bm25_mmap dense qdrant embed ray] [--limit-minutes M]
+        [--edge-max 2000000] \\
+        [--steps ingest bm25 bm25_mmap dense qdrant qdrant_edge embed ray] [--limit-minutes M]
 
 Corpus: N synthetic PubMed-like documents (real SciFact/PubMedQA abstract sentences
 resampled, see ``synthetic_corpus.py``), one passage each, in ``WORK/n<N>/src``.
@@ -37,6 +38,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import time
@@ -53,10 +55,20 @@ from synthetic_corpus import SentencePool, real_abstracts, sentence_pool, write_
 
 HERE = Path(__file__).resolve().parent
 STEPS_SCRIPT = HERE / "capacity_steps.py"
-SIZED_STEPS = ("ingest", "bm25", "bm25_mmap", "dense", "qdrant")
+SIZED_STEPS = ("ingest", "bm25", "bm25_mmap", "dense", "qdrant", "qdrant_edge")
 ONCE_STEPS = ("embed", "ray")
 RAY_WORKERS = (1, 2)
-PACKAGES = ("sciera", "bm25s", "numba", "faiss-cpu", "qdrant-client", "torch", "ray", "numpy")
+PACKAGES = (
+    "sciera",
+    "bm25s",
+    "numba",
+    "faiss-cpu",
+    "qdrant-client",
+    "qdrant-edge-py",
+    "torch",
+    "ray",
+    "numpy",
+)
 DENSE_NOTE = (
     "dense: random unit vectors (384-d float32) stand in for embeddings; embedding N "
     "passages here would take days, so its cost is the embed step's rate, extrapolated"
@@ -66,6 +78,9 @@ NOTES = [
     DENSE_NOTE,
     "qdrant: local mode (in-process, Python scan over points), not a Qdrant server: its "
     "numbers bound local mode only; at 60M a server with HNSW and shards is needed",
+    "qdrant_edge: Qdrant's Rust shard (Qdrant Edge) in process, one shard, HNSW on random "
+    "vectors (the hard case: real embeddings index faster and recall more); a server "
+    "shard runs this code, so its rows are per-shard costs of a Qdrant cluster",
     "corpus: real abstract sentences resampled, so the BM25 vocabulary stays that of the "
     "sentence pool while postings grow linearly with N (real PubMed adds rare terms)",
     "BM25 latency is bm25s' numpy path; sciera switches to numba when queries x passages "
@@ -284,6 +299,30 @@ def measure_qdrant(bench: Bench, size: int) -> Row | None:
     }
 
 
+def measure_qdrant_edge(bench: Bench, size: int) -> Row | None:
+    if size > bench.args.edge_max:
+        bench.log(f"N={size} qdrant_edge: skipped (above --edge-max {bench.args.edge_max})")
+        return None
+    _ensure_bm25(bench, size)
+    corpus, scratch = str(bench.corpus(size)), bench.size_dir(size)
+    out = str(scratch / "qdrant_edge")
+    build = bench.child("qdrant_edge_build", scratch, corpus=corpus, out=out, seed=bench.args.seed)
+    query = bench.child(
+        "qdrant_edge_query",
+        scratch,
+        out=out,
+        queries=bench.args.queries,
+        seed=bench.args.seed,
+        corpus=corpus,
+    )
+    build["build_peak_rss_mb"] = build.pop("peak_rss_mb")
+    build["build_peak_delta_mb"] = build["build_peak_rss_mb"] - build.pop("rss_before_build_mb")
+    query["query_peak_rss_mb"] = query.pop("peak_rss_mb")
+    if not bench.args.keep_dense:
+        shutil.rmtree(out, ignore_errors=True)
+    return {**build, **query, "note": DENSE_NOTE}
+
+
 def measure_embed(bench: Bench, size: None) -> Row:
     return bench.child("embed", bench.work, sample=bench.args.embed_sample, seed=bench.args.seed)
 
@@ -328,6 +367,7 @@ MEASURES: dict[str, Callable[[Bench, Any], Row | None]] = {
     "bm25_mmap": measure_bm25_mmap,
     "dense": measure_dense,
     "qdrant": measure_qdrant,
+    "qdrant_edge": measure_qdrant_edge,
     "embed": measure_embed,
     "ray": measure_ray,
 }
@@ -382,6 +422,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     add("--queries", type=int, default=200, help="SciFact test claims timed per index")
     add("--embed-sample", type=int, default=2000, help="passages the embedder is timed on")
     add("--qdrant-max", type=int, default=100_000, help="largest N for Qdrant local mode")
+    add("--edge-max", type=int, default=2_000_000, help="largest N for Qdrant Edge")
     add("--ray-sample", type=int, default=1000, help="passages embedded on Ray")
     add("--ray-shard-size", type=int, default=256)
     add(
@@ -393,7 +434,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     add("--limit-minutes", type=float, default=None, help="stop between steps after this")
     add("--seed", type=int, default=0, help="of the synthetic corpora and random vectors")
     add("--node-ram-gb", type=float, default=NODE_RAM_GB, help="RAM per machine in the plan")
-    add("--keep-dense", action="store_true", help="keep the saved faiss indexes (random vectors)")
+    add(
+        "--keep-dense",
+        action="store_true",
+        help="keep the saved faiss indexes and Qdrant Edge shards (random vectors)",
+    )
     return parser.parse_args(argv)
 
 

@@ -125,6 +125,52 @@ def vector_table(sizes: dict[int, dict[str, Row]]) -> list[str]:
     return table(header, rows)
 
 
+def edge_table(sizes: dict[int, dict[str, Row]]) -> list[str]:
+    """Qdrant's Rust shard (Qdrant Edge): build, memory, latency, HNSW recall, BM25 parity."""
+    header = [
+        "N",
+        "upsert s",
+        "optimize (HNSW + sparse) s",
+        "disk MB",
+        "build peak Δ MB",
+        "RAM Δ MB (after queries)",
+        "dense HNSW p50 / p95 ms",
+        "exact p50 ms",
+        "HNSW recall@10",
+        "sparse p50 / p95 ms",
+        "hybrid p50 / p95 ms",
+        "BM25 vs bm25s: max |Δ| (claims differing)",
+    ]
+    rows = []
+    for size, steps in sizes.items():
+        edge = steps.get("qdrant_edge")
+        if edge is None:
+            continue
+        parity = (
+            "–"
+            if edge.get("bm25_parity_max_abs_diff") is None
+            else f"{edge['bm25_parity_max_abs_diff']:.1e} "
+            f"({edge['bm25_parity_claims_differing']} of {edge['bm25_parity_claims']})"
+        )
+        rows.append(
+            [
+                f"{size:,}",
+                get(edge, "upsert_seconds"),
+                get(edge, "index_seconds"),
+                get(edge, "disk_bytes", 1e-6),
+                get(edge, "build_peak_delta_mb"),
+                f"{get(edge, 'load_rss_delta_mb')} ({get(edge, 'queried_rss_delta_mb')})",
+                pair(edge, "dense_p50_ms", "dense_p95_ms"),
+                get(edge, "dense_exact_p50_ms"),
+                get(edge, "hnsw_recall_at_10"),
+                pair(edge, "sparse_p50_ms", "sparse_p95_ms"),
+                pair(edge, "hybrid_p50_ms", "hybrid_p95_ms"),
+                parity,
+            ]
+        )
+    return table(header, rows)
+
+
 def sparse_table(sizes: dict[int, dict[str, Row]]) -> list[str]:
     """The BM25 paths side by side: bm25s in memory, bm25s memory-mapped, Qdrant sparse."""
     header = [
@@ -135,6 +181,7 @@ def sparse_table(sizes: dict[int, dict[str, Row]]) -> list[str]:
         "scoring p50 / p95 ms",
         "Qdrant local: RAM Δ MB (dense + sparse)",
         "sparse p50 / p95 ms",
+        "Qdrant Edge: sparse p50 / p95 ms",
     ]
     rows = []
     for size, steps in sizes.items():
@@ -153,6 +200,7 @@ def sparse_table(sizes: dict[int, dict[str, Row]]) -> list[str]:
                 pair(mmap, "score_p50_ms", "score_p95_ms"),
                 get(qdrant, "load_rss_delta_mb"),
                 pair(qdrant, "sparse_p50_ms", "sparse_p95_ms"),
+                pair(steps.get("qdrant_edge"), "sparse_p50_ms", "sparse_p95_ms"),
             ]
         )
     return table(header, rows)
@@ -288,6 +336,11 @@ def markdown(report: Row) -> str:
         "## Measured: dense (faiss flat, random 384-d vectors) and Qdrant (local mode)",
         "",
         *vector_table(sizes),
+        "",
+        "## Measured: Qdrant's own engine (Qdrant Edge, one shard in process; random "
+        "384-d vectors)",
+        "",
+        *edge_table(sizes),
         "",
         "## Measured: the BM25 paths side by side (Qdrant only up to `--qdrant-max`)",
         "",

@@ -116,6 +116,46 @@ METRICS: dict[str, Metric] = {
     "qdrant.sparse_p95": Metric("qdrant", "sparse_p95_ms", "ms", "Qdrant local sparse p95"),
     "qdrant.hybrid_p50": Metric("qdrant", "hybrid_p50_ms", "ms", "Qdrant local hybrid p50"),
     "qdrant.hybrid_p95": Metric("qdrant", "hybrid_p95_ms", "ms", "Qdrant local hybrid p95"),
+    "qdrant_edge.build_seconds": Metric(
+        "qdrant_edge", "build_seconds", "s", "Qdrant Edge build (vocabulary, upsert, index)"
+    ),
+    "qdrant_edge.upsert_seconds": Metric(
+        "qdrant_edge", "upsert_seconds", "s", "Qdrant Edge upsert time"
+    ),
+    "qdrant_edge.index_seconds": Metric(
+        "qdrant_edge", "index_seconds", "s", "Qdrant Edge optimize (HNSW + sparse index)"
+    ),
+    "qdrant_edge.build_peak_rss": Metric(
+        "qdrant_edge", "build_peak_delta_mb", "MB", "Qdrant Edge build peak RSS over the imports"
+    ),
+    "qdrant_edge.disk": Metric("qdrant_edge", "disk_bytes", "bytes", "Qdrant Edge shard disk"),
+    "qdrant_edge.ram": Metric(
+        "qdrant_edge", "load_rss_delta_mb", "MB", "Qdrant Edge RAM (load delta)"
+    ),
+    "qdrant_edge.ram_queried": Metric(
+        "qdrant_edge", "queried_rss_delta_mb", "MB", "Qdrant Edge RAM after the queries"
+    ),
+    "qdrant_edge.dense_p50": Metric(
+        "qdrant_edge", "dense_p50_ms", "ms", "Qdrant Edge dense (HNSW) p50"
+    ),
+    "qdrant_edge.dense_p95": Metric(
+        "qdrant_edge", "dense_p95_ms", "ms", "Qdrant Edge dense (HNSW) p95"
+    ),
+    "qdrant_edge.dense_exact_p50": Metric(
+        "qdrant_edge", "dense_exact_p50_ms", "ms", "Qdrant Edge dense exact p50"
+    ),
+    "qdrant_edge.sparse_p50": Metric(
+        "qdrant_edge", "sparse_p50_ms", "ms", "Qdrant Edge sparse p50"
+    ),
+    "qdrant_edge.sparse_p95": Metric(
+        "qdrant_edge", "sparse_p95_ms", "ms", "Qdrant Edge sparse p95"
+    ),
+    "qdrant_edge.hybrid_p50": Metric(
+        "qdrant_edge", "hybrid_p50_ms", "ms", "Qdrant Edge hybrid p50"
+    ),
+    "qdrant_edge.hybrid_p95": Metric(
+        "qdrant_edge", "hybrid_p95_ms", "ms", "Qdrant Edge hybrid p95"
+    ),
 }
 
 
@@ -315,6 +355,13 @@ PLAN: tuple[tuple[str, str], ...] = (
     ("Qdrant local, disk", "qdrant.disk"),
     ("Qdrant local, sparse query p50", "qdrant.sparse_p50"),
     ("Qdrant local, hybrid query p50", "qdrant.hybrid_p50"),
+    ("Qdrant shard (Edge), build: upsert + HNSW + sparse index", "qdrant_edge.build_seconds"),
+    ("Qdrant shard (Edge), build peak RAM", "qdrant_edge.build_peak_rss"),
+    ("Qdrant shard (Edge), RAM after the queries", "qdrant_edge.ram_queried"),
+    ("Qdrant shard (Edge), disk", "qdrant_edge.disk"),
+    ("Qdrant shard (Edge), dense HNSW query p50", "qdrant_edge.dense_p50"),
+    ("Qdrant shard (Edge), sparse BM25 query p50", "qdrant_edge.sparse_p50"),
+    ("Qdrant shard (Edge), hybrid query p50", "qdrant_edge.hybrid_p50"),
 )
 
 
@@ -324,8 +371,8 @@ def plan_rows(
     target: int = TARGET,
     node_ram_gb: float = NODE_RAM_GB,
 ) -> list[dict[str, Any]]:
-    """One row per component at ``target`` passages (see :data:`PLAN`); Qdrant rows only
-    when Qdrant was measured at two sizes."""
+    """One row per component at ``target`` passages (see :data:`PLAN`); Qdrant rows (local
+    mode, Edge) only when measured at two sizes."""
     vectors_gb = target * DIM * 4 / 1e9
     analytic = {
         "dense.ram": (vectors_gb, f"{target:,} × {DIM} × 4 bytes (float32 vectors alone)"),
@@ -334,7 +381,7 @@ def plan_rows(
     rows = [
         _fit_row(component, name, fits, node_ram_gb, analytic.get(name))
         for component, name in PLAN
-        if not (name.startswith("qdrant.") and name not in fits)
+        if not (name.startswith(("qdrant.", "qdrant_edge.")) and name not in fits)
     ]
     return rows + _embedding_rows(embedding)
 

@@ -387,6 +387,18 @@ def ray_step(corpus: str, home: str, workers: int, shard_size: int) -> dict[str,
     }
 
 
+def qdrant_edge_build(**args: Any) -> dict[str, Any]:
+    from capacity_edge import qdrant_edge_build_step
+
+    return qdrant_edge_build_step(**args)
+
+
+def qdrant_edge_query(**args: Any) -> dict[str, Any]:
+    from capacity_edge import qdrant_edge_query_step
+
+    return qdrant_edge_query_step(**args)
+
+
 STEPS: dict[str, Callable[..., dict[str, Any]]] = {
     "ingest": ingest_step,
     "bm25_build": bm25_build_step,
@@ -395,6 +407,8 @@ STEPS: dict[str, Callable[..., dict[str, Any]]] = {
     "dense": dense_step,
     "qdrant_build": qdrant_build_step,
     "qdrant_query": qdrant_query_step,
+    "qdrant_edge_build": qdrant_edge_build,
+    "qdrant_edge_query": qdrant_edge_query,
     "embed": embed_step,
     "ray": ray_step,
 }

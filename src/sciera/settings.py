@@ -68,6 +68,12 @@ class IndexSettings(_Section):
         "search itself (server at vectors.qdrant_url, else local mode); auto: builds "
         "embedded, and opens qdrant when the corpus has only a qdrant index.",
     )
+    qdrant_local: Literal["edge", "client"] = Field(
+        "edge",
+        description="The qdrant engine without a server (no vectors.qdrant_url): edge, "
+        "Qdrant's Rust shard in process (qdrant-edge-py: HNSW and a sparse index), or "
+        "client, qdrant-client's local mode (Python; every query scans the points).",
+    )
     qdrant_shards: int = Field(1, ge=1, description="Shards of the qdrant engine's collection.")
     qdrant_replication: int = Field(1, ge=1, description="Replicas of each shard (server).")
 

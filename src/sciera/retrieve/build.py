@@ -237,7 +237,8 @@ def build_indexes(
                 embedder = with_cache(
                     embedder or create_embedder(settings.embed, settings.home), settings
                 )
-                key, libs = qdrant_key(embedder.name), (*_BM25_LIBS, *_DENSE_LIBS)
+                libs = (*_BM25_LIBS, *_DENSE_LIBS, "qdrant-edge-py")
+                key = qdrant_key(embedder.name)
                 params = _build_qdrant(
                     store, root / key, settings, embedder, total, progress, corpus_dir
                 )

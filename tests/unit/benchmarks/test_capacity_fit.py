@@ -169,6 +169,42 @@ def test_the_report_renders_as_markdown(scale: dict[str, ModuleType]) -> None:
     json.dumps(report)  # the JSON report is serialisable
 
 
+def test_qdrant_edge_rows_enter_the_plan_and_their_own_table(
+    scale: dict[str, ModuleType],
+) -> None:
+    def edge(n: int) -> dict:
+        return {
+            "size": n,
+            "step": "qdrant_edge",
+            "passages": n,
+            "upsert_seconds": 0.001 * n,
+            "index_seconds": 0.002 * n,
+            "build_seconds": 0.003 * n,
+            "disk_bytes": 2_000.0 * n,
+            "load_rss_delta_mb": 0.001 * n,
+            "queried_rss_delta_mb": 0.0015 * n,
+            "sparse_p50_ms": 0.5,
+            "hybrid_p50_ms": 2.0,
+            "hnsw_recall_at_10": 0.91,
+            "bm25_parity_max_abs_diff": 3e-6,
+            "bm25_parity_claims_differing": 0,
+            "bm25_parity_claims": 200,
+        }
+
+    meta = {"command": "c", "notes": [], "machine": {"cpus": 2, "memory_gb": 8.0, "python": "3"}}
+    model, md = scale["capacity_model"], scale["capacity_markdown"]
+    report = model.build_report([edge(1_000), edge(10_000)], meta)
+    plan = {r["metric"]: r for r in report["plan"]}
+    assert plan["qdrant_edge.disk"]["value"] == pytest.approx(120.0)  # 60M x 2 kB in GB
+    assert plan["qdrant_edge.build_seconds"]["value"] == pytest.approx(50.0)  # 180,000 s in h
+    assert "qdrant.disk" not in plan  # local mode was not measured: no row for it
+    text = md.markdown(report)
+    assert "| 10,000 | 10 | 20 | 20 | – | 10 (15) | – / – | – | 0.91 |" in text
+    assert "3.0e-06 (0 of 200)" in text
+    without = model.build_report([], meta)
+    assert not [r for r in without["plan"] if r["metric"].startswith("qdrant_edge.")]
+
+
 # ---- the synthetic corpus --------------------------------------------------------------
 
 

@@ -53,8 +53,8 @@ def test_save_and_load_keep_the_encoder(tmp_path):
     assert back.document("beta gamma") == enc.document("beta gamma")
 
 
-@pytest.fixture
-def both(hash_embedder, tmp_path):
+@pytest.fixture(params=["edge", "client"])
+def both(hash_embedder, tmp_path, request):
     from sciera.corpus.ingest import ingest
 
     data = tmp_path / "docs.jsonl"
@@ -65,7 +65,7 @@ def both(hash_embedder, tmp_path):
     ingest(data, small_corpus, format="beir")
     home = {"home": str(tmp_path / "home"), "embed": {"cache": False}}
     embedded = load_settings(**home)
-    qdrant = load_settings(index={"engine": "qdrant"}, **home)
+    qdrant = load_settings(index={"engine": "qdrant", "qdrant_local": request.param}, **home)
     build_indexes(small_corpus, embedded, embedder=hash_embedder)
     manifest = build_indexes(small_corpus, qdrant, embedder=hash_embedder)
     return small_corpus, embedded, qdrant, manifest
@@ -96,7 +96,17 @@ def test_the_manifest_records_one_collection_and_checks_settings(both, hash_embe
     assert record.kind == "qdrant" and record.params["points"] == len(DOCS)
     assert record.params["engine"] == "qdrant" and record.params["bm25_k1"] == 0.9
     config = json.loads((corpus / "index" / "qdrant-hash" / "qdrant_engine.json").read_text())
-    assert config["path"] == "qdrant" and config["dim"] == hash_embedder.dim
+    local = qdrant.index.qdrant_local
+    assert record.params["local"] == local and config["dim"] == hash_embedder.dim
+    # the config names where the collection lives: Edge's shard or the client's folder
+    assert config == {**config, **({"edge": "edge"} if local == "edge" else {"path": "qdrant"})}
+    assert (corpus / "index" / "qdrant-hash" / config.get("edge", config.get("path"))).is_dir()
+    other_store = "client" if local == "edge" else "edge"
+    moved = load_settings(
+        index={"engine": "qdrant", "qdrant_local": other_store}, home=str(tmp_path / "home")
+    )
+    with pytest.raises(StaleIndexError):  # built in the other store: rebuild, never misread
+        open_retriever(corpus, "bm25", moved, embedder=hash_embedder)
     other = load_settings(index={"engine": "qdrant"}, bm25={"k1": 1.2}, home=str(tmp_path / "home"))
     with pytest.raises(StaleIndexError):
         open_retriever(corpus, "bm25", other, embedder=hash_embedder)

@@ -1,0 +1,177 @@
+"""Qdrant's own engine in the capacity model: sciera's qdrant engine on Qdrant Edge
+(``index.qdrant_local: edge``, ``pip install qdrant-edge-py``), the Rust shard a Qdrant
+server runs, in process, with no server binary.
+
+The collection is built by sciera's own ``build_qdrant`` (random unit dense vectors stand
+in for embeddings, as in the ``dense`` step; BM25 sparse vectors with the ``IDF``
+modifier; passages in the payloads) and searched through ``QdrantEngine``. Two child
+steps (see ``capacity_steps.py``):
+
+- ``qdrant_edge_build``: the vocabulary pass and the upserts, then the store's ``finish``
+  (flush, ``optimize()``: segments merged, the HNSW graph and the sparse inverted index
+  built; timed as ``index_seconds``); disk; the shard's own report (``info()``).
+- ``qdrant_edge_query``: open the engine (time, RSS delta), then single queries through
+  it, k=10: dense (HNSW, default ``hnsw_ef``), sparse BM25, hybrid (two prefetches of
+  ``retrieve.depth`` fused by RRF); on the shard itself, exact dense search and HNSW
+  recall@10 against it on the same random query vectors; and, when the store has a bm25s
+  index, BM25 parity: the engine's BM25 top-10 against bm25s' on the same claims.
+
+Random vectors are the hard case for HNSW (no low-dimensional structure), so the recall
+and build time measured here are pessimistic for real embeddings.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from capacity_steps import (
+    WARMUP,
+    K,
+    RandomUnitEmbedder,
+    disk_bytes,
+    latency_ms,
+    prefixed,
+    preload,
+    proc_rss,
+    random_unit,
+    test_claims,
+)
+
+ENGINE = "qdrant-edge"
+PARITY_TOL = 1e-4
+
+
+def _settings() -> Any:
+    from sciera.settings import load_settings
+
+    return load_settings(index={"engine": "qdrant", "qdrant_local": "edge"})
+
+
+def qdrant_edge_build_step(corpus: str, out: str, seed: int) -> dict[str, Any]:
+    import shutil
+
+    from sciera.corpus import PassageStore
+    from sciera.retrieve import qdrant_edge_store
+    from sciera.retrieve.qdrant_engine import build_qdrant
+
+    shutil.rmtree(out, ignore_errors=True)
+    preload("bm25s", "Stemmer", "qdrant_edge")
+    timed: dict[str, Any] = {}
+    finish = qdrant_edge_store.EdgeStore.finish
+
+    def timed_finish(store: Any) -> None:
+        start = time.perf_counter()
+        finish(store)
+        timed["index_seconds"] = time.perf_counter() - start
+        timed["info"] = store.shard.info()
+
+    qdrant_edge_store.EdgeStore.finish = timed_finish  # type: ignore[method-assign]
+    rss = proc_rss()["rss_mb"]
+    with PassageStore.open(corpus) as store:
+        total = store.count_passages()
+        start = time.perf_counter()
+        params = build_qdrant(
+            store.iter_passages, Path(out), _settings(), RandomUnitEmbedder(seed), total, "capacity"
+        )
+        seconds = time.perf_counter() - start
+    info = timed.pop("info")
+    return {
+        "passages": total,
+        "points": params["points"],
+        "engine": ENGINE,
+        "edge_version": _version(),
+        "rss_before_build_mb": rss,
+        "build_seconds": seconds,
+        "index_seconds": timed["index_seconds"],
+        "upsert_seconds": seconds - timed["index_seconds"],
+        "disk_bytes": disk_bytes(Path(out)),
+        "segments_count": int(info.segments_count),
+        "indexed_vectors_count": int(info.indexed_vectors_count),
+    }
+
+
+def _version() -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version("qdrant-edge-py")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def qdrant_edge_query_step(out: str, queries: int, seed: int, corpus: str) -> dict[str, Any]:
+    from sciera.retrieve.qdrant_engine import QdrantEngine
+
+    claims = test_claims(queries)
+    preload("bm25s", "Stemmer", "qdrant_edge")
+    before = proc_rss()
+    start = time.perf_counter()
+    engine = QdrantEngine(Path(out), _settings(), RandomUnitEmbedder(seed + 1))
+    load_seconds = time.perf_counter() - start
+    after = proc_rss()
+    row: dict[str, Any] = {
+        "engine": ENGINE,
+        "load_seconds": load_seconds,
+        "load_rss_delta_mb": after["rss_mb"] - before["rss_mb"],
+    }
+    for kind, name in (("dense", "dense"), ("bm25", "sparse"), ("hybrid", "hybrid")):
+        stats = latency_ms(lambda q, kind=kind: engine.search(kind, [q], K), claims)
+        row.update(prefixed(stats, name))
+    row.update(_exact_and_recall(engine.store.shard, seed, len(claims)))
+    row["queried_rss_delta_mb"] = proc_rss()["rss_mb"] - before["rss_mb"]
+    row.update(_bm25_parity(corpus, claims[WARMUP:], engine))
+    engine.close()
+    return row
+
+
+def _exact_and_recall(shard: Any, seed: int, n: int) -> dict[str, Any]:
+    """Exact dense search on the shard, and HNSW recall@10 against it, for ``n`` random
+    query vectors."""
+    import qdrant_edge as q
+
+    from sciera.retrieve.qdrant_store import DENSE
+
+    probes = [v.tolist() for v in random_unit(np.random.default_rng(seed + 2), n)]
+
+    def dense(vector: list[float], exact: bool = False) -> list:
+        params = q.SearchParams(exact=True) if exact else None
+        query = q.Query.Nearest(vector, using=DENSE)
+        return shard.query(q.QueryRequest(query=query, limit=K, params=params))
+
+    stats = latency_ms(lambda v: dense(v, exact=True), probes)
+    found = [
+        len({p.id for p in dense(v)} & {p.id for p in dense(v, exact=True)}) / K
+        for v in probes[WARMUP:]
+    ]
+    return {**prefixed(stats, "dense_exact"), "hnsw_recall_at_10": float(np.mean(found))}
+
+
+def _bm25_parity(corpus: str, claims: Sequence[str], engine: Any) -> dict[str, Any]:
+    """The engine's BM25 top-10 against bm25s' on ``claims`` (needs the store's bm25s
+    index): the largest score difference at equal rank, and the claims whose ids differ
+    beyond ties at the 10th score."""
+    from sciera.retrieve import open_retriever
+    from sciera.retrieve.manifest import index_dir
+    from sciera.settings import load_settings
+
+    if not (index_dir(Path(corpus)) / "bm25").exists():
+        return {"bm25_parity": "no bm25s index in the store"}
+    reference = open_retriever(corpus, "bm25", load_settings(index={"engine": "embedded"}))
+    worst, differing = 0.0, 0
+    for claim in claims:
+        ours = [(i.passage_id, i.score) for i in engine.search("bm25", [claim], K)[0]]
+        theirs = reference.search_hits([claim], K)[0]
+        for (_, a), (_, b) in zip(ours, theirs, strict=False):
+            worst = max(worst, abs(a - b))
+        cut = theirs[-1][1] if theirs else 0.0
+        above = [{pid for pid, s in hits if s > cut + PARITY_TOL} for hits in (ours, theirs)]
+        differing += len(ours) != len(theirs) or above[0] != above[1]
+    return {
+        "bm25_parity_claims": len(claims),
+        "bm25_parity_max_abs_diff": worst,
+        "bm25_parity_claims_differing": differing,
+    }
