@@ -54,6 +54,7 @@ from capacity_model import NODE_RAM_GB, TARGET, build_report
 from synthetic_corpus import SentencePool, real_abstracts, sentence_pool, write_corpus
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 STEPS_SCRIPT = HERE / "capacity_steps.py"
 SIZED_STEPS = ("ingest", "bm25", "bm25_mmap", "dense", "qdrant", "qdrant_edge")
 ONCE_STEPS = ("embed", "ray")
@@ -73,14 +74,20 @@ DENSE_NOTE = (
     "dense: random unit vectors (384-d float32) stand in for embeddings; embedding N "
     "passages here would take days, so its cost is the embed step's rate, extrapolated"
 )
+EDGE_VECTORS_NOTE = (
+    "qdrant_edge dense: unit vectors drawn from a Gaussian with the mean and covariance of "
+    "real passage embeddings (the real spectrum, not the real clusters), so HNSW recall "
+    "and build time are those of a harder set than real embeddings"
+)
 QDRANT_MODE = "local (in-process); no Qdrant server binary on this machine"
 NOTES = [
     DENSE_NOTE,
     "qdrant: local mode (in-process, Python scan over points), not a Qdrant server: its "
     "numbers bound local mode only; at 60M a server with HNSW and shards is needed",
-    "qdrant_edge: Qdrant's Rust shard (Qdrant Edge) in process, one shard, HNSW on random "
-    "vectors (the hard case: real embeddings index faster and recall more); a server "
-    "shard runs this code, so its rows are per-shard costs of a Qdrant cluster",
+    "qdrant_edge: sciera's qdrant engine on Qdrant's Rust shard (Qdrant Edge) in process, "
+    "one shard; a server shard runs this code, so its rows are per-shard costs of a Qdrant "
+    "cluster",
+    EDGE_VECTORS_NOTE,
     "corpus: real abstract sentences resampled, so the BM25 vocabulary stays that of the "
     "sentence pool while postings grow linearly with N (real PubMed adds rare terms)",
     "BM25 latency is bm25s' numpy path; sciera switches to numba when queries x passages "
@@ -211,6 +218,20 @@ class Bench:
         stats_file.write_text(json.dumps(stats), encoding="utf-8")
         return stats
 
+    vector_stats: Row | None = field(default=None, init=False)
+
+    def vector_model(self) -> Path:
+        """The Gaussian fitted to real passage embeddings (``capacity_edge``), fitted
+        once per work folder from the dense indexes of ``--real-corpora``."""
+        from capacity_edge import VECTOR_MODEL, fit_vector_model
+
+        path, stats_file = self.work / VECTOR_MODEL, self.work / "vector_model.json"
+        if not path.exists() or not stats_file.exists():
+            stats = fit_vector_model(self.args.real_corpora, path)
+            stats_file.write_text(json.dumps(stats), encoding="utf-8")
+        self.vector_stats = json.loads(stats_file.read_text(encoding="utf-8"))
+        return path
+
     def child(self, step: str, scratch: Path, **args: Any) -> Row:
         return run_child(step, args, scratch)
 
@@ -306,7 +327,15 @@ def measure_qdrant_edge(bench: Bench, size: int) -> Row | None:
     _ensure_bm25(bench, size)
     corpus, scratch = str(bench.corpus(size)), bench.size_dir(size)
     out = str(scratch / "qdrant_edge")
-    build = bench.child("qdrant_edge_build", scratch, corpus=corpus, out=out, seed=bench.args.seed)
+    vectors = bench.vector_model()
+    build = bench.child(
+        "qdrant_edge_build",
+        scratch,
+        corpus=corpus,
+        out=out,
+        seed=bench.args.seed,
+        vectors=str(vectors),
+    )
     query = bench.child(
         "qdrant_edge_query",
         scratch,
@@ -314,13 +343,14 @@ def measure_qdrant_edge(bench: Bench, size: int) -> Row | None:
         queries=bench.args.queries,
         seed=bench.args.seed,
         corpus=corpus,
+        vectors=str(vectors),
     )
     build["build_peak_rss_mb"] = build.pop("peak_rss_mb")
     build["build_peak_delta_mb"] = build["build_peak_rss_mb"] - build.pop("rss_before_build_mb")
     query["query_peak_rss_mb"] = query.pop("peak_rss_mb")
     if not bench.args.keep_dense:
         shutil.rmtree(out, ignore_errors=True)
-    return {**build, **query, "note": DENSE_NOTE}
+    return {**build, **query, "vectors": bench.vector_stats, "note": EDGE_VECTORS_NOTE}
 
 
 def measure_embed(bench: Bench, size: None) -> Row:
@@ -423,6 +453,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     add("--embed-sample", type=int, default=2000, help="passages the embedder is timed on")
     add("--qdrant-max", type=int, default=100_000, help="largest N for Qdrant local mode")
     add("--edge-max", type=int, default=2_000_000, help="largest N for Qdrant Edge")
+    add(
+        "--real-corpora",
+        type=Path,
+        nargs="+",
+        default=[ROOT / "corpora" / n for n in ("scifact", "nfcorpus-dev", "pubmedqa-dev")],
+        help="indexed corpora whose dense vectors shape Qdrant Edge's vectors",
+    )
     add("--ray-sample", type=int, default=1000, help="passages embedded on Ray")
     add("--ray-shard-size", type=int, default=256)
     add(

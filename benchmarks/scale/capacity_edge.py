@@ -2,10 +2,16 @@
 (``index.qdrant_local: edge``, ``pip install qdrant-edge-py``), the Rust shard a Qdrant
 server runs, in process, with no server binary.
 
-The collection is built by sciera's own ``build_qdrant`` (random unit dense vectors stand
-in for embeddings, as in the ``dense`` step; BM25 sparse vectors with the ``IDF``
-modifier; passages in the payloads) and searched through ``QdrantEngine``. Two child
-steps (see ``capacity_steps.py``):
+The collection is built by sciera's own ``build_qdrant`` (BM25 sparse vectors with the
+``IDF`` modifier, passages in the payloads) and searched through ``QdrantEngine``. Dense
+vectors: embedding N passages would take days, and HNSW, unlike the ``dense`` step's
+exact search, depends on the vectors' distribution (isotropic random 384-d vectors, its
+worst case, gave recall@10 0.13 at 100k), so they are drawn from a Gaussian with the mean
+and covariance of real passage embeddings (:func:`fit_vector_model`: the default
+embedder's vectors in the dense indexes of the corpora under ``corpora/``), then
+normalised: the real spectrum (few directions carry most variance), without the real
+clusters, so HNSW recall here is still a lower bound. Two child steps (see
+``capacity_steps.py``):
 
 - ``qdrant_edge_build``: the vocabulary pass and the upserts, then the store's ``finish``
   (flush, ``optimize()``: segments merged, the HNSW graph and the sparse inverted index
@@ -16,8 +22,6 @@ steps (see ``capacity_steps.py``):
   recall@10 against it on the same random query vectors; and, when the store has a bm25s
   index, BM25 parity: the engine's BM25 top-10 against bm25s' on the same claims.
 
-Random vectors are the hard case for HNSW (no low-dimensional structure), so the recall
-and build time measured here are pessimistic for real embeddings.
 """
 
 from __future__ import annotations
@@ -31,18 +35,72 @@ import numpy as np
 from capacity_steps import (
     WARMUP,
     K,
-    RandomUnitEmbedder,
     disk_bytes,
     latency_ms,
     prefixed,
     preload,
     proc_rss,
-    random_unit,
     test_claims,
 )
 
 ENGINE = "qdrant-edge"
 PARITY_TOL = 1e-4
+VECTOR_MODEL = "vector_model.npz"
+
+
+def fit_vector_model(corpora: Sequence[Path], out: Path) -> dict[str, Any]:
+    """Mean and covariance of the vectors in each corpus's dense index (``index/dense-*``,
+    one embedder: the first found), saved to ``out``; returns where they came from."""
+    import faiss
+
+    blocks, sources, embedder = [], [], None
+    for corpus in corpora:
+        for folder in sorted((corpus / "index").glob("dense-*")):
+            name = folder.name.removeprefix("dense-")
+            if embedder not in (None, name) or not (folder / "index.faiss").exists():
+                continue
+            index = faiss.read_index(str(folder / "index.faiss"))
+            blocks.append(index.reconstruct_n(0, index.ntotal))
+            sources.append({"corpus": corpus.name, "vectors": int(index.ntotal)})
+            embedder = name
+    if not blocks:
+        raise SystemExit(f"no dense index under {[str(c) for c in corpora]}: run sciera index")
+    real = np.concatenate(blocks).astype(np.float64)
+    mean, cov = real.mean(axis=0), np.cov(real, rowvar=False)
+    eig = np.clip(np.linalg.eigvalsh(cov), 0.0, None)
+    stats = {
+        "embedder": embedder,
+        "sources": sources,
+        "vectors": len(real),
+        "participation_ratio": float(eig.sum() ** 2 / (eig**2).sum()),
+    }
+    np.savez(out, mean=mean, cov=cov)
+    return stats
+
+
+class ModelEmbedder:
+    """Unit vectors drawn from the fitted Gaussian, deterministic for a seed."""
+
+    name = "real-spectrum"
+
+    def __init__(self, path: Path, seed: int) -> None:
+        fitted = np.load(path)
+        self.mean = fitted["mean"]
+        cov = fitted["cov"]
+        self.root = np.linalg.cholesky(cov + 1e-9 * np.eye(len(cov)))
+        self.dim = len(self.mean)
+        self._rng = np.random.default_rng(seed)
+
+    def sample(self, n: int) -> np.ndarray:
+        z = self._rng.standard_normal((n, self.dim))
+        x = (self.mean + z @ self.root.T).astype(np.float32)
+        return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.sample(len(texts))
+
+    def embed_passages(self, texts: Sequence[str], progress: Any = None) -> np.ndarray:
+        return self.sample(len(texts))
 
 
 def _settings() -> Any:
@@ -51,7 +109,7 @@ def _settings() -> Any:
     return load_settings(index={"engine": "qdrant", "qdrant_local": "edge"})
 
 
-def qdrant_edge_build_step(corpus: str, out: str, seed: int) -> dict[str, Any]:
+def qdrant_edge_build_step(corpus: str, out: str, seed: int, vectors: str) -> dict[str, Any]:
     import shutil
 
     from sciera.corpus import PassageStore
@@ -75,7 +133,12 @@ def qdrant_edge_build_step(corpus: str, out: str, seed: int) -> dict[str, Any]:
         total = store.count_passages()
         start = time.perf_counter()
         params = build_qdrant(
-            store.iter_passages, Path(out), _settings(), RandomUnitEmbedder(seed), total, "capacity"
+            store.iter_passages,
+            Path(out),
+            _settings(),
+            ModelEmbedder(Path(vectors), seed),
+            total,
+            "capacity",
         )
         seconds = time.perf_counter() - start
     info = timed.pop("info")
@@ -103,14 +166,17 @@ def _version() -> str | None:
         return None
 
 
-def qdrant_edge_query_step(out: str, queries: int, seed: int, corpus: str) -> dict[str, Any]:
+def qdrant_edge_query_step(
+    out: str, queries: int, seed: int, corpus: str, vectors: str
+) -> dict[str, Any]:
     from sciera.retrieve.qdrant_engine import QdrantEngine
 
     claims = test_claims(queries)
     preload("bm25s", "Stemmer", "qdrant_edge")
     before = proc_rss()
     start = time.perf_counter()
-    engine = QdrantEngine(Path(out), _settings(), RandomUnitEmbedder(seed + 1))
+    embedder = ModelEmbedder(Path(vectors), seed + 1)
+    engine = QdrantEngine(Path(out), _settings(), embedder)
     load_seconds = time.perf_counter() - start
     after = proc_rss()
     row: dict[str, Any] = {
@@ -121,21 +187,21 @@ def qdrant_edge_query_step(out: str, queries: int, seed: int, corpus: str) -> di
     for kind, name in (("dense", "dense"), ("bm25", "sparse"), ("hybrid", "hybrid")):
         stats = latency_ms(lambda q, kind=kind: engine.search(kind, [q], K), claims)
         row.update(prefixed(stats, name))
-    row.update(_exact_and_recall(engine.store.shard, seed, len(claims)))
+    row.update(_exact_and_recall(engine.store.shard, embedder.sample(len(claims))))
     row["queried_rss_delta_mb"] = proc_rss()["rss_mb"] - before["rss_mb"]
     row.update(_bm25_parity(corpus, claims[WARMUP:], engine))
     engine.close()
     return row
 
 
-def _exact_and_recall(shard: Any, seed: int, n: int) -> dict[str, Any]:
-    """Exact dense search on the shard, and HNSW recall@10 against it, for ``n`` random
-    query vectors."""
+def _exact_and_recall(shard: Any, vectors: np.ndarray) -> dict[str, Any]:
+    """Exact dense search on the shard, and HNSW recall@10 against it, for these query
+    vectors."""
     import qdrant_edge as q
 
     from sciera.retrieve.qdrant_store import DENSE
 
-    probes = [v.tolist() for v in random_unit(np.random.default_rng(seed + 2), n)]
+    probes = [v.tolist() for v in vectors]
 
     def dense(vector: list[float], exact: bool = False) -> list:
         params = q.SearchParams(exact=True) if exact else None

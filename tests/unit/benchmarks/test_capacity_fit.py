@@ -205,6 +205,33 @@ def test_qdrant_edge_rows_enter_the_plan_and_their_own_table(
     assert not [r for r in without["plan"] if r["metric"].startswith("qdrant_edge.")]
 
 
+def test_edge_vectors_follow_the_spectrum_of_the_real_ones(tmp_path: Path) -> None:
+    faiss = pytest.importorskip("faiss")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(SCALE))
+        edge = importlib.import_module("capacity_edge")
+    rng = np.random.default_rng(0)
+    scales = np.array([3.0, 1.0] + [0.1] * 6)  # two directions carry the variance
+    real = (rng.standard_normal((4000, 8)) * scales + 0.5).astype(np.float32)
+    folder = tmp_path / "c" / "index" / "dense-emb"
+    folder.mkdir(parents=True)
+    index = faiss.IndexFlatIP(8)
+    index.add(real)
+    faiss.write_index(index, str(folder / "index.faiss"))
+    stats = edge.fit_vector_model([tmp_path / "c", tmp_path / "missing"], tmp_path / "m.npz")
+    assert stats["embedder"] == "emb" and stats["vectors"] == 4000
+    assert 1.0 < stats["participation_ratio"] < 2.0  # the spectrum's two strong directions
+    drawn = edge.ModelEmbedder(tmp_path / "m.npz", seed=1).embed_passages(["x"] * 4000)
+    assert np.allclose(np.linalg.norm(drawn, axis=1), 1.0, atol=1e-5)
+    again = edge.ModelEmbedder(tmp_path / "m.npz", seed=1).embed_passages(["x"] * 4000)
+    assert np.array_equal(drawn, again)  # deterministic for a seed
+    # normalised draws keep the real vectors' direction of largest spread
+    top = np.linalg.eigh(np.cov(drawn, rowvar=False))[1][:, -1]
+    assert abs(top[0]) > 0.9
+    with pytest.raises(SystemExit, match="no dense index"):
+        edge.fit_vector_model([tmp_path / "missing"], tmp_path / "n.npz")
+
+
 # ---- the synthetic corpus --------------------------------------------------------------
 
 
