@@ -112,6 +112,8 @@ def index_cmd(
             return f"embedding on Ray ({settings.embed.backend})"
         if task == "qdrant":
             return f"qdrant: embedding ({settings.embed.backend}) + BM25"
+        if task == "qdrant_index":
+            return "qdrant: indexing (HNSW graph, sparse index)"
         return "BM25" if task == "bm25" else f"embedding ({settings.embed.backend})"
 
     with step_progress(label) as progress:

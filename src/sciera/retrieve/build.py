@@ -18,6 +18,7 @@ import shutil
 import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,8 @@ from sciera.vectors.registry import create_vector_index
 logger = logging.getLogger(__name__)
 
 BuildProgress = Callable[[str, int, int], None]
-"""Called as ``progress(task, done, total)``; task is ``"bm25"``, ``"dense"`` or ``"qdrant"``."""
+"""Called as ``progress(task, done, total)``; task is ``"bm25"``, ``"dense"``, ``"qdrant"``
+or ``"qdrant_index"`` (the store's final indexing: 0 of 1, then 1 of 1)."""
 
 INDEX_KINDS = ("bm25", "dense")
 EMBED_CHUNK = 1024
@@ -194,6 +196,7 @@ def _build_qdrant(
         collection=collection_name(embedder, corpus_dir),
         progress=report,
         chunk=EMBED_CHUNK,
+        indexing=None if progress is None else partial(progress, "qdrant_index"),
     )
     _replace_dir(tmp, out)
     return params

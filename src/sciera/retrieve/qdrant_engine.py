@@ -94,9 +94,11 @@ def build_qdrant(
     collection: str,
     progress: Callable[[int], None] | None = None,
     chunk: int = 1024,
+    indexing: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Write the collection from ``passages()`` (called twice: the BM25 vocabulary pass,
-    then the points pass) and the config into ``out``; returns the manifest parameters."""
+    then the points pass) and the config into ``out``; returns the manifest parameters.
+    ``indexing(done, 1)`` brackets the store's final indexing (Edge builds HNSW there)."""
     sparse = SparseBM25.fit((p.contents for p in passages()), settings.bm25)
     out.mkdir(parents=True, exist_ok=True)
     config = store_config(settings, collection)
@@ -112,9 +114,13 @@ def build_qdrant(
                     progress(done)
         if batch:
             done = _upsert(store, sparse, embedder, batch, done)
-        store.finish()
         if progress is not None:
             progress(done)
+        if indexing is not None:
+            indexing(0, 1)
+        store.finish()
+        if indexing is not None:
+            indexing(1, 1)
     finally:
         store.close()
     sparse.save(out)

@@ -119,6 +119,14 @@ def test_the_manifest_records_one_collection_and_checks_settings(both, hash_embe
         build_indexes(corpus, qdrant, which=["bm25"], embedder=hash_embedder)
 
 
+def test_progress_brackets_the_final_indexing_after_the_points(both, hash_embedder):
+    corpus, _, qdrant, _ = both
+    calls: list[tuple[str, int, int]] = []
+    build_indexes(corpus, qdrant, embedder=hash_embedder, progress=lambda *c: calls.append(c))
+    assert calls[-3:] == [("qdrant", len(DOCS), len(DOCS)), ("qdrant_index", 0, 1),
+                          ("qdrant_index", 1, 1)]  # fmt: skip
+
+
 def test_auto_opens_a_corpus_indexed_only_by_the_qdrant_engine(tmp_path, hash_embedder):
     from sciera.corpus.ingest import ingest
     from sciera.retrieve.qdrant_engine import QdrantRetriever
