@@ -194,26 +194,44 @@ def qdrant_edge_query_step(
     return row
 
 
+HNSW_EFS = (64, 128, 256, 512)
+
+
 def _exact_and_recall(shard: Any, vectors: np.ndarray) -> dict[str, Any]:
-    """Exact dense search on the shard, and HNSW recall@10 against it, for these query
-    vectors."""
+    """Exact dense search on the shard, and HNSW recall@10 against it for these query
+    vectors: at Qdrant's default ``hnsw_ef`` and, with latency, at each of
+    :data:`HNSW_EFS` (the search-time knob a user turns for recall)."""
     import qdrant_edge as q
 
     from sciera.retrieve.qdrant_store import DENSE
 
     probes = [v.tolist() for v in vectors]
 
-    def dense(vector: list[float], exact: bool = False) -> list:
-        params = q.SearchParams(exact=True) if exact else None
+    def dense(vector: list[float], params: Any = None) -> list:
         query = q.Query.Nearest(vector, using=DENSE)
         return shard.query(q.QueryRequest(query=query, limit=K, params=params))
 
-    stats = latency_ms(lambda v: dense(v, exact=True), probes)
-    found = [
-        len({p.id for p in dense(v)} & {p.id for p in dense(v, exact=True)}) / K
-        for v in probes[WARMUP:]
-    ]
-    return {**prefixed(stats, "dense_exact"), "hnsw_recall_at_10": float(np.mean(found))}
+    exact_params = q.SearchParams(exact=True)
+    stats = latency_ms(lambda v: dense(v, exact_params), probes)
+    truth = [{p.id for p in dense(v, exact_params)} for v in probes[WARMUP:]]
+
+    def recall(params: Any) -> float:
+        found = [
+            len({p.id for p in dense(v, params)} & t) / K
+            for v, t in zip(probes[WARMUP:], truth, strict=True)
+        ]
+        return float(np.mean(found))
+
+    sweep = {}
+    for ef in HNSW_EFS:
+        params = q.SearchParams(hnsw_ef=ef)
+        timing = latency_ms(lambda v, params=params: dense(v, params), probes)
+        sweep[str(ef)] = {"recall_at_10": recall(params), "p50_ms": timing["p50_ms"]}
+    return {
+        **prefixed(stats, "dense_exact"),
+        "hnsw_recall_at_10": recall(None),
+        "hnsw_ef_sweep": sweep,
+    }
 
 
 def _bm25_parity(corpus: str, claims: Sequence[str], engine: Any) -> dict[str, Any]:

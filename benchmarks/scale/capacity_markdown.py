@@ -137,6 +137,7 @@ def edge_table(sizes: dict[int, dict[str, Row]]) -> list[str]:
         "dense HNSW p50 / p95 ms",
         "exact p50 ms",
         "HNSW recall@10",
+        "recall@10 (p50 ms) at hnsw_ef 64 / 128 / 256 / 512",
         "sparse p50 / p95 ms",
         "hybrid p50 / p95 ms",
         "BM25 vs bm25s: max |Δ| (claims differing)",
@@ -163,12 +164,20 @@ def edge_table(sizes: dict[int, dict[str, Row]]) -> list[str]:
                 pair(edge, "dense_p50_ms", "dense_p95_ms"),
                 get(edge, "dense_exact_p50_ms"),
                 get(edge, "hnsw_recall_at_10"),
+                _sweep(edge.get("hnsw_ef_sweep")),
                 pair(edge, "sparse_p50_ms", "sparse_p95_ms"),
                 pair(edge, "hybrid_p50_ms", "hybrid_p95_ms"),
                 parity,
             ]
         )
     return table(header, rows)
+
+
+def _sweep(sweep: dict[str, Row] | None) -> str:
+    if not sweep:
+        return "–"
+    recalls = " / ".join(num(v["recall_at_10"]) for v in sweep.values())
+    return f"{recalls} ({' / '.join(num(v['p50_ms']) for v in sweep.values())})"
 
 
 def sparse_table(sizes: dict[int, dict[str, Row]]) -> list[str]:

@@ -186,6 +186,12 @@ def test_qdrant_edge_rows_enter_the_plan_and_their_own_table(
             "sparse_p50_ms": 0.5,
             "hybrid_p50_ms": 2.0,
             "hnsw_recall_at_10": 0.91,
+            "hnsw_ef_sweep": {
+                "64": {"recall_at_10": 0.8, "p50_ms": 1.0},
+                "512": {"recall_at_10": 0.99, "p50_ms": 4.0},
+            }
+            if n == 1_000
+            else None,
             "bm25_parity_max_abs_diff": 3e-6,
             "bm25_parity_claims_differing": 0,
             "bm25_parity_claims": 200,
@@ -199,8 +205,9 @@ def test_qdrant_edge_rows_enter_the_plan_and_their_own_table(
     assert plan["qdrant_edge.build_seconds"]["value"] == pytest.approx(50.0)  # 180,000 s in h
     assert "qdrant.disk" not in plan  # local mode was not measured: no row for it
     text = md.markdown(report)
-    assert "| 10,000 | 10 | 20 | 20 | – | 10 (15) | – / – | – | 0.91 |" in text
+    assert "| 10,000 | 10 | 20 | 20 | – | 10 (15) | – / – | – | 0.91 | – |" in text
     assert "3.0e-06 (0 of 200)" in text
+    assert "| 0.8 / 0.99 (1 / 4) |" in text
     without = model.build_report([], meta)
     assert not [r for r in without["plan"] if r["metric"].startswith("qdrant_edge.")]
 
