@@ -74,6 +74,12 @@ class IndexSettings(_Section):
         "Qdrant's Rust shard in process (qdrant-edge-py: HNSW and a sparse index), or "
         "client, qdrant-client's local mode (Python; every query scans the points).",
     )
+    qdrant_hnsw_ef: int | None = Field(
+        None,
+        ge=1,
+        description="The qdrant engine's dense search beam (HNSW ef) at query time: higher "
+        "finds more of the exact neighbours, slower; None is Qdrant's default.",
+    )
     qdrant_shards: int = Field(1, ge=1, description="Shards of the qdrant engine's collection.")
     qdrant_replication: int = Field(1, ge=1, description="Replicas of each shard (server).")
 

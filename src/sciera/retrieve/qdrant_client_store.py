@@ -63,11 +63,12 @@ class ClientStore:
 
     def _request(self, s: Search) -> Any:
         m = self.models
+        ef = None if s.hnsw_ef is None else m.SearchParams(hnsw_ef=s.hnsw_ef)
         if s.kind == "bm25":
             return m.QueryRequest(query=self._sparse(s.sparse), using=SPARSE, limit=s.k)
         if s.kind == "dense":
-            return m.QueryRequest(query=s.dense, using=DENSE, limit=s.k)
-        prefetch = [m.Prefetch(query=s.dense, using=DENSE, limit=s.depth)]
+            return m.QueryRequest(query=s.dense, using=DENSE, limit=s.k, params=ef)
+        prefetch = [m.Prefetch(query=s.dense, using=DENSE, limit=s.depth, params=ef)]
         if s.sparse is not None:
             prefetch.append(m.Prefetch(query=self._sparse(s.sparse), using=SPARSE, limit=s.depth))
         rrf = m.RrfQuery(rrf=m.Rrf(k=s.rrf_k))

@@ -57,10 +57,14 @@ class EdgeStore:
 
     def _request(self, s: Search) -> Any:
         q = self.q
-        if s.kind in ("bm25", "dense"):
-            using, vector = (SPARSE, s.sparse) if s.kind == "bm25" else (DENSE, s.dense)
-            return q.QueryRequest(query=self._nearest(vector, using), limit=s.k, with_payload=True)
-        prefetch = [q.Prefetch(query=self._nearest(s.dense, DENSE), limit=s.depth)]
+        ef = None if s.hnsw_ef is None else q.SearchParams(hnsw_ef=s.hnsw_ef)
+        if s.kind == "bm25":
+            query = self._nearest(s.sparse, SPARSE)
+            return q.QueryRequest(query=query, limit=s.k, with_payload=True)
+        if s.kind == "dense":
+            query = self._nearest(s.dense, DENSE)
+            return q.QueryRequest(query=query, limit=s.k, params=ef, with_payload=True)
+        prefetch = [q.Prefetch(query=self._nearest(s.dense, DENSE), limit=s.depth, params=ef)]
         if s.sparse is not None:
             prefetch.append(q.Prefetch(query=self._nearest(s.sparse, SPARSE), limit=s.depth))
         return q.QueryRequest(

@@ -26,7 +26,9 @@ rank) scores (weighted fusion is not offered: Qdrant fuses server side).
 
 from __future__ import annotations
 
+import atexit
 import json
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -74,6 +76,51 @@ def _open_store(settings: Settings, config: dict[str, Any], directory: Path) -> 
 
     local = directory / config["path"] if "path" in config else None
     return ClientStore(settings, config["collection"], local)
+
+
+class _Shared:
+    """Opened stores, one per index folder in this process, counted by their engines: a
+    local store (Edge, or qdrant-client's local mode) locks its folder, so a second
+    retriever on the same index must share the first one's store, not open it again."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._stores: dict[tuple[Path, int], list[Any]] = {}
+
+    @staticmethod
+    def _key(directory: Path) -> tuple[Path, int]:
+        # a rebuilt index is a new folder (new inode) at the same path: a new store
+        return directory.resolve(), directory.stat().st_ino
+
+    def acquire(self, settings: Settings, config: dict[str, Any], directory: Path) -> Any:
+        key = self._key(directory)
+        with self._lock:
+            entry = self._stores.get(key)
+            if entry is None:
+                entry = self._stores[key] = [_open_store(settings, config, directory), 0]
+            entry[1] += 1
+            return key, entry[0]
+
+    def release(self, key: tuple[Path, int]) -> None:
+        with self._lock:
+            entry = self._stores.get(key)
+            if entry is None:
+                return
+            entry[1] -= 1
+            if entry[1] <= 0:
+                del self._stores[key]
+                entry[0].close()
+
+    def close_all(self) -> None:
+        """At exit: close what engines left open (before the interpreter tears down)."""
+        with self._lock:
+            entries, self._stores = list(self._stores.values()), {}
+        for store, _ in entries:
+            store.close()
+
+
+_SHARED = _Shared()
+atexit.register(_SHARED.close_all)
 
 
 def store_config(settings: Settings, collection: str) -> dict[str, Any]:
@@ -158,7 +205,8 @@ class QdrantEngine:
     def __init__(self, directory: Path, settings: Settings, embedder: Any) -> None:
         self.directory, self.settings, self.embedder = directory, settings, embedder
         config = json.loads((directory / CONFIG_FILE).read_text(encoding="utf-8"))
-        self.store = _open_store(settings, config, directory)
+        self._key, self.store = _SHARED.acquire(settings, config, directory)
+        self._open = True
         self.sparse = SparseBM25.load(directory)
         opts = settings.retrieve
         if opts.fusion != "rrf" or tuple(opts.weights) != (1.0, 1.0):
@@ -168,7 +216,9 @@ class QdrantEngine:
             )
 
     def close(self) -> None:
-        self.store.close()
+        if self._open:
+            self._open = False
+            _SHARED.release(self._key)
 
     def requests(self, kind: str, queries: Sequence[str], k: int) -> list[Search | None]:
         """One search per query (None for a BM25 query with no known token)."""
@@ -184,7 +234,8 @@ class QdrantEngine:
                 out.append(None)
                 continue
             vector = dense[i].tolist() if dense is not None else None
-            out.append(Search(kind, k, vector, sparse, depth, rrf_k))
+            ef = self.settings.index.qdrant_hnsw_ef
+            out.append(Search(kind, k, vector, sparse, depth, rrf_k, ef))
         return out
 
     def search(self, kind: str, queries: Sequence[str], k: int) -> list[Ranking]:

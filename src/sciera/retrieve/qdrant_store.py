@@ -37,7 +37,8 @@ class Point:
 @dataclass(frozen=True, slots=True)
 class Search:
     """One query: ``kind`` bm25 (``sparse`` only), dense (``dense`` only) or hybrid (both
-    prefetched to ``depth``, fused by RRF with ``rrf_k``); ``k`` results."""
+    prefetched to ``depth``, fused by RRF with ``rrf_k``); ``k`` results; ``hnsw_ef`` the
+    dense search's beam (None: Qdrant's default)."""
 
     kind: str
     k: int
@@ -45,6 +46,7 @@ class Search:
     sparse: Sparse | None = None
     depth: int = 0
     rrf_k: int = 61
+    hnsw_ef: int | None = None
 
 
 Hit = tuple[dict[str, Any], float]

@@ -119,6 +119,31 @@ def test_the_manifest_records_one_collection_and_checks_settings(both, hash_embe
         build_indexes(corpus, qdrant, which=["bm25"], embedder=hash_embedder)
 
 
+@pytest.mark.parametrize("kind", ["dense", "hybrid"])
+def test_the_hnsw_beam_setting_reaches_the_store(both, hash_embedder, kind):
+    corpus, _, qdrant, _ = both
+    beam = qdrant.model_copy(
+        update={"index": qdrant.index.model_copy(update={"qdrant_hnsw_ef": 8})}
+    )
+    engine = open_retriever(corpus, kind, beam, embedder=hash_embedder).engine
+    searches = engine.requests(kind, QUERIES[:1], 3)
+    assert searches[0].hnsw_ef == 8
+    plain = open_retriever(corpus, kind, qdrant, embedder=hash_embedder)
+    # 8 passages sit below any HNSW threshold: the beam changes nothing here
+    assert [i.passage_id for i in engine.search(kind, QUERIES[:3], 3)[0]] == [
+        i.passage_id for i in plain.search(QUERIES[0], 3)
+    ]
+    # both retrievers share the folder's one store (a local store locks its folder);
+    # closing one leaves the other working, closing both closes the store
+    assert plain.engine.store is engine.store
+    engine.close()
+    assert plain.search(QUERIES[0], 3).items
+    plain.close()
+    again = open_retriever(corpus, kind, qdrant, embedder=hash_embedder)
+    assert again.engine.store is not engine.store and again.search(QUERIES[0], 3).items
+    again.close()
+
+
 def test_progress_brackets_the_final_indexing_after_the_points(both, hash_embedder):
     corpus, _, qdrant, _ = both
     calls: list[tuple[str, int, int]] = []
