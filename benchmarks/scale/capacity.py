@@ -5,7 +5,9 @@ corpus size, fitted and extrapolated to PubMed scale (60M passages).
         --out benchmarks/results/scale/capacity.json [--queries 200] [--embed-sample 2000] \\
         [--qdrant-max 100000] [--ray-sample 1000] \\
         [--edge-max 2000000] \\
-        [--steps ingest bm25 bm25_mmap dense qdrant qdrant_edge embed ray] [--limit-minutes M]
+        [--edge-flat-max 2000000] \\
+        [--steps ingest bm25 bm25_mmap dense qdrant qdrant_edge qdrant_edge_flat embed ray]
+        [--limit-minutes M]
 
 Corpus: N synthetic PubMed-like documents (real SciFact/PubMedQA abstract sentences
 resampled, see ``synthetic_corpus.py``), one passage each, in ``WORK/n<N>/src``.
@@ -56,7 +58,15 @@ from synthetic_corpus import SentencePool, real_abstracts, sentence_pool, write_
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 STEPS_SCRIPT = HERE / "capacity_steps.py"
-SIZED_STEPS = ("ingest", "bm25", "bm25_mmap", "dense", "qdrant", "qdrant_edge")
+SIZED_STEPS = (
+    "ingest",
+    "bm25",
+    "bm25_mmap",
+    "dense",
+    "qdrant",
+    "qdrant_edge",
+    "qdrant_edge_flat",
+)
 ONCE_STEPS = ("embed", "ray")
 RAY_WORKERS = (1, 2)
 PACKAGES = (
@@ -320,30 +330,19 @@ def measure_qdrant(bench: Bench, size: int) -> Row | None:
     }
 
 
-def measure_qdrant_edge(bench: Bench, size: int) -> Row | None:
-    if size > bench.args.edge_max:
-        bench.log(f"N={size} qdrant_edge: skipped (above --edge-max {bench.args.edge_max})")
+def measure_qdrant_edge(bench: Bench, size: int, hnsw_m: int = 16) -> Row | None:
+    step = "qdrant_edge" if hnsw_m else "qdrant_edge_flat"
+    limit = bench.args.edge_max if hnsw_m else bench.args.edge_flat_max
+    if size > limit:
+        bench.log(f"N={size} {step}: skipped (above its size limit {limit})")
         return None
     _ensure_bm25(bench, size)
     corpus, scratch = str(bench.corpus(size)), bench.size_dir(size)
-    out = str(scratch / "qdrant_edge")
-    vectors = bench.vector_model()
-    build = bench.child(
-        "qdrant_edge_build",
-        scratch,
-        corpus=corpus,
-        out=out,
-        seed=bench.args.seed,
-        vectors=str(vectors),
-    )
+    out = str(scratch / step)
+    args = {"seed": bench.args.seed, "vectors": str(bench.vector_model()), "hnsw_m": hnsw_m}
+    build = bench.child("qdrant_edge_build", scratch, corpus=corpus, out=out, **args)
     query = bench.child(
-        "qdrant_edge_query",
-        scratch,
-        out=out,
-        queries=bench.args.queries,
-        seed=bench.args.seed,
-        corpus=corpus,
-        vectors=str(vectors),
+        "qdrant_edge_query", scratch, out=out, queries=bench.args.queries, corpus=corpus, **args
     )
     build["build_peak_rss_mb"] = build.pop("peak_rss_mb")
     build["build_peak_delta_mb"] = build["build_peak_rss_mb"] - build.pop("rss_before_build_mb")
@@ -351,6 +350,10 @@ def measure_qdrant_edge(bench: Bench, size: int) -> Row | None:
     if not bench.args.keep_dense:
         shutil.rmtree(out, ignore_errors=True)
     return {**build, **query, "vectors": bench.vector_stats, "note": EDGE_VECTORS_NOTE}
+
+
+def measure_qdrant_edge_flat(bench: Bench, size: int) -> Row | None:
+    return measure_qdrant_edge(bench, size, hnsw_m=0)
 
 
 def measure_embed(bench: Bench, size: None) -> Row:
@@ -398,6 +401,7 @@ MEASURES: dict[str, Callable[[Bench, Any], Row | None]] = {
     "dense": measure_dense,
     "qdrant": measure_qdrant,
     "qdrant_edge": measure_qdrant_edge,
+    "qdrant_edge_flat": measure_qdrant_edge_flat,
     "embed": measure_embed,
     "ray": measure_ray,
 }
@@ -453,6 +457,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     add("--embed-sample", type=int, default=2000, help="passages the embedder is timed on")
     add("--qdrant-max", type=int, default=100_000, help="largest N for Qdrant local mode")
     add("--edge-max", type=int, default=2_000_000, help="largest N for Qdrant Edge")
+    add(
+        "--edge-flat-max",
+        type=int,
+        default=2_000_000,
+        help="largest N for Qdrant Edge without an HNSW graph",
+    )
     add(
         "--real-corpora",
         type=Path,

@@ -16,6 +16,8 @@ clusters, so HNSW recall here is still a lower bound. Two child steps (see
 - ``qdrant_edge_build``: the vocabulary pass and the upserts, then the store's ``finish``
   (flush, ``optimize()``: segments merged, the HNSW graph and the sparse inverted index
   built; timed as ``index_seconds``); disk; the shard's own report (``info()``).
+- with ``hnsw_m`` 0 (the ``qdrant_edge_flat`` step) no HNSW graph is built: the sparse
+  index alone, dense search exact, which is what a large BM25-first collection costs.
 - ``qdrant_edge_query``: open the engine (time, RSS delta), then single queries through
   it, k=10: dense (HNSW, default ``hnsw_ef``), sparse BM25, hybrid (two prefetches of
   ``retrieve.depth`` fused by RRF); on the shard itself, exact dense search and HNSW
@@ -103,13 +105,17 @@ class ModelEmbedder:
         return self.sample(len(texts))
 
 
-def _settings() -> Any:
+def _settings(hnsw_m: int) -> Any:
     from sciera.settings import load_settings
 
-    return load_settings(index={"engine": "qdrant", "qdrant_local": "edge"})
+    return load_settings(
+        index={"engine": "qdrant", "qdrant_local": "edge", "qdrant_hnsw_m": hnsw_m}
+    )
 
 
-def qdrant_edge_build_step(corpus: str, out: str, seed: int, vectors: str) -> dict[str, Any]:
+def qdrant_edge_build_step(
+    corpus: str, out: str, seed: int, vectors: str, hnsw_m: int = 16
+) -> dict[str, Any]:
     import shutil
 
     from sciera.corpus import PassageStore
@@ -135,7 +141,7 @@ def qdrant_edge_build_step(corpus: str, out: str, seed: int, vectors: str) -> di
         params = build_qdrant(
             store.iter_passages,
             Path(out),
-            _settings(),
+            _settings(hnsw_m),
             ModelEmbedder(Path(vectors), seed),
             total,
             "capacity",
@@ -146,6 +152,7 @@ def qdrant_edge_build_step(corpus: str, out: str, seed: int, vectors: str) -> di
         "passages": total,
         "points": params["points"],
         "engine": ENGINE,
+        "hnsw_m": hnsw_m,
         "edge_version": _version(),
         "rss_before_build_mb": rss,
         "build_seconds": seconds,
@@ -167,7 +174,7 @@ def _version() -> str | None:
 
 
 def qdrant_edge_query_step(
-    out: str, queries: int, seed: int, corpus: str, vectors: str
+    out: str, queries: int, seed: int, corpus: str, vectors: str, hnsw_m: int = 16
 ) -> dict[str, Any]:
     from sciera.retrieve.qdrant_engine import QdrantEngine
 
@@ -176,7 +183,7 @@ def qdrant_edge_query_step(
     before = proc_rss()
     start = time.perf_counter()
     embedder = ModelEmbedder(Path(vectors), seed + 1)
-    engine = QdrantEngine(Path(out), _settings(), embedder)
+    engine = QdrantEngine(Path(out), _settings(hnsw_m), embedder)
     load_seconds = time.perf_counter() - start
     after = proc_rss()
     row: dict[str, Any] = {
@@ -187,7 +194,8 @@ def qdrant_edge_query_step(
     for kind, name in (("dense", "dense"), ("bm25", "sparse"), ("hybrid", "hybrid")):
         stats = latency_ms(lambda q, kind=kind: engine.search(kind, [q], K), claims)
         row.update(prefixed(stats, name))
-    row.update(_exact_and_recall(engine.store.shard, embedder.sample(len(claims))))
+    if hnsw_m > 0:  # without a graph the dense search above is the exact one
+        row.update(_exact_and_recall(engine.store.shard, embedder.sample(len(claims))))
     row["queried_rss_delta_mb"] = proc_rss()["rss_mb"] - before["rss_mb"]
     row.update(_bm25_parity(corpus, claims[WARMUP:], engine))
     engine.close()

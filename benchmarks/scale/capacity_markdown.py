@@ -129,6 +129,7 @@ def edge_table(sizes: dict[int, dict[str, Row]]) -> list[str]:
     """Qdrant's Rust shard (Qdrant Edge): build, memory, latency, HNSW recall, BM25 parity."""
     header = [
         "N",
+        "HNSW m",
         "upsert s",
         "optimize (HNSW + sparse) s",
         "disk MB",
@@ -143,10 +144,12 @@ def edge_table(sizes: dict[int, dict[str, Row]]) -> list[str]:
         "BM25 vs bm25s: max |Δ| (claims differing)",
     ]
     rows = []
-    for size, steps in sizes.items():
-        edge = steps.get("qdrant_edge")
-        if edge is None:
-            continue
+    for size, edge in [
+        (size, steps[step])
+        for step in ("qdrant_edge", "qdrant_edge_flat")
+        for size, steps in sizes.items()
+        if step in steps
+    ]:
         parity = (
             "–"
             if edge.get("bm25_parity_max_abs_diff") is None
@@ -156,6 +159,7 @@ def edge_table(sizes: dict[int, dict[str, Row]]) -> list[str]:
         rows.append(
             [
                 f"{size:,}",
+                str(edge.get("hnsw_m", 16)),
                 get(edge, "upsert_seconds"),
                 get(edge, "index_seconds"),
                 get(edge, "disk_bytes", 1e-6),
@@ -171,6 +175,12 @@ def edge_table(sizes: dict[int, dict[str, Row]]) -> list[str]:
             ]
         )
     return table(header, rows)
+
+
+def _edge_sparse(steps: dict[str, Row]) -> str:
+    edge = pair(steps.get("qdrant_edge"), "sparse_p50_ms", "sparse_p95_ms")
+    flat = steps.get("qdrant_edge_flat")
+    return edge if flat is None else f"{edge} ({pair(flat, 'sparse_p50_ms', 'sparse_p95_ms')})"
 
 
 def _sweep(sweep: dict[str, Row] | None) -> str:
@@ -190,7 +200,7 @@ def sparse_table(sizes: dict[int, dict[str, Row]]) -> list[str]:
         "scoring p50 / p95 ms",
         "Qdrant local: RAM Δ MB (dense + sparse)",
         "sparse p50 / p95 ms",
-        "Qdrant Edge: sparse p50 / p95 ms",
+        "Qdrant Edge: sparse p50 / p95 ms (no HNSW graph)",
     ]
     rows = []
     for size, steps in sizes.items():
@@ -209,7 +219,7 @@ def sparse_table(sizes: dict[int, dict[str, Row]]) -> list[str]:
                 pair(mmap, "score_p50_ms", "score_p95_ms"),
                 get(qdrant, "load_rss_delta_mb"),
                 pair(qdrant, "sparse_p50_ms", "sparse_p95_ms"),
-                pair(steps.get("qdrant_edge"), "sparse_p50_ms", "sparse_p95_ms"),
+                _edge_sparse(steps),
             ]
         )
     return table(header, rows)

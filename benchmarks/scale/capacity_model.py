@@ -156,6 +156,30 @@ METRICS: dict[str, Metric] = {
     "qdrant_edge.hybrid_p95": Metric(
         "qdrant_edge", "hybrid_p95_ms", "ms", "Qdrant Edge hybrid p95"
     ),
+    "qdrant_edge_flat.build_seconds": Metric(
+        "qdrant_edge_flat", "build_seconds", "s", "Qdrant Edge, no graph: build"
+    ),
+    "qdrant_edge_flat.build_peak_rss": Metric(
+        "qdrant_edge_flat", "build_peak_delta_mb", "MB", "Qdrant Edge, no graph: build peak RSS"
+    ),
+    "qdrant_edge_flat.disk": Metric(
+        "qdrant_edge_flat", "disk_bytes", "bytes", "Qdrant Edge, no graph: disk"
+    ),
+    "qdrant_edge_flat.ram_queried": Metric(
+        "qdrant_edge_flat", "queried_rss_delta_mb", "MB", "Qdrant Edge, no graph: RAM after queries"
+    ),
+    "qdrant_edge_flat.sparse_p50": Metric(
+        "qdrant_edge_flat", "sparse_p50_ms", "ms", "Qdrant Edge, no graph: sparse p50"
+    ),
+    "qdrant_edge_flat.sparse_p95": Metric(
+        "qdrant_edge_flat", "sparse_p95_ms", "ms", "Qdrant Edge, no graph: sparse p95"
+    ),
+    "qdrant_edge_flat.dense_p50": Metric(
+        "qdrant_edge_flat", "dense_p50_ms", "ms", "Qdrant Edge, no graph: exact dense p50"
+    ),
+    "qdrant_edge_flat.hybrid_p50": Metric(
+        "qdrant_edge_flat", "hybrid_p50_ms", "ms", "Qdrant Edge, no graph: hybrid p50"
+    ),
 }
 
 
@@ -362,6 +386,12 @@ PLAN: tuple[tuple[str, str], ...] = (
     ("Qdrant shard (Edge), dense HNSW query p50", "qdrant_edge.dense_p50"),
     ("Qdrant shard (Edge), sparse BM25 query p50", "qdrant_edge.sparse_p50"),
     ("Qdrant shard (Edge), hybrid query p50", "qdrant_edge.hybrid_p50"),
+    ("Qdrant shard (Edge), no HNSW graph: build", "qdrant_edge_flat.build_seconds"),
+    ("Qdrant shard (Edge), no HNSW graph: build peak RAM", "qdrant_edge_flat.build_peak_rss"),
+    ("Qdrant shard (Edge), no HNSW graph: RAM after the queries", "qdrant_edge_flat.ram_queried"),
+    ("Qdrant shard (Edge), no HNSW graph: disk", "qdrant_edge_flat.disk"),
+    ("Qdrant shard (Edge), no HNSW graph: sparse BM25 query p50", "qdrant_edge_flat.sparse_p50"),
+    ("Qdrant shard (Edge), no HNSW graph: exact dense query p50", "qdrant_edge_flat.dense_p50"),
 )
 
 
@@ -381,7 +411,7 @@ def plan_rows(
     rows = [
         _fit_row(component, name, fits, node_ram_gb, analytic.get(name))
         for component, name in PLAN
-        if not (name.startswith(("qdrant.", "qdrant_edge.")) and name not in fits)
+        if not (name.startswith(("qdrant.", "qdrant_edge")) and name not in fits)
     ]
     return rows + _embedding_rows(embedding)
 

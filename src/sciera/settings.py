@@ -74,6 +74,12 @@ class IndexSettings(_Section):
         "Qdrant's Rust shard in process (qdrant-edge-py: HNSW and a sparse index), or "
         "client, qdrant-client's local mode (Python; every query scans the points).",
     )
+    qdrant_hnsw_m: int = Field(
+        16,
+        ge=0,
+        description="Links per node of the qdrant engine's HNSW graph (Qdrant's default "
+        "16); 0 builds no graph: dense search is exact, only the sparse index is built.",
+    )
     qdrant_hnsw_ef: int | None = Field(
         None,
         ge=1,

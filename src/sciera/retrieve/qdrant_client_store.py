@@ -27,7 +27,7 @@ class ClientStore:
         else:
             self.client = qdrant.QdrantClient(path=str(local))
 
-    def create(self, dim: int) -> None:
+    def create(self, dim: int, hnsw_m: int) -> None:
         m, client = self.models, self.client
         if client.collection_exists(self.collection):
             client.delete_collection(self.collection)
@@ -35,6 +35,7 @@ class ClientStore:
             self.collection,
             vectors_config={DENSE: m.VectorParams(size=dim, distance=m.Distance.COSINE)},
             sparse_vectors_config={SPARSE: m.SparseVectorParams(modifier=m.Modifier.IDF)},
+            hnsw_config=m.HnswConfigDiff(m=hnsw_m),
             shard_number=self.settings.index.qdrant_shards,
             replication_factor=self.settings.index.qdrant_replication,
         )

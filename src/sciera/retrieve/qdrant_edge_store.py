@@ -11,7 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from sciera.errors import require
-from sciera.retrieve.qdrant_store import DENSE, SPARSE, Hit, Point, Search
+from sciera.retrieve.qdrant_store import (
+    DENSE,
+    HNSW_EF_CONSTRUCT,
+    HNSW_FULL_SCAN_KB,
+    SPARSE,
+    Hit,
+    Point,
+    Search,
+)
 
 
 class EdgeStore:
@@ -22,13 +30,16 @@ class EdgeStore:
         if (path / "edge_config.json").exists():
             self.shard = self.q.EdgeShard.load(str(path))
 
-    def create(self, dim: int) -> None:
+    def create(self, dim: int, hnsw_m: int) -> None:
         q = self.q
         if self.shard is not None:
             raise ValueError(f"a Qdrant Edge shard already exists in {self.path}")
         config = q.EdgeConfig(
             vectors={DENSE: q.EdgeVectorParams(size=dim, distance=q.Distance.Cosine)},
             sparse_vectors={SPARSE: q.EdgeSparseVectorParams(modifier=q.Modifier.Idf)},
+            hnsw_config=q.HnswIndexConfig(
+                m=hnsw_m, ef_construct=HNSW_EF_CONSTRUCT, full_scan_threshold=HNSW_FULL_SCAN_KB
+            ),
         )
         self.path.mkdir(parents=True, exist_ok=True)
         self.shard = q.EdgeShard.create(str(self.path), config)

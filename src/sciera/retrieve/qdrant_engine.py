@@ -61,6 +61,7 @@ def qdrant_params(settings: Settings, embedder_name: str) -> dict[str, Any]:
         **dense,
         "qdrant_url": settings.vectors.qdrant_url,
         "local": None if settings.vectors.qdrant_url else settings.index.qdrant_local,
+        "hnsw_m": settings.index.qdrant_hnsw_m,
         "shards": settings.index.qdrant_shards,
         "replication": settings.index.qdrant_replication,
     }
@@ -151,7 +152,7 @@ def build_qdrant(
     config = store_config(settings, collection)
     store = _open_store(settings, config, out)
     try:
-        store.create(embedder.dim)
+        store.create(embedder.dim, settings.index.qdrant_hnsw_m)
         done, batch = 0, []
         for p in passages():
             batch.append(p)

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 DENSE, SPARSE = "dense", "bm25"
+HNSW_EF_CONSTRUCT = 100  # Qdrant's default
+HNSW_FULL_SCAN_KB = 10_000  # Qdrant's default: below it a segment is searched exactly
 
 Sparse = tuple[list[int], list[float]]
 """(token ids, weights), ids ascending."""
@@ -54,8 +56,9 @@ Hit = tuple[dict[str, Any], float]
 
 
 class CollectionStore(Protocol):
-    def create(self, dim: int) -> None:
-        """A new, empty collection (an old one of the same name is replaced)."""
+    def create(self, dim: int, hnsw_m: int) -> None:
+        """A new, empty collection (an old one of the same name is replaced); ``hnsw_m``
+        links per node of the dense HNSW graph (0: no graph, exact dense search)."""
 
     def upsert(self, points: Sequence[Point]) -> None: ...
 

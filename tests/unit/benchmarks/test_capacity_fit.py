@@ -205,11 +205,15 @@ def test_qdrant_edge_rows_enter_the_plan_and_their_own_table(
     assert plan["qdrant_edge.build_seconds"]["value"] == pytest.approx(50.0)  # 180,000 s in h
     assert "qdrant.disk" not in plan  # local mode was not measured: no row for it
     text = md.markdown(report)
-    assert "| 10,000 | 10 | 20 | 20 | – | 10 (15) | – / – | – | 0.91 | – |" in text
+    assert "| 10,000 | 16 | 10 | 20 | 20 | – | 10 (15) | – / – | – | 0.91 | – |" in text
     assert "3.0e-06 (0 of 200)" in text
     assert "| 0.8 / 0.99 (1 / 4) |" in text
     without = model.build_report([], meta)
-    assert not [r for r in without["plan"] if r["metric"].startswith("qdrant_edge.")]
+    assert not [r for r in without["plan"] if r["metric"].startswith("qdrant_edge")]
+    flat = [{**edge(n), "step": "qdrant_edge_flat", "hnsw_m": 0} for n in (1_000, 10_000)]
+    both = model.build_report([edge(1_000), edge(10_000), *flat], meta)
+    assert {r["metric"] for r in both["plan"]} >= {"qdrant_edge.disk", "qdrant_edge_flat.disk"}
+    assert "| 10,000 | 0 | 10 |" in md.markdown(both)
 
 
 def test_edge_vectors_follow_the_spectrum_of_the_real_ones(tmp_path: Path) -> None:

@@ -144,6 +144,21 @@ def test_the_hnsw_beam_setting_reaches_the_store(both, hash_embedder, kind):
     again.close()
 
 
+def test_no_hnsw_graph_is_part_of_the_index_and_searches_exactly(both, hash_embedder):
+    corpus, _, qdrant, _ = both
+    before = open_retriever(corpus, "hybrid", qdrant, embedder=hash_embedder)
+    expected = [[i.passage_id for i in r] for r in before.search_many(QUERIES[:3], 3)]
+    before.close()
+    flat = qdrant.model_copy(update={"index": qdrant.index.model_copy(update={"qdrant_hnsw_m": 0})})
+    manifest = build_indexes(corpus, flat, embedder=hash_embedder)
+    assert manifest.records["qdrant-hash"].params["hnsw_m"] == 0
+    found = open_retriever(corpus, "hybrid", flat, embedder=hash_embedder)
+    assert [[i.passage_id for i in r] for r in found.search_many(QUERIES[:3], 3)] == expected
+    found.close()
+    with pytest.raises(StaleIndexError):  # built without a graph: not the default index
+        open_retriever(corpus, "hybrid", qdrant, embedder=hash_embedder)
+
+
 def test_progress_brackets_the_final_indexing_after_the_points(both, hash_embedder):
     corpus, _, qdrant, _ = both
     calls: list[tuple[str, int, int]] = []
