@@ -24,6 +24,7 @@ TARGET = 60_000_000  # PubMed-scale passages
 DIM = 384  # the default embedder's dimension (float32 vectors)
 EMBED_WORKERS = (8, 32)
 NODE_RAM_GB = 64.0
+MIN_R2 = 0.9  # a fit below this does not extrapolate (noise, e.g. latency on a loaded CPU)
 
 
 @dataclass(frozen=True)
@@ -271,6 +272,17 @@ def _fit_row(
     }
     if fit is None:
         return {**row, "value": None, "basis": f"{name}: not measured at two sizes"}
+    if fit["points"] > 2 and fit["r2"] < MIN_R2:
+        measured = ", ".join(
+            f"{num:,}: {in_plan_units(v, metric.unit)[0]:.3g} {unit}"
+            for num, v in zip(fit["sizes"], fit["values"], strict=True)
+        )
+        return {
+            **row,
+            "value": None,
+            "basis": f"{name}: not extrapolated, the fit explains too little "
+            f"(R² {fit['r2']:.2f} < {MIN_R2}); measured at N = {measured}",
+        }
     row.update(
         value=in_plan_units(fit["at_target"], metric.unit)[0],
         basis=cite(name, fit),

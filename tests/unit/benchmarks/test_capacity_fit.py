@@ -169,6 +169,18 @@ def test_the_report_renders_as_markdown(scale: dict[str, ModuleType]) -> None:
     json.dumps(report)  # the JSON report is serialisable
 
 
+def test_a_fit_that_explains_too_little_is_not_extrapolated(model: ModuleType) -> None:
+    rows = [
+        {"size": n, "step": "bm25", "passages": n, "score_p50_ms": ms, "disk_bytes": 900.0 * n}
+        for n, ms in ((1_000, 12.0), (3_000, 2.5), (5_000, 3.7))  # latency on a loaded CPU
+    ]
+    plan = {r["metric"]: r for r in model.plan_rows(model.fit_metrics(rows), None)}
+    noisy = plan["bm25.score_p50"]
+    assert noisy["value"] is None and "not extrapolated" in noisy["basis"]
+    assert "1,000: 12 ms" in noisy["basis"]
+    assert plan["bm25.disk"]["value"] == pytest.approx(54.0)  # a clean fit still plans
+
+
 def test_qdrant_edge_rows_enter_the_plan_and_their_own_table(
     scale: dict[str, ModuleType],
 ) -> None:
