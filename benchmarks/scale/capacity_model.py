@@ -272,6 +272,14 @@ def _fit_row(
     }
     if fit is None:
         return {**row, "value": None, "basis": f"{name}: not measured at two sizes"}
+    if fit["points"] > 2 and fit["r2"] < MIN_R2 and max(fit["values"]) < 1.5 * min(fit["values"]):
+        largest = in_plan_units(max(fit["values"]), metric.unit)[0]
+        sizes = ", ".join(f"{n:,}" for n in fit["sizes"])
+        return {
+            **row,
+            "value": largest,
+            "basis": f"{name}: flat over N = {sizes} (within 1.5x): the largest measured",
+        }
     if fit["points"] > 2 and fit["r2"] < MIN_R2:
         measured = ", ".join(
             f"{num:,}: {in_plan_units(v, metric.unit)[0]:.3g} {unit}"
@@ -439,21 +447,53 @@ def cluster_sketch(
     """The plan summed into what to provision: serving RAM and machines (BM25 in memory
     or memory-mapped, plus dense flat), disk, and the indexing jobs' machines and hours."""
     by_metric = {r["metric"]: r for r in plan}
-    lines = [
-        ("serving RAM, BM25 in memory + dense flat", "GB", ("bm25.ram", "dense.ram")),
-        (
-            "serving RAM, BM25 mmap (queried) + dense flat",
-            "GB",
-            ("bm25_mmap.ram_queried", "dense.ram"),
-        ),
-        ("disk: store + BM25 + dense flat", "GB", ("ingest.store_disk", "bm25.disk", "dense.disk")),
-        ("indexing machine RAM (BM25 build peak)", "GB", ("bm25.build_peak_rss",)),
-        ("ingest then BM25 build, one machine", "h", ("ingest.seconds", "bm25.build_seconds")),
-    ] + [
-        (f"embedding on {r['metric'].removeprefix('embed.wall_')} Ray workers", "h", (r["metric"],))
-        for r in plan
-        if r["metric"].startswith("embed.wall_")
-    ]
+    lines = (
+        [
+            ("serving RAM, BM25 in memory + dense flat", "GB", ("bm25.ram", "dense.ram")),
+            (
+                "serving RAM, BM25 mmap (queried) + dense flat",
+                "GB",
+                ("bm25_mmap.ram_queried", "dense.ram"),
+            ),
+            (
+                "disk: store + BM25 + dense flat",
+                "GB",
+                ("ingest.store_disk", "bm25.disk", "dense.disk"),
+            ),
+            ("indexing machine RAM (BM25 build peak)", "GB", ("bm25.build_peak_rss",)),
+            ("ingest then BM25 build, one machine", "h", ("ingest.seconds", "bm25.build_seconds")),
+        ]
+        + [
+            (what, unit, names)
+            for what, unit, names in (
+                (
+                    "serving RAM, the whole index in Qdrant (HNSW + sparse + passages)",
+                    "GB",
+                    ("qdrant_edge.ram_queried",),
+                ),
+                (
+                    "Qdrant indexing RAM (build peak, summed over shards)",
+                    "GB",
+                    ("qdrant_edge.build_peak_rss",),
+                ),
+                (
+                    "Qdrant build, one process (upsert + HNSW + sparse)",
+                    "h",
+                    ("qdrant_edge.build_seconds",),
+                ),
+            )
+            if by_metric.get(names[0], {}).get("value") is not None
+        ]
+        + [
+            (
+                f"embedding on {r['metric'].removeprefix('embed.wall_')} Ray workers",
+                "h",
+                (r["metric"],),
+            )
+            for r in plan
+            if r["metric"].startswith("embed.wall_")
+        ]
+    )
     sketch = []
     for what, unit, names in lines:
         value = _total(by_metric, names)

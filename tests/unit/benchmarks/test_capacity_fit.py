@@ -179,6 +179,13 @@ def test_a_fit_that_explains_too_little_is_not_extrapolated(model: ModuleType) -
     assert noisy["value"] is None and "not extrapolated" in noisy["basis"]
     assert "1,000: 12 ms" in noisy["basis"]
     assert plan["bm25.disk"]["value"] == pytest.approx(54.0)  # a clean fit still plans
+    flat = [
+        {**r, "step": "bm25_mmap", "load_rss_delta_mb": mb}
+        for r, mb in zip(rows, (6.75, 6.70, 6.76), strict=True)
+    ]
+    mmap = {r["metric"]: r for r in model.plan_rows(model.fit_metrics(flat), None)}
+    assert mmap["bm25_mmap.ram"]["value"] == pytest.approx(0.00676)  # flat: the largest, in GB
+    assert "flat over" in mmap["bm25_mmap.ram"]["basis"]
 
 
 def test_qdrant_edge_rows_enter_the_plan_and_their_own_table(
