@@ -47,12 +47,12 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from capacity_markdown import markdown
 from capacity_model import NODE_RAM_GB, TARGET, build_report
+from capacity_steps import package_version
 from synthetic_corpus import SentencePool, real_abstracts, sentence_pool, write_corpus
 
 HERE = Path(__file__).resolve().parent
@@ -410,13 +410,6 @@ MEASURES: dict[str, Callable[[Bench, Any], Row | None]] = {
 # ---- report ----------------------------------------------------------------------------
 
 
-def _version(package: str) -> str | None:
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return None
-
-
 def machine() -> Row:
     with open("/proc/meminfo", encoding="ascii") as info:
         total_kib = int(next(line for line in info if line.startswith("MemTotal")).split()[1])
@@ -425,7 +418,7 @@ def machine() -> Row:
         "memory_gb": round(total_kib * 1024 / 1e9, 1),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
-        "packages": {p: _version(p) for p in PACKAGES},
+        "packages": {p: package_version(p) for p in PACKAGES},
         "load_average_at_report": [round(x, 2) for x in os.getloadavg()],
     }
 

@@ -39,6 +39,7 @@ from capacity_steps import (
     K,
     disk_bytes,
     latency_ms,
+    package_version,
     prefixed,
     preload,
     proc_rss,
@@ -118,22 +119,14 @@ def qdrant_edge_build_step(
 ) -> dict[str, Any]:
     import shutil
 
+    import qdrant_edge
+
     from sciera.corpus import PassageStore
-    from sciera.retrieve import qdrant_edge_store
-    from sciera.retrieve.qdrant_engine import build_qdrant
+    from sciera.retrieve.qdrant_engine import EDGE_DIR, build_qdrant
 
     shutil.rmtree(out, ignore_errors=True)
     preload("bm25s", "Stemmer", "qdrant_edge")
-    timed: dict[str, Any] = {}
-    finish = qdrant_edge_store.EdgeStore.finish
-
-    def timed_finish(store: Any) -> None:
-        start = time.perf_counter()
-        finish(store)
-        timed["index_seconds"] = time.perf_counter() - start
-        timed["info"] = store.shard.info()
-
-    qdrant_edge_store.EdgeStore.finish = timed_finish  # type: ignore[method-assign]
+    marks: list[float] = []  # build_qdrant's indexing(0, 1) and indexing(1, 1)
     rss = proc_rss()["rss_mb"]
     with PassageStore.open(corpus) as store:
         total = store.count_passages()
@@ -145,32 +138,28 @@ def qdrant_edge_build_step(
             ModelEmbedder(Path(vectors), seed),
             total,
             "capacity",
+            indexing=lambda done, of: marks.append(time.perf_counter()),
         )
         seconds = time.perf_counter() - start
-    info = timed.pop("info")
+    disk = disk_bytes(Path(out))
+    shard = qdrant_edge.EdgeShard.load(str(Path(out) / EDGE_DIR))
+    info = shard.info()
+    shard.close()
+    index_seconds = marks[1] - marks[0]
     return {
         "passages": total,
         "points": params["points"],
         "engine": ENGINE,
         "hnsw_m": hnsw_m,
-        "edge_version": _version(),
+        "edge_version": package_version("qdrant-edge-py"),
         "rss_before_build_mb": rss,
         "build_seconds": seconds,
-        "index_seconds": timed["index_seconds"],
-        "upsert_seconds": seconds - timed["index_seconds"],
-        "disk_bytes": disk_bytes(Path(out)),
+        "index_seconds": index_seconds,
+        "upsert_seconds": seconds - index_seconds,
+        "disk_bytes": disk,
         "segments_count": int(info.segments_count),
         "indexed_vectors_count": int(info.indexed_vectors_count),
     }
-
-
-def _version() -> str | None:
-    from importlib import metadata
-
-    try:
-        return metadata.version("qdrant-edge-py")
-    except metadata.PackageNotFoundError:
-        return None
 
 
 def qdrant_edge_query_step(

@@ -117,71 +117,51 @@ METRICS: dict[str, Metric] = {
     "qdrant.sparse_p95": Metric("qdrant", "sparse_p95_ms", "ms", "Qdrant local sparse p95"),
     "qdrant.hybrid_p50": Metric("qdrant", "hybrid_p50_ms", "ms", "Qdrant local hybrid p50"),
     "qdrant.hybrid_p95": Metric("qdrant", "hybrid_p95_ms", "ms", "Qdrant local hybrid p95"),
-    "qdrant_edge.build_seconds": Metric(
-        "qdrant_edge", "build_seconds", "s", "Qdrant Edge build (vocabulary, upsert, index)"
-    ),
-    "qdrant_edge.upsert_seconds": Metric(
-        "qdrant_edge", "upsert_seconds", "s", "Qdrant Edge upsert time"
-    ),
-    "qdrant_edge.index_seconds": Metric(
-        "qdrant_edge", "index_seconds", "s", "Qdrant Edge optimize (HNSW + sparse index)"
-    ),
-    "qdrant_edge.build_peak_rss": Metric(
-        "qdrant_edge", "build_peak_delta_mb", "MB", "Qdrant Edge build peak RSS over the imports"
-    ),
-    "qdrant_edge.disk": Metric("qdrant_edge", "disk_bytes", "bytes", "Qdrant Edge shard disk"),
-    "qdrant_edge.ram": Metric(
-        "qdrant_edge", "load_rss_delta_mb", "MB", "Qdrant Edge RAM (load delta)"
-    ),
-    "qdrant_edge.ram_queried": Metric(
-        "qdrant_edge", "queried_rss_delta_mb", "MB", "Qdrant Edge RAM after the queries"
-    ),
-    "qdrant_edge.dense_p50": Metric(
-        "qdrant_edge", "dense_p50_ms", "ms", "Qdrant Edge dense (HNSW) p50"
-    ),
-    "qdrant_edge.dense_p95": Metric(
-        "qdrant_edge", "dense_p95_ms", "ms", "Qdrant Edge dense (HNSW) p95"
-    ),
-    "qdrant_edge.dense_exact_p50": Metric(
-        "qdrant_edge", "dense_exact_p50_ms", "ms", "Qdrant Edge dense exact p50"
-    ),
-    "qdrant_edge.sparse_p50": Metric(
-        "qdrant_edge", "sparse_p50_ms", "ms", "Qdrant Edge sparse p50"
-    ),
-    "qdrant_edge.sparse_p95": Metric(
-        "qdrant_edge", "sparse_p95_ms", "ms", "Qdrant Edge sparse p95"
-    ),
-    "qdrant_edge.hybrid_p50": Metric(
-        "qdrant_edge", "hybrid_p50_ms", "ms", "Qdrant Edge hybrid p50"
-    ),
-    "qdrant_edge.hybrid_p95": Metric(
-        "qdrant_edge", "hybrid_p95_ms", "ms", "Qdrant Edge hybrid p95"
-    ),
-    "qdrant_edge_flat.build_seconds": Metric(
-        "qdrant_edge_flat", "build_seconds", "s", "Qdrant Edge, no graph: build"
-    ),
-    "qdrant_edge_flat.build_peak_rss": Metric(
-        "qdrant_edge_flat", "build_peak_delta_mb", "MB", "Qdrant Edge, no graph: build peak RSS"
-    ),
-    "qdrant_edge_flat.disk": Metric(
-        "qdrant_edge_flat", "disk_bytes", "bytes", "Qdrant Edge, no graph: disk"
-    ),
-    "qdrant_edge_flat.ram_queried": Metric(
-        "qdrant_edge_flat", "queried_rss_delta_mb", "MB", "Qdrant Edge, no graph: RAM after queries"
-    ),
-    "qdrant_edge_flat.sparse_p50": Metric(
-        "qdrant_edge_flat", "sparse_p50_ms", "ms", "Qdrant Edge, no graph: sparse p50"
-    ),
-    "qdrant_edge_flat.sparse_p95": Metric(
-        "qdrant_edge_flat", "sparse_p95_ms", "ms", "Qdrant Edge, no graph: sparse p95"
-    ),
-    "qdrant_edge_flat.dense_p50": Metric(
-        "qdrant_edge_flat", "dense_p50_ms", "ms", "Qdrant Edge, no graph: exact dense p50"
-    ),
-    "qdrant_edge_flat.hybrid_p50": Metric(
-        "qdrant_edge_flat", "hybrid_p50_ms", "ms", "Qdrant Edge, no graph: hybrid p50"
+}
+
+# sciera's qdrant engine on Qdrant Edge, with the HNSW graph and without it: one family of
+# fields per step (``capacity_edge.py`` writes both), named ``<step>.<key>``
+_EDGE_FIELDS: dict[str, tuple[str, str, str]] = {
+    "build_seconds": ("build_seconds", "s", "build (vocabulary, upsert, index)"),
+    "upsert_seconds": ("upsert_seconds", "s", "upsert time"),
+    "index_seconds": ("index_seconds", "s", "optimize (HNSW + sparse index)"),
+    "build_peak_rss": ("build_peak_delta_mb", "MB", "build peak RSS over the imports"),
+    "disk": ("disk_bytes", "bytes", "shard disk"),
+    "ram": ("load_rss_delta_mb", "MB", "RAM (load delta)"),
+    "ram_queried": ("queried_rss_delta_mb", "MB", "RAM after the queries"),
+    "dense_p50": ("dense_p50_ms", "ms", "dense p50"),
+    "dense_p95": ("dense_p95_ms", "ms", "dense p95"),
+    "dense_exact_p50": ("dense_exact_p50_ms", "ms", "dense exact p50"),
+    "sparse_p50": ("sparse_p50_ms", "ms", "sparse p50"),
+    "sparse_p95": ("sparse_p95_ms", "ms", "sparse p95"),
+    "hybrid_p50": ("hybrid_p50_ms", "ms", "hybrid p50"),
+    "hybrid_p95": ("hybrid_p95_ms", "ms", "hybrid p95"),
+}
+_EDGE_STEPS = {
+    "qdrant_edge": ("Qdrant Edge", tuple(_EDGE_FIELDS)),
+    "qdrant_edge_flat": (
+        "Qdrant Edge, no graph",
+        (
+            "build_seconds",
+            "build_peak_rss",
+            "disk",
+            "ram_queried",
+            "sparse_p50",
+            "sparse_p95",
+            "dense_p50",
+            "hybrid_p50",
+        ),
     ),
 }
+METRICS.update(
+    {
+        f"{step}.{key}": Metric(
+            step, _EDGE_FIELDS[key][0], _EDGE_FIELDS[key][1], f"{who}: {_EDGE_FIELDS[key][2]}"
+        )
+        for step, (who, keys) in _EDGE_STEPS.items()
+        for key in keys
+    }
+)
 
 
 def metric_points(rows: Sequence[dict], metric: Metric) -> tuple[list[float], list[float]]:
@@ -252,6 +232,28 @@ def _machines(gb: float | None, node_ram_gb: float) -> int | None:
     return None if gb is None else max(1, math.ceil(gb / node_ram_gb))
 
 
+def _unfitted(name: str, fit: dict[str, Any], unit: str, plan_unit: str) -> dict[str, Any]:
+    """A fit over three sizes or more that explains too little (R² < :data:`MIN_R2`): a
+    flat quantity (within 1.5x) plans with its largest measured value, any other is not
+    extrapolated and shows what was measured."""
+    values = fit["values"]
+    if max(values) < 1.5 * min(values):
+        sizes = ", ".join(f"{n:,}" for n in fit["sizes"])
+        return {
+            "value": in_plan_units(max(values), unit)[0],
+            "basis": f"{name}: flat over N = {sizes} (within 1.5x): the largest measured",
+        }
+    measured = ", ".join(
+        f"{n:,}: {in_plan_units(v, unit)[0]:.3g} {plan_unit}"
+        for n, v in zip(fit["sizes"], values, strict=True)
+    )
+    return {
+        "value": None,
+        "basis": f"{name}: not extrapolated, the fit explains too little "
+        f"(R² {fit['r2']:.2f} < {MIN_R2}); measured at N = {measured}",
+    }
+
+
 def _fit_row(
     component: str,
     name: str,
@@ -272,25 +274,8 @@ def _fit_row(
     }
     if fit is None:
         return {**row, "value": None, "basis": f"{name}: not measured at two sizes"}
-    if fit["points"] > 2 and fit["r2"] < MIN_R2 and max(fit["values"]) < 1.5 * min(fit["values"]):
-        largest = in_plan_units(max(fit["values"]), metric.unit)[0]
-        sizes = ", ".join(f"{n:,}" for n in fit["sizes"])
-        return {
-            **row,
-            "value": largest,
-            "basis": f"{name}: flat over N = {sizes} (within 1.5x): the largest measured",
-        }
     if fit["points"] > 2 and fit["r2"] < MIN_R2:
-        measured = ", ".join(
-            f"{num:,}: {in_plan_units(v, metric.unit)[0]:.3g} {unit}"
-            for num, v in zip(fit["sizes"], fit["values"], strict=True)
-        )
-        return {
-            **row,
-            "value": None,
-            "basis": f"{name}: not extrapolated, the fit explains too little "
-            f"(R² {fit['r2']:.2f} < {MIN_R2}); measured at N = {measured}",
-        }
+        return {**row, **_unfitted(name, fit, metric.unit, unit)}
     row.update(
         value=in_plan_units(fit["at_target"], metric.unit)[0],
         basis=cite(name, fit),

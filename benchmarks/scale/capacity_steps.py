@@ -73,6 +73,15 @@ def latency_ms(run: Callable[[Any], object], items: Sequence[Any]) -> dict[str, 
     }
 
 
+def package_version(package: str) -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def preload(*modules: str) -> None:
     """Import what opening an index imports lazily, so its RSS delta is the index's."""
     for name in modules:

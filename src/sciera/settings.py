@@ -65,7 +65,8 @@ class IndexSettings(_Section):
         "auto",
         description="embedded: bm25s + the vector index (vectors.backend); qdrant: one Qdrant "
         "collection holds dense and BM25 sparse vectors and the passages, and fuses hybrid "
-        "search itself (server at vectors.qdrant_url, else local mode); auto: builds "
+        "search itself (server at vectors.qdrant_url, else in process: index.qdrant_local); "
+        "auto: builds "
         "embedded, and opens qdrant when the corpus has only a qdrant index.",
     )
     qdrant_local: Literal["edge", "client"] = Field(

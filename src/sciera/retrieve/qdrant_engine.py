@@ -226,6 +226,7 @@ class QdrantEngine:
         depth = max(self.settings.retrieve.depth, k)
         # Qdrant ranks from 0: k + 1 gives the embedded path's 1 / (rrf_k + rank)
         rrf_k = self.settings.retrieve.rrf_k + 1
+        ef = self.settings.index.qdrant_hnsw_ef
         dense = self.embedder.embed_queries(list(queries)) if kind != "bm25" else None
         out: list[Search | None] = []
         for i, q in enumerate(queries):
@@ -235,7 +236,6 @@ class QdrantEngine:
                 out.append(None)
                 continue
             vector = dense[i].tolist() if dense is not None else None
-            ef = self.settings.index.qdrant_hnsw_ef
             out.append(Search(kind, k, vector, sparse, depth, rrf_k, ef))
         return out
 
