@@ -45,7 +45,7 @@ def test_items_are_graded_by_expected_grade_and_summed_into_points():
     assert s.details["type:finding"] == pytest.approx(first)
     assert s.details["type:method"] == 0.25
     assert s.details["words"] == 4 and s.details["cut"] == 0
-    assert s.prompt_version == "judge_rubric@1" and s.model_id == "grader"
+    assert s.prompt_version == "judge_rubric@2" and s.model_id == "grader"
 
 
 def test_answers_are_cut_to_the_word_budget_before_grading():
@@ -54,6 +54,19 @@ def test_answers_are_cut_to_the_word_budget_before_grading():
     s = judge.judge("Q?", "", "poor start " + "excellent " * 300)
     assert "excellent" not in llm.calls[0].prompt.split("<answer>")[1]
     assert s.details["cut"] == 1 and s.details["words"] == 302
+
+
+def test_items_of_one_answer_share_the_answer_as_a_prompt_prefix():
+    """The question and answer precede the item, so the KV cache of the answer is
+    reused by every item after the first."""
+    import os
+
+    llm = grader()
+    RubricCoverageJudge(llm, rubrics={"q?": ITEMS}).judge("Q?", "", "a long answer " * 50)
+    first, second = (c.prompt for c in llm.calls)
+    shared = os.path.commonprefix([first, second])
+    assert "</answer>" in shared
+    assert ITEMS[0].text in first and ITEMS[0].text not in shared
 
 
 def test_no_rubric_or_every_item_failing_is_a_failure_not_a_zero():
