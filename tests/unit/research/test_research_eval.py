@@ -133,3 +133,45 @@ def test_bad_agent_pipelines_are_one_line_errors(corpus, beir_set, pipeline, mes
     with pytest.raises(ScieraError) as err:
         experiment(beir_set, corpus, [pipeline])
     assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_an_agent_on_a_typed_dataset_is_scored_on_its_exact_answer(corpus, tmp_path):
+    """PubMedQA in the open setting: the agent searches the corpus, its yes/no answer is
+    scored against the gold decision (accuracy, macro-F1) beside single-shot `ask`."""
+    question = "Does vitamin D deficiency raise the risk of multiple sclerosis?"
+    item = {"QUESTION": question, "CONTEXTS": ["x"], "final_decision": "yes", "LONG_ANSWER": "Yes."}
+    path = tmp_path / "pqal.json"
+    path.write_text(json.dumps({"v1": item}))
+    spec = {
+        "name": "research_pubmedqa",
+        "dataset": {"type": "pubmedqa", "path": str(path)},
+        "corpus": str(corpus),
+        "settings": {"retrieve": {"retriever": "bm25"}, "rerank": {"top_k": 2}},
+        "metrics": ["yesno_accuracy", "macro_f1", "evidence_recall", "search_calls"],
+        "repeats": 1,
+        "pipelines": [
+            {"name": "ask", "retriever": "bm25", "depth": 2, "generator": "llm"},
+            AGENT,
+        ],
+    }
+    exp = parse_experiment(spec, "exp.yaml")
+    decisions = iter([{"yes": 0.2, "no": 0.8}, {"yes": 0.9, "no": 0.1}])  # ask, then agent
+
+    def factory(settings, seed):
+        llm = agent_llm(search(Q1), act("answer"))
+        llm.on("Answer with exactly one word", probs=next(decisions))
+        return llm.on("explain the answer", {"explanation": "Deficiency raises it [1]."})
+
+    from sciera.settings import load_settings
+
+    settings = load_settings(home=tmp_path / "home", **exp.settings)
+    run_experiment(exp, tmp_path / "out", settings=settings, llm_factory=factory)
+    results = load_results(tmp_path / "out")
+    rec = results.records["agent"][0]["v1"]
+    assert rec["answer"]["question_type"] == "yesno" and rec["answer"]["exact"] == ["yes"]
+    assert rec["agent"]["search_calls"] == 1 and rec["first"][0][0] == "v1#0"
+    rows = {r.pipeline: {c: v.mean for c, v in r.cells.items()} for r in aggregate(results)}
+    assert rows["agent"]["yesno_accuracy"] == 1.0 and rows["ask"]["yesno_accuracy"] == 0.0
+    assert rows["agent"]["evidence_recall"] == 1.0  # the question's own passage was found
+    by_metric = {c.metric: c for c in compare_pipelines(results)}
+    assert by_metric["yesno_accuracy"].mean == 1.0 and by_metric["yesno_accuracy"].test.n == 1
