@@ -75,6 +75,21 @@ class EvalDataset:
         canonical = json.dumps(spec, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
+    def at_documents(self) -> EvalDataset:
+        """The same questions judged per document: a passage judgment counts for its
+        document (``"d#3"`` -> ``"d"``, the highest grade wins), as Max-P maps rankings.
+        For a corpus chunked differently from the dataset's passages (PubMedQA's contexts
+        against an ingested abstract), only the document ids agree."""
+        if self.unit == "document":
+            return self
+        qrels: dict[str, dict[str, int]] = {}
+        for qid, judged in self.qrels.items():
+            docs = qrels.setdefault(qid, {})
+            for pid, grade in judged.items():
+                doc = pid.rpartition("#")[0] or pid
+                docs[doc] = max(grade, docs.get(doc, grade))
+        return replace(self, unit="document", qrels=qrels)
+
     def subset(self, qids: list[str]) -> EvalDataset:
         keep = set(qids)
 
@@ -155,8 +170,10 @@ def load_dataset(
     limit: int | None = None,
     seed: int = 0,
     distractors_only: bool = False,
+    unit: Unit | None = None,
 ) -> EvalDataset:
-    """Load a dataset by type; ``limit`` questions (seeded sample), judged ones only.
+    """Load a dataset by type; ``limit`` questions (seeded sample), judged ones only;
+    ``unit="document"`` judges a passage dataset per document (:meth:`EvalDataset.at_documents`).
 
     The sample is drawn over questions, not ids: every setting of a sampled question is
     kept (``limit=10`` on an SSLI set gives 10 Base and the same 10 SSLI instances).
@@ -174,7 +191,8 @@ def load_dataset(
         tested = {question_of(q, full.settings.get(q)) for q, d in full.distractors.items() if d}
         by_question = {question: ids for question, ids in by_question.items() if question in tested}
     picked = seeded_subset(list(by_question), limit, seed)
-    return data.subset(sorted(qid for question in picked for qid in by_question[question]))
+    data = data.subset(sorted(qid for question in picked for qid in by_question[question]))
+    return data.at_documents() if unit == "document" else data
 
 
 def question_of(qid: str, setting: str | None) -> str:

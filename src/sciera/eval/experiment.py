@@ -52,6 +52,11 @@ class DatasetSpec(_Strict):
         False,
         description="Only questions with a distractor (SSLI), in every setting; before limit.",
     )
+    unit: Literal["document", "passage"] | None = Field(
+        None,
+        description="document: judge a passage dataset per document (Max-P), e.g. PubMedQA "
+        "over an ingested corpus whose chunks are not the dataset's passages.",
+    )
 
     @field_validator("type")
     @classmethod

@@ -133,6 +133,23 @@ def test_pubmedqa_loader_and_seeded_subset(tmp_path: Path) -> None:
     assert list(one.labels) == one.qids  # subsets keep the labels of their questions
 
 
+def test_a_passage_dataset_judged_per_document(tmp_path: Path) -> None:
+    """PubMedQA over an ingested corpus: its contexts are not the corpus's chunks, so the
+    judgments move to the abstract (``unit: document`` in an experiment)."""
+    spec = {**BASE, "dataset": {**BASE["dataset"], "unit": "document", "limit": 1, "seed": 3}}
+    exp = load_experiment(write(tmp_path, spec))
+    ds = exp.dataset
+    data = load_dataset(ds.type, ds.path, **ds.model_dump(exclude={"type", "path"}))
+    passages = load_dataset("pubmedqa", tmp_path / "data.json", limit=1, seed=3)
+    assert data.unit == "document" and data.qids == passages.qids
+    [qid] = data.qids
+    assert data.qrels == {qid: {qid: 1}} and data.labels == passages.labels
+    assert data.candidates == passages.candidates  # pools stay; rankings map by Max-P
+    assert data.input_key(qid) != passages.input_key(qid)  # a rerun does not reuse
+    assert data.at_documents() is data
+    assert "unit" in error_of(tmp_path, {**spec, "dataset": {**spec["dataset"], "unit": "doc"}})
+
+
 def test_beir_loader_keeps_judged_queries(scifact_dir: Path) -> None:
     data = load_dataset("beir", scifact_dir, split="test", limit=50, seed=13)
     assert data.unit == "document" and len(data.queries) == 50

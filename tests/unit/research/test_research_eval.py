@@ -144,7 +144,7 @@ def test_an_agent_on_a_typed_dataset_is_scored_on_its_exact_answer(corpus, tmp_p
     path.write_text(json.dumps({"v1": item}))
     spec = {
         "name": "research_pubmedqa",
-        "dataset": {"type": "pubmedqa", "path": str(path)},
+        "dataset": {"type": "pubmedqa", "path": str(path), "unit": "document"},
         "corpus": str(corpus),
         "settings": {"retrieve": {"retriever": "bm25"}, "rerank": {"top_k": 2}},
         "metrics": ["yesno_accuracy", "macro_f1", "evidence_recall", "search_calls"],
@@ -169,9 +169,9 @@ def test_an_agent_on_a_typed_dataset_is_scored_on_its_exact_answer(corpus, tmp_p
     results = load_results(tmp_path / "out")
     rec = results.records["agent"][0]["v1"]
     assert rec["answer"]["question_type"] == "yesno" and rec["answer"]["exact"] == ["yes"]
-    assert rec["agent"]["search_calls"] == 1 and rec["first"][0][0] == "v1#0"
+    assert rec["agent"]["search_calls"] == 1 and rec["first"][0][0] == "v1"
     rows = {r.pipeline: {c: v.mean for c, v in r.cells.items()} for r in aggregate(results)}
     assert rows["agent"]["yesno_accuracy"] == 1.0 and rows["ask"]["yesno_accuracy"] == 0.0
-    assert rows["agent"]["evidence_recall"] == 1.0  # the question's own passage was found
+    assert rows["agent"]["evidence_recall"] == 1.0  # the question's own abstract was found
     by_metric = {c.metric: c for c in compare_pipelines(results)}
     assert by_metric["yesno_accuracy"].mean == 1.0 and by_metric["yesno_accuracy"].test.n == 1
