@@ -41,12 +41,20 @@ class ResearchOptions:
     document_tokens: int = 2048
     top_k: int | None = None  # evidence passed to the generator; None: settings.rerank.top_k
     extract: str | None = None  # per-step evidence extractor (sciera.evidence.registry name)
+    question_type: str | None = None  # every answer of this type; None: per question
 
     def __post_init__(self) -> None:
         if self.depth not in DEPTHS:
             raise ScieraError(f"--depth must be one of {list(DEPTHS)}, got {self.depth}")
         if self.q2q not in Q2Q_MODES:
             raise ScieraError(f"--q2q must be one of {list(Q2Q_MODES)}, got {self.q2q!r}")
+        if self.question_type is not None:
+            from sciera.generate.qtype import resolve_question_type
+
+            try:
+                resolve_question_type("", self.question_type)
+            except ValueError as exc:
+                raise ScieraError(f"question_type: {exc}") from None
 
 
 def build_agent(
@@ -80,7 +88,7 @@ def build_agent(
         llm=llm,
         search_tool=SearchTool(retriever, reranker, options.depth, options.k),
         reader=DocumentReader(PassageStore.open(corpus)),
-        generator=make_generator("llm", settings, llm=llm),
+        generator=make_generator("llm", settings, llm=llm, question_type=options.question_type),
         rewriter=QueryRewriter(llm, options.q2q),
         limits=Limits(options.max_steps, options.budget_tokens, options.max_seconds),
         top_k=options.top_k or settings.rerank.top_k,

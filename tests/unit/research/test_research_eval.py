@@ -126,6 +126,10 @@ def test_single_shot_against_the_agent_question_by_question(corpus, beir_set, tm
         ({**AGENT, "agent_params": {"steps": 3}}, "unknown agent parameter 'steps'"),
         ({**AGENT, "agent_params": {"depth": 30}}, "agent_params: --depth must be one of"),
         ({**AGENT, "agent": "oracle"}, "unknown agent 'oracle' (choose from research)"),
+        (
+            {**AGENT, "agent_params": {"question_type": "essay"}},
+            "agent_params: question_type: unknown question type 'essay'",
+        ),
         ({"name": "x", "agent_params": {"k": 1}}, "agent_params: given without an agent"),
     ],
 )
@@ -138,7 +142,7 @@ def test_bad_agent_pipelines_are_one_line_errors(corpus, beir_set, pipeline, mes
 def test_an_agent_on_a_typed_dataset_is_scored_on_its_exact_answer(corpus, tmp_path):
     """PubMedQA in the open setting: the agent searches the corpus, its yes/no answer is
     scored against the gold decision (accuracy, macro-F1) beside single-shot `ask`."""
-    question = "Does vitamin D deficiency raise the risk of multiple sclerosis?"
+    question = "Vitamin D deficiency and multiple sclerosis: is there a link?"  # auto: ideal
     item = {"QUESTION": question, "CONTEXTS": ["x"], "final_decision": "yes", "LONG_ANSWER": "Yes."}
     path = tmp_path / "pqal.json"
     path.write_text(json.dumps({"v1": item}))
@@ -151,9 +155,10 @@ def test_an_agent_on_a_typed_dataset_is_scored_on_its_exact_answer(corpus, tmp_p
         "repeats": 1,
         "pipelines": [
             {"name": "ask", "retriever": "bm25", "depth": 2, "generator": "llm"},
-            AGENT,
+            {**AGENT, "agent_params": {"k": 1, "question_type": "yesno"}},
         ],
     }
+    spec["pipelines"][0]["generator_params"] = {"question_type": "yesno"}
     exp = parse_experiment(spec, "exp.yaml")
     decisions = iter([{"yes": 0.2, "no": 0.8}, {"yes": 0.9, "no": 0.1}])  # ask, then agent
 
