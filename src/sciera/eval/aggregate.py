@@ -10,7 +10,8 @@ dataset's gold labels with ``evaluate_labels`` (``macro_f1``) and evidence with
 ``evaluate_records``; judges give their mean over judged answers plus a
 ``<judge>_failures`` count and the mean of each number in their details (``<judge>:<key>``,
 e.g. ``rubric_coverage:full``, ``rubric_coverage:words``); costs are means per question:
-``s/q <stage>`` and ``tok/q`` (LLM prompt + completion tokens of the pipeline, judges excluded).
+``s/q <stage>`` and ``tok/q`` (LLM prompt + completion tokens of the pipeline, judges excluded);
+``s/q judge:<name>`` and ``tok/q judge:<name>``: each judge's.
 
 On datasets with distractors (SSLI) tied scores are ordered by
 :func:`~sciera.eval.metrics.ranking.neutral_order`, not trec_eval's doc-id order.
@@ -39,6 +40,7 @@ from sciera.eval.runstore import Results, final_run
 
 COST_PREFIX = "s/q "
 TOKENS = "tok/q"
+JUDGE_STAGE = "judge:"
 STAGE_ORDER = ("first_stage", "rerank", "evidence", "generate", "agent")
 
 
@@ -199,19 +201,21 @@ def _judge_columns(recs: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
 
 
 def _cost_columns(recs: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
+    """Seconds per stage; the pipeline's LLM tokens in ``tok/q``, each judge's apart in
+    ``tok/q judge:<name>`` (a judge is what the evaluation costs, not the pipeline)."""
     n = len(recs)
     seconds: dict[str, float] = {}
-    tokens, any_llm = 0.0, False
+    tokens: dict[str, float] = {}
     for r in recs.values():
         for stage, row in r.get("cost", {}).items():
             seconds[stage] = seconds.get(stage, 0.0) + row.get("seconds", 0.0)
             if "prompt_tokens" in row:
-                any_llm = True
-                tokens += row["prompt_tokens"] + row.get("completion_tokens", 0)
+                column = f"{TOKENS} {stage}" if stage.startswith(JUDGE_STAGE) else TOKENS
+                used = row["prompt_tokens"] + row.get("completion_tokens", 0)
+                tokens[column] = tokens.get(column, 0.0) + used
     ordered = sorted(seconds, key=lambda s: (*STAGE_ORDER, s).index(s))
     out = {f"{COST_PREFIX}{s}": seconds[s] / n for s in ordered}
-    if any_llm:
-        out[TOKENS] = tokens / n
+    out.update({column: total / n for column, total in sorted(tokens.items())})
     return out
 
 
@@ -236,4 +240,4 @@ def aggregate(results: Results) -> list[Row]:
 
 
 def is_cost(column: str) -> bool:
-    return column.startswith(COST_PREFIX) or column == TOKENS or column.endswith("_failures")
+    return column.startswith((COST_PREFIX, TOKENS)) or column.endswith("_failures")

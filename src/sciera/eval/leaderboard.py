@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
@@ -137,12 +138,31 @@ def judge_matches(
         else:
             if deadline is not None and deadline.passed():
                 return
+            start = time.perf_counter()
             battle = judge.battle(m.question, m.answer_x, m.answer_y)
             row = {"key": m.key, "qid": m.qid, "x": m.x, "y": m.y}
-            log.append({**row, "battle": battle.to_dict()})
+            seconds = time.perf_counter() - start
+            log.append({**row, "battle": battle.to_dict(), "seconds": seconds})
         if progress is not None:
             progress(i, len(todo))
         yield m, battle
+
+
+def battle_cost(rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """Mean seconds and prompt tokens per judged battle (both orders), over the battles
+    whose log line has its seconds (lines written before seconds were logged have none)."""
+    timed = [r for r in rows if "seconds" in r]
+    if not timed:
+        return {}
+    tokens = [
+        sum((r["battle"].get(o) or {}).get("prompt_tokens", 0) for o in ("x_first", "y_first"))
+        for r in timed
+    ]
+    return {
+        "seconds_per_battle": sum(r["seconds"] for r in timed) / len(timed),
+        "prompt_tokens_per_battle": sum(tokens) / len(timed),
+        "timed_battles": float(len(timed)),
+    }
 
 
 def ensemble_score(battle: Battle, cov_x: float, cov_y: float) -> float:
@@ -225,6 +245,7 @@ def build_leaderboard(
     deadline = Deadline(limit_minutes)
     with QueryLog.open(out / BATTLES_FILE, key="key") as log:
         judged = list(judge_matches(todo, judge, log, deadline=deadline, progress=progress))
+        cost = battle_cost(log.records[m.key] for m, _ in judged)
     ok = [(m, b) for m, b in judged if b.score_x is not None]
     direct: dict[str, list[tuple[str, str, float]]] = {}
     ensemble: dict[str, list[tuple[str, str, float]]] = {}
@@ -247,7 +268,7 @@ def build_leaderboard(
         failed=len(judged) - len(ok),
         questions=len(direct),
         ratings=ratings,
-        judge_stats=position_bias(b for _, b in ok),
+        judge_stats={**position_bias(b for _, b in ok), **cost},
         complete=len(judged) == len(todo),
         bootstrap=bootstrap,
         seed=seed,
@@ -311,11 +332,21 @@ def markdown(board: Leaderboard) -> str:
         f"is a tie): the first-shown answer won {s['first_wins']:.2f} of "
         f"{s['decisive_verdicts']:.0f} decisive verdicts (0.5 is unbiased); the two orders "
         f"agreed in {s['order_agreement']:.2f} of battles; ties {s['ties']:.2f}; failed "
-        f"battles {board.failed}. Ratings: Bradley–Terry on the Elo scale, "
+        f"battles {board.failed}.{_cost_text(s)} Ratings: Bradley–Terry on the Elo scale, "
         f"{board.bootstrap} bootstrap resamples of the questions (seed {board.seed})."
     )
     lines += sanity_lines(board)
     return "\n".join(lines) + "\n"
+
+
+def _cost_text(stats: Mapping[str, float]) -> str:
+    if "seconds_per_battle" not in stats:
+        return ""
+    return (
+        f" Cost: {stats['seconds_per_battle']:.1f} s and "
+        f"{stats['prompt_tokens_per_battle']:.0f} prompt tokens per battle (both orders; "
+        f"{stats['timed_battles']:.0f} battles timed)."
+    )
 
 
 def write_leaderboard(board: Leaderboard, out: Path, plots: bool = True) -> dict[str, Path]:

@@ -18,7 +18,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from sciera.eval.aggregate import Row, aggregate, complete_repeats, is_cost
+from sciera.eval.aggregate import TOKENS, Row, aggregate, complete_repeats, is_cost
 from sciera.eval.runstore import Results, load_results
 
 
@@ -44,7 +44,7 @@ def best_rows(rows: Sequence[Row], column: str) -> set[int]:
 def _fmt(value: float, column: str) -> str:
     if column.startswith("s/q"):
         return f"{value:.4f}"
-    if column in ("tok/q",) or column.endswith("_failures"):
+    if column.startswith(TOKENS) or column.endswith("_failures"):
         return f"{value:.1f}"
     return f"{value:.4f}"
 

@@ -43,6 +43,7 @@ from typing import Any
 
 from sciera.datasets.loaders import EvalDataset, load_dataset
 from sciera.errors import ScieraError
+from sciera.eval.aggregate import JUDGE_STAGE
 from sciera.eval.experiment import Experiment, PipelineSpec
 from sciera.eval.metrics.ranking import neutral_order
 from sciera.eval.resultlog import QueryLog
@@ -407,6 +408,7 @@ def _run_query(
     p, query = st.spec, data.queries[qid]
     cost: dict[str, dict[str, float]] = {"first_stage": {"seconds": first_seconds}}
     rec: dict[str, Any] = {"qid": qid, "setting": data.setting(qid), "input": data.input_key(qid)}
+    rec["cost"] = cost  # judges add their rows to it
     rec["first"] = unit_scores(ranking, data.unit, p.depth)
     final = ranking
     if st.reranker is not None:
@@ -437,7 +439,6 @@ def _run_query(
             answer: Answer = st.generator.answer(query, evidence)
         rec["answer"] = answer_record(answer)
         _judge(st, data, qid, answer.text, rec)
-    rec["cost"] = cost
     return rec
 
 
@@ -452,13 +453,16 @@ def _run_agent(st: _Stages, data: EvalDataset, qid: str) -> dict[str, Any]:
 
 def _judge(st: _Stages, data: EvalDataset, qid: str, answer: str, rec: dict[str, Any]) -> None:
     """Every judge's verdict on ``answer`` against the first reference, into ``rec``
-    (judges that need a reference skip questions without one)."""
+    (judges that need a reference skip questions without one); each judge's seconds and
+    tokens go to ``rec["cost"]["judge:<name>"]``."""
     refs = data.answers.get(qid, ())
-    judged = {
-        name: judge.judge(data.queries[qid], refs[0] if refs else "", answer).to_dict()
-        for name, judge, _ in st.judges
-        if refs or not getattr(judge, "needs_reference", True)
-    }
+    cost = rec.setdefault("cost", {})
+    judged = {}
+    for name, judge, judge_llm in st.judges:
+        if refs or not getattr(judge, "needs_reference", True):
+            with stage_cost(cost, f"{JUDGE_STAGE}{name}", judge_llm):
+                verdict = judge.judge(data.queries[qid], refs[0] if refs else "", answer)
+            judged[name] = verdict.to_dict()
     if judged:
         rec["judges"] = judged
 

@@ -140,8 +140,13 @@ def test_leaderboard_ranks_by_battles_resumes_and_writes_its_tables(tmp_path, st
     assert "ensemble" not in board.ratings  # the runs carry no rubric coverage
     assert board.judge_stats["first_wins"] == 0.5 and board.judge_stats["order_agreement"] == 1
     assert len(llm.calls) == 24  # two orders per battle
+    s = board.judge_stats  # the judge's cost: every battle timed, both orders' tokens
+    assert s["timed_battles"] == 12 and s["seconds_per_battle"] >= 0
+    tokens = [len(c.prompt.split()) for c in llm.calls]  # the fake counts words
+    assert s["prompt_tokens_per_battle"] == sum(tokens) / 12 > 0
     table = (out / "leaderboard.md").read_text()
     assert "| 1 | good |" in table and "Judge `judge` (judge_pairwise@1)" in table
+    assert "prompt tokens per battle (both orders; 12 battles timed)" in table
     saved = json.loads((out / "leaderboard.json").read_text())
     assert saved["ratings"]["direct"][0]["system"] == "good"
     assert len((out / BATTLES_FILE).read_text().splitlines()) == 12

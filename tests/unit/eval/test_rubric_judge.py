@@ -151,6 +151,17 @@ def test_coverage_in_reports_paired_tests_and_the_ensemble(tmp_path, stage_regis
     assert rows["bad"]["rubric_coverage"]["mean"] == 0.25
     assert rows["good"]["rubric_coverage:full"]["mean"] == 1.0
     assert rows["bad"]["rubric_coverage:words"]["mean"] == 2.0
+    # the judge's cost is its own: seconds and tokens per judged answer, not the pipeline's
+    judged = rows["good"]["tok/q judge:rubric_coverage"]["mean"]
+    assert judged > 0 and rows["good"]["s/q judge:rubric_coverage"]["mean"] >= 0
+    recs = list(load_results(out).records["good"][0].values())
+
+    def per_question(stage: str) -> float:
+        rows_ = [r["cost"][stage] for r in recs]
+        return sum(c["prompt_tokens"] + c["completion_tokens"] for c in rows_) / len(recs)
+
+    assert judged == pytest.approx(per_question("judge:rubric_coverage"))
+    assert rows["good"]["tok/q"]["mean"] == pytest.approx(per_question("generate"))
     test = {c.metric: c for c in compare_pipelines(load_results(out))}["rubric_coverage"]
     assert test.diff == -0.75 and test.test.n == 4
     # the direct judge sees ties only; the ensemble's coverage points decide
