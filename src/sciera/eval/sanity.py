@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -74,10 +75,30 @@ def _key(*parts: str) -> str:
 
 
 def _get_or_make(log: QueryLog, key: str, make: Any, meta: Mapping[str, str]) -> dict:
-    """The logged result under ``key``, else ``make()`` logged at once."""
+    """The logged line under ``key``, else ``make()`` logged at once with its seconds."""
     if key not in log:
-        log.append({"key": key, **meta, "result": make()})
-    return log.records[key]["result"]
+        start = time.perf_counter()
+        result = make()
+        log.append({"key": key, **meta, "result": result, "seconds": time.perf_counter() - start})
+    return log.records[key]
+
+
+def _cost(line: Mapping[str, Any], tokens: float) -> tuple[str, float, float] | None:
+    """(key, seconds, prompt tokens) of one judgment; None for a line logged without
+    seconds."""
+    return (line["key"], line["seconds"], tokens) if "seconds" in line else None
+
+
+def _cost_summary(costs: Sequence[tuple[str, float, float] | None]) -> dict[str, float]:
+    """Means per judgment; a judgment several cases share (a reference's coverage) once."""
+    timed = [(c[1], c[2]) for c in {c[0]: c for c in costs if c is not None}.values()]
+    if not timed:
+        return {}
+    return {
+        "seconds_per_judgment": sum(c[0] for c in timed) / len(timed),
+        "prompt_tokens_per_judgment": sum(c[1] for c in timed) / len(timed),
+        "timed_judgments": float(len(timed)),
+    }
 
 
 def run_sanity(
@@ -129,15 +150,17 @@ def _judge_case(p: Mapping[str, str], log: QueryLog, pairwise: Any, coverage: An
             p["reference"],
             p["corrupted"],
         )
-        result = _get_or_make(
+        line = _get_or_make(
             log,
             key,
             lambda: pairwise.battle(p["question"], p["reference"], p["corrupted"]).to_dict(),
             {**meta, "judge": "pairwise"},
         )
-        row["battle"] = Battle.from_dict(result)
+        row["battle"] = Battle.from_dict(line["result"])
+        orders = (line["result"].get(o) or {} for o in ("x_first", "y_first"))
+        row["pairwise_cost"] = _cost(line, sum(v.get("prompt_tokens", 0) for v in orders))
     if coverage is not None:
-        scores = []
+        scores, costs = [], []
         for which in ("reference", "corrupted"):
             text = p[which]
             key = _key(
@@ -148,15 +171,15 @@ def _judge_case(p: Mapping[str, str], log: QueryLog, pairwise: Any, coverage: An
                 p["question"],
                 text,
             )
-            scores.append(
-                _get_or_make(
-                    log,
-                    key,
-                    lambda text=text: coverage.judge(p["question"], "", text).to_dict(),
-                    {**meta, "judge": "rubric_coverage", "text": which},
-                )
+            line = _get_or_make(
+                log,
+                key,
+                lambda text=text: coverage.judge(p["question"], "", text).to_dict(),
+                {**meta, "judge": "rubric_coverage", "text": which},
             )
-        row["coverage"] = scores
+            scores.append(line["result"])
+            costs.append(_cost(line, line["result"].get("prompt_tokens") or 0))
+        row["coverage"], row["coverage_cost"] = scores, costs
     return row
 
 
@@ -191,6 +214,7 @@ def summarize(
                 ties=lambda kind, outcome: outcome == "tie",
             ),
             "position_bias": position_bias(b for b in battles if b.score_x is not None),
+            "cost": _cost_summary([r["pairwise_cost"] for r in rows]),
         }
     if coverage is not None:
         judged = [
@@ -206,6 +230,7 @@ def summarize(
                 lambda kind, s: coverage_right(kind, s[0], s[1]),
                 failed=len(rows) - len(judged),
             ),
+            "cost": _cost_summary([c for r in rows for c in r["coverage_cost"]]),
         }
     return out
 
@@ -262,4 +287,12 @@ def markdown(summary: Mapping[str, Any]) -> str:
             f"{b['decisive_verdicts']:.0f} decisive verdicts; orders agreed in "
             f"{b['order_agreement']:.2f} of battles."
         )
+    for name, unit in (("pairwise", "battle (both orders)"), ("rubric_coverage", "judged answer")):
+        c = summary.get(name, {}).get("cost") or {}
+        if c:
+            lines.append(
+                f"\nCost of {name}: {c['seconds_per_judgment']:.1f} s and "
+                f"{c['prompt_tokens_per_judgment']:.0f} prompt tokens per {unit} "
+                f"({c['timed_judgments']:.0f} timed)."
+            )
     return "\n".join(lines) + "\n"

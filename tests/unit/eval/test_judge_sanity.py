@@ -125,6 +125,12 @@ def test_a_judge_that_prefers_references_is_right_and_a_rerun_judges_nothing(tmp
     assert cov["harmful_accuracy"] == 1.0 and cov["by_kind"]["padded"]["accuracy"] == 1.0
     assert pw["position_bias"]["order_agreement"] == 1.0
     assert "| pairwise (judge) |" in (tmp_path / "s" / "sanity.md").read_text()
+    # cost per judgment: 8 battles; coverage of 2 references and 8 corrupted answers
+    assert pw["cost"]["timed_judgments"] == 8 and cov["cost"]["timed_judgments"] == 10
+    battle_tokens = [len(c.prompt.split()) for c in llm.calls if "Better answer" in c.prompt]
+    assert pw["cost"]["prompt_tokens_per_judgment"] == sum(battle_tokens) / 8
+    table = (tmp_path / "s" / "sanity.md").read_text()
+    assert "prompt tokens per judged answer (10 timed)" in table
     again = reference_lover()
     run_sanity(data, tmp_path / "s", pairwise=PairwiseJudge(again))
     assert again.calls == []
