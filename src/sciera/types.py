@@ -31,6 +31,12 @@ class Document:
         object.__setattr__(self, "metadata", _frozen_map(self.metadata))
 
 
+def document_of(passage_id: str) -> str:
+    """The document a passage id names (``"d#3"`` -> ``"d"``); an id without ``#`` is a
+    document id already."""
+    return passage_id.rpartition("#")[0] or passage_id
+
+
 @dataclass(frozen=True, slots=True)
 class Passage:
     """A retrievable unit: at most N words of one document, cut on sentence boundaries.

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Literal
 
 from sciera.errors import ScieraError
-from sciera.types import Passage, QAInstance
+from sciera.types import Passage, QAInstance, document_of
 
 Unit = Literal["document", "passage"]
 
@@ -86,7 +86,7 @@ class EvalDataset:
         for qid, judged in self.qrels.items():
             docs = qrels.setdefault(qid, {})
             for pid, grade in judged.items():
-                doc = pid.rpartition("#")[0] or pid
+                doc = document_of(pid)
                 docs[doc] = max(grade, docs.get(doc, grade))
         return replace(self, unit="document", qrels=qrels)
 
@@ -116,7 +116,7 @@ def from_instances(name: str, instances: list[QAInstance]) -> EvalDataset:
         qrels[inst.id] = {pid: 1 for pid in inst.gold_passage_ids}
         answers[inst.id] = (inst.answer,) if inst.answer else ()
         cands[inst.id] = tuple(
-            Passage(c.passage_id, c.passage_id.rpartition("#")[0] or c.passage_id, i, "", c.text)
+            Passage(c.passage_id, document_of(c.passage_id), i, "", c.text)
             for i, c in enumerate(inst.candidates)
         )
         distractors[inst.id] = frozenset(c.passage_id for c in inst.candidates if c.is_distractor)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from sciera.types import document_of
+
 if TYPE_CHECKING:
     from sciera.research.trace import Run
 
@@ -27,7 +29,7 @@ def seen_ranking(run: Run, unit: str) -> list[list[Any]]:
     for step in run.steps:
         if step.action == "search":
             for pid in step.result_ids:
-                ids.setdefault(pid.rpartition("#")[0] or pid if unit == "document" else pid)
+                ids.setdefault(document_of(pid) if unit == "document" else pid)
     n = len(ids)
     return [[d, float(n - i)] for i, d in enumerate(ids)]
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
@@ -32,6 +32,7 @@ from typing import Any
 
 from sciera.errors import ScieraError
 from sciera.eval.bradley_terry import Rating, rate
+from sciera.eval.judges.base import mean_cost
 from sciera.eval.judges.pairwise import Battle, PairwiseJudge, cut_words, position_bias
 from sciera.eval.resultlog import QueryLog
 from sciera.progress import Deadline
@@ -140,29 +141,12 @@ def judge_matches(
                 return
             start = time.perf_counter()
             battle = judge.battle(m.question, m.answer_x, m.answer_y)
-            row = {"key": m.key, "qid": m.qid, "x": m.x, "y": m.y}
             seconds = time.perf_counter() - start
-            log.append({**row, "battle": battle.to_dict(), "seconds": seconds})
+            row = {"key": m.key, "qid": m.qid, "x": m.x, "y": m.y, "seconds": seconds}
+            log.append({**row, "battle": battle.to_dict()})
         if progress is not None:
             progress(i, len(todo))
         yield m, battle
-
-
-def battle_cost(rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:
-    """Mean seconds and prompt tokens per judged battle (both orders), over the battles
-    whose log line has its seconds (lines written before seconds were logged have none)."""
-    timed = [r for r in rows if "seconds" in r]
-    if not timed:
-        return {}
-    tokens = [
-        sum((r["battle"].get(o) or {}).get("prompt_tokens", 0) for o in ("x_first", "y_first"))
-        for r in timed
-    ]
-    return {
-        "seconds_per_battle": sum(r["seconds"] for r in timed) / len(timed),
-        "prompt_tokens_per_battle": sum(tokens) / len(timed),
-        "timed_battles": float(len(timed)),
-    }
 
 
 def ensemble_score(battle: Battle, cov_x: float, cov_y: float) -> float:
@@ -245,7 +229,12 @@ def build_leaderboard(
     deadline = Deadline(limit_minutes)
     with QueryLog.open(out / BATTLES_FILE, key="key") as log:
         judged = list(judge_matches(todo, judge, log, deadline=deadline, progress=progress))
-        cost = battle_cost(log.records[m.key] for m, _ in judged)
+        # battles logged before seconds were have none: the mean is over the timed ones
+        lines = [(log.records[m.key], b) for m, b in judged]
+        cost = mean_cost(
+            ((line["seconds"], b.prompt_tokens) for line, b in lines if "seconds" in line),
+            "battle",
+        )
     ok = [(m, b) for m, b in judged if b.score_x is not None]
     direct: dict[str, list[tuple[str, str, float]]] = {}
     ensemble: dict[str, list[tuple[str, str, float]]] = {}

@@ -91,14 +91,10 @@ def _cost(line: Mapping[str, Any], tokens: float) -> tuple[str, float, float] | 
 
 def _cost_summary(costs: Sequence[tuple[str, float, float] | None]) -> dict[str, float]:
     """Means per judgment; a judgment several cases share (a reference's coverage) once."""
-    timed = [(c[1], c[2]) for c in {c[0]: c for c in costs if c is not None}.values()]
-    if not timed:
-        return {}
-    return {
-        "seconds_per_judgment": sum(c[0] for c in timed) / len(timed),
-        "prompt_tokens_per_judgment": sum(c[1] for c in timed) / len(timed),
-        "timed_judgments": float(len(timed)),
-    }
+    from sciera.eval.judges.base import mean_cost
+
+    once = {c[0]: (c[1], c[2]) for c in costs if c is not None}
+    return mean_cost(once.values(), "judgment")
 
 
 def run_sanity(
@@ -157,8 +153,7 @@ def _judge_case(p: Mapping[str, str], log: QueryLog, pairwise: Any, coverage: An
             {**meta, "judge": "pairwise"},
         )
         row["battle"] = Battle.from_dict(line["result"])
-        orders = (line["result"].get(o) or {} for o in ("x_first", "y_first"))
-        row["pairwise_cost"] = _cost(line, sum(v.get("prompt_tokens", 0) for v in orders))
+        row["pairwise_cost"] = _cost(line, row["battle"].prompt_tokens)
     if coverage is not None:
         scores, costs = [], []
         for which in ("reference", "corrupted"):

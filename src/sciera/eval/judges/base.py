@@ -7,6 +7,19 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 
+def mean_cost(timed: Iterable[tuple[float, float]], per: str) -> dict[str, float]:
+    """Mean seconds and prompt tokens over ``(seconds, prompt_tokens)`` judgments:
+    ``seconds_per_<per>``, ``prompt_tokens_per_<per>``, ``timed_<per>s``; empty for none."""
+    rows = list(timed)
+    if not rows:
+        return {}
+    return {
+        f"seconds_per_{per}": sum(s for s, _ in rows) / len(rows),
+        f"prompt_tokens_per_{per}": sum(t for _, t in rows) / len(rows),
+        f"timed_{per}s": float(len(rows)),
+    }
+
+
 @dataclass(frozen=True, slots=True)
 class JudgeScore:
     """One judgment. ``score`` is None exactly when ``failed`` (with ``error`` saying why)."""

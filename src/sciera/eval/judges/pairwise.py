@@ -58,6 +58,11 @@ class Battle:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
+    def prompt_tokens(self) -> int:
+        """Prompt tokens of both orders."""
+        return sum(v.prompt_tokens for v in (self.x_first, self.y_first) if v is not None)
+
+    @property
     def score_x(self) -> float | None:
         """1 for a win of x, 0.5 for a tie, 0 for a loss; None when failed."""
         return {"x": 1.0, "tie": 0.5, "y": 0.0}.get(self.outcome)
