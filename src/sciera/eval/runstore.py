@@ -29,29 +29,73 @@ def dump_json(path: Path, data: Any) -> None:
     tmp.replace(path)
 
 
+def _shared_spec(exp: Experiment) -> dict[str, Any]:
+    """What every pipeline's results depend on: the spec minus pipelines, repeats, corpus."""
+    return exp.model_dump(mode="json", exclude={"repeats", "pipelines", "corpus"})
+
+
+def _pipeline_spec(exp: Experiment, name: str) -> dict[str, Any]:
+    """What one pipeline's results depend on beyond the shared spec: its own stages, and
+    the corpus unless it ranks the dataset's candidate pools."""
+    p = next(p for p in exp.pipelines if p.name == name)
+    corpus = None if p.retriever == "candidates" else exp.model_dump(mode="json")["corpus"]
+    return {**p.model_dump(mode="json"), "corpus": corpus}
+
+
 def fingerprint(exp: Experiment) -> str:
-    """What must match for a results dir to be resumed: everything but the repeat count."""
-    spec = exp.model_dump(mode="json", exclude={"repeats"})
-    canonical = json.dumps(spec, sort_keys=True, separators=(",", ":"))
+    """Hash of the shared spec: equal for experiments whose results can share a directory."""
+    canonical = json.dumps(_shared_spec(exp), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def _stored(out: Path, manifest: dict[str, Any]) -> Experiment:
+    try:
+        return Experiment.model_validate(manifest.get("experiment", {}))
+    except ValueError:  # pydantic's ValidationError: written by an incompatible version
+        raise ScieraError(
+            f"{out}: holds results this version cannot read back; choose another --out"
+        ) from None
+
+
+def _check_resumable(out: Path, stored: Experiment, exp: Experiment) -> None:
+    """A results directory takes the same experiment again, or the same one with pipelines
+    added; a pipeline already there must be unchanged (its results were made by it)."""
+    old, new = _shared_spec(stored), _shared_spec(exp)
+    if old != new:
+        keys = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
+        raise ScieraError(
+            f"{out}: holds results of a different experiment ({stored.name!r}; "
+            f"{', '.join(keys)} differ); choose another --out"
+        )
+    names = {p.name for p in stored.pipelines}
+    for i, p in enumerate(exp.pipelines):
+        if p.name in names and _pipeline_spec(stored, p.name) != _pipeline_spec(exp, p.name):
+            raise ScieraError(
+                f"pipelines[{i}] ({p.name}): differs from the pipeline of that name whose "
+                f"results are in {out}; give it another name, or choose another --out"
+            )
 
 
 def prepare_results_dir(
     out: Path, exp: Experiment, data: EvalDataset, plan: Mapping[str, int]
 ) -> None:
+    """Create or reopen ``out`` for ``exp``. Pipelines of an earlier run that ``exp`` no
+    longer lists stay in the manifest (their results are kept and reported)."""
     out.mkdir(parents=True, exist_ok=True)
     manifest_path = out / "manifest.json"
-    fp = fingerprint(exp)
+    spec = exp.model_dump(mode="json")
     if manifest_path.exists():
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        if manifest.get("fingerprint") != fp:
-            raise ScieraError(
-                f"{out}: holds results of a different experiment "
-                f"({manifest.get('experiment', {}).get('name')!r}); choose another --out"
-            )
+        stored = _stored(out, manifest)
+        _check_resumable(out, stored, exp)
+        listed = {p.name for p in exp.pipelines}
+        kept = [p for p in manifest["experiment"]["pipelines"] if p["name"] not in listed]
+        spec["pipelines"] += kept
+        plan = {**plan, **{p["name"]: manifest.get("plan", {}).get(p["name"], 0) for p in kept}}
     else:
-        manifest = {"format": FORMAT, "fingerprint": fp, "created": time.time(), "repeats": {}}
-    manifest["experiment"] = exp.model_dump(mode="json")
+        manifest = {"format": FORMAT, "created": time.time(), "repeats": {}}
+    manifest["fingerprint"] = fingerprint(exp)
+    manifest["experiment"] = spec
     manifest["plan"] = dict(plan)
     manifest["dataset"] = {"name": data.name, "unit": data.unit, "questions": len(data.queries)}
     manifest["updated"] = time.time()

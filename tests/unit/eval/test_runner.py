@@ -179,6 +179,39 @@ def test_other_experiment_in_results_dir_is_refused(tmp_path: Path) -> None:
         run_experiment(other, tmp_path / "res", llm_factory=scripted)
 
 
+def test_a_pipeline_added_later_runs_alone_and_the_others_resume(tmp_path: Path) -> None:
+    from sciera.errors import ScieraError
+
+    exp = experiment(tmp_path)
+    full = tmp_path / "full"
+    run_experiment(exp, full, llm_factory=scripted)
+    write_report(full, plots=False)
+
+    out = tmp_path / "grown"
+    first = exp.model_copy(update={"pipelines": exp.pipelines[:1]})
+    run_experiment(first, out, llm_factory=scripted)
+    # a corpus matters only to pipelines that search it: the pool pipeline resumes
+    grown = exp.model_copy(update={"corpus": tmp_path / "corpus"})
+    summary = run_experiment(grown, out, llm_factory=scripted)
+    assert summary.skipped == {"pool/r0": 3, "pool/r1": 3, "pointwise/r0": 0, "pointwise/r1": 0}
+    write_report(out, plots=False)
+    assert table(out) == table(full)
+
+    changed = exp.pipelines[1].model_copy(update={"reranker_params": {"batch": 2}})
+    edited = exp.model_copy(update={"pipelines": [exp.pipelines[0], changed]})
+    with pytest.raises(ScieraError, match=r"pipelines\[1\] \(pointwise\): differs"):
+        run_experiment(edited, out, llm_factory=scripted)
+    with pytest.raises(ScieraError, match="different experiment.*dataset differ"):
+        other = exp.dataset.model_copy(update={"limit": 2})
+        run_experiment(exp.model_copy(update={"dataset": other}), out, llm_factory=scripted)
+
+    # a pipeline left out of a rerun keeps its results in the directory and the report
+    summary = run_experiment(exp.model_copy(update={"pipelines": exp.pipelines[1:]}), out)
+    assert summary.skipped == {"pointwise/r0": 3, "pointwise/r1": 3}
+    write_report(out, plots=False)
+    assert table(out) == table(full)
+
+
 def test_neutral_pool_order_hides_where_distractors_were_listed(tmp_path: Path) -> None:
     exp = experiment(tmp_path)
     spec = {"name": "set", "retriever": "candidates", "pool_order": "neutral"}
