@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -113,13 +113,22 @@ def research(
 ) -> Run:
     """Answer ``question`` over ``corpus`` with the multi-step research agent.
 
-    ``options`` are the agent's (steps, budgets, reranker, Q2Q ...); ``overrides`` are
-    settings sections as in :func:`sciera.ask` (e.g. ``retrieve={"retriever": "bm25"}``);
-    ``llm`` reuses an already built LLM.
+    ``options`` are the agent's (steps, budgets, reranker, Q2Q ...); ``question_type`` is
+    a shortcut for ``options.question_type`` (giving both, different, is an error);
+    ``overrides`` are settings sections as in :func:`sciera.ask` (e.g.
+    ``retrieve={"retriever": "bm25"}``); ``llm`` reuses an already built LLM.
     """
     from sciera.settings import load_settings
 
     question = require_query(question, "question")
+    options = options or ResearchOptions()
+    if question_type is not None and question_type != options.question_type:
+        if options.question_type is not None:
+            raise ScieraError(
+                f"question_type: {question_type!r} given, and {options.question_type!r} "
+                "in options; give one"
+            )
+        options = replace(options, question_type=question_type)
     overrides.setdefault("llm", {})
     overrides["llm"] = {"n_ctx": RESEARCH_N_CTX, **overrides["llm"]}
     settings = load_settings(preset, **overrides)
@@ -127,5 +136,5 @@ def research(
         from sciera.llm.registry import make_llm
 
         llm = make_llm(settings)
-    agent = build_agent(corpus, settings, llm, options or ResearchOptions())
-    return agent.run(question, question_type)
+    agent = build_agent(corpus, settings, llm, options)
+    return agent.run(question)

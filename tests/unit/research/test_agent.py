@@ -135,6 +135,19 @@ def test_empty_question_is_one_line_error(corpus, overrides):
         research("   ", corpus, llm=agent_llm(act("answer")), **overrides)
 
 
+def test_question_type_as_argument_or_option_and_never_two_different(corpus, overrides):
+    from sciera.errors import ScieraError
+
+    for how in ({"question_type": "yesno"}, {"options": ResearchOptions(question_type="yesno")}):
+        llm = agent_llm(search(Q1, "need MS risk"), act("answer"))
+        llm.on("yes/no questions", probs={"yes": 0.8, "no": 0.1, "maybe": 0.1})
+        llm.on("You explain answers", {"answer": "MS risk rises [1]."})
+        assert research(Q, corpus, llm=llm, **how, **overrides).answer.question_type == "yesno"
+    with pytest.raises(ScieraError, match="'ideal' given, and 'yesno' in options; give one"):
+        opts = ResearchOptions(question_type="yesno")
+        research(Q, corpus, llm=agent_llm(act("answer")), options=opts, question_type="ideal")
+
+
 def test_a_repeated_search_is_refused_once_with_the_queries_tried(corpus, overrides):
     llm = agent_llm(search(Q1), search(DUP), search(Q2), act("answer"))
     r = run(corpus, overrides, llm)
