@@ -127,11 +127,16 @@ class Interrupt(Exception):
     pass
 
 
+def reported(exp, out: Path) -> dict:
+    """Run ``exp`` into ``out`` in one go and return its report table."""
+    run_experiment(exp, out, llm_factory=scripted)
+    write_report(out, plots=False)
+    return table(out)
+
+
 def test_resume_after_interruption_gives_the_same_table(tmp_path: Path) -> None:
     exp = experiment(tmp_path)
-    full = tmp_path / "full"
-    run_experiment(exp, full, llm_factory=scripted)
-    write_report(full, plots=False)
+    full = reported(exp, tmp_path / "full")
 
     out = tmp_path / "interrupted"
     seen = []
@@ -164,7 +169,7 @@ def test_resume_after_interruption_gives_the_same_table(tmp_path: Path) -> None:
         qids = [json.loads(line)["qid"] for line in lines]
         assert sorted(qids) == ["q1", "q2", "q3"]
     write_report(out, plots=False)
-    assert table(out) == table(full)
+    assert table(out) == full
     trec = (out / "runs" / "pointwise" / "r0" / "run.trec").read_text().splitlines()
     assert len(trec) == 2 + 3 + 2 and trec[0].split()[:3] == ["q1", "Q0", "q1-g"]
 
@@ -183,9 +188,7 @@ def test_a_pipeline_added_later_runs_alone_and_the_others_resume(tmp_path: Path)
     from sciera.errors import ScieraError
 
     exp = experiment(tmp_path)
-    full = tmp_path / "full"
-    run_experiment(exp, full, llm_factory=scripted)
-    write_report(full, plots=False)
+    full = reported(exp, tmp_path / "full")
 
     out = tmp_path / "grown"
     first = exp.model_copy(update={"pipelines": exp.pipelines[:1]})
@@ -195,7 +198,7 @@ def test_a_pipeline_added_later_runs_alone_and_the_others_resume(tmp_path: Path)
     summary = run_experiment(grown, out, llm_factory=scripted)
     assert summary.skipped == {"pool/r0": 3, "pool/r1": 3, "pointwise/r0": 0, "pointwise/r1": 0}
     write_report(out, plots=False)
-    assert table(out) == table(full)
+    assert table(out) == full
 
     changed = exp.pipelines[1].model_copy(update={"reranker_params": {"batch": 2}})
     edited = exp.model_copy(update={"pipelines": [exp.pipelines[0], changed]})
@@ -209,7 +212,7 @@ def test_a_pipeline_added_later_runs_alone_and_the_others_resume(tmp_path: Path)
     summary = run_experiment(exp.model_copy(update={"pipelines": exp.pipelines[1:]}), out)
     assert summary.skipped == {"pointwise/r0": 3, "pointwise/r1": 3}
     write_report(out, plots=False)
-    assert table(out) == table(full)
+    assert table(out) == full
 
 
 def test_neutral_pool_order_hides_where_distractors_were_listed(tmp_path: Path) -> None:
