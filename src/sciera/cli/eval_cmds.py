@@ -153,7 +153,8 @@ def run(
     ray_cpus: RayCpusOpt = 1,
     shard_size: ShardOpt = 16,
 ) -> None:
-    """Run (or resume) an experiment: every pipeline x repeat x question, saved under --out."""
+    """Run (or resume) an experiment: every pipeline x repeat x question, saved under --out.
+    A pipeline added to the file later runs alone; the others resume from their results."""
     from sciera.eval.experiment import load_experiment
     from sciera.eval.runner import run_experiment
 
