@@ -64,8 +64,8 @@ def _check_resumable(out: Path, stored: Experiment, exp: Experiment) -> None:
     if old != new:
         keys = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
         raise ScieraError(
-            f"{out}: holds results of a different experiment ({stored.name!r}; "
-            f"{', '.join(keys)} differ); choose another --out"
+            f"{out}: holds results of a different experiment ({stored.name!r}, other "
+            f"{', '.join(keys)}); choose another --out"
         )
     names = {p.name for p in stored.pipelines}
     for i, p in enumerate(exp.pipelines):

@@ -204,7 +204,7 @@ def test_a_pipeline_added_later_runs_alone_and_the_others_resume(tmp_path: Path)
     edited = exp.model_copy(update={"pipelines": [exp.pipelines[0], changed]})
     with pytest.raises(ScieraError, match=r"pipelines\[1\] \(pointwise\): differs"):
         run_experiment(edited, out, llm_factory=scripted)
-    with pytest.raises(ScieraError, match=r"different experiment.*dataset differ"):
+    with pytest.raises(ScieraError, match=r"different experiment \('unit', other dataset\)"):
         other = exp.dataset.model_copy(update={"limit": 2})
         run_experiment(exp.model_copy(update={"dataset": other}), out, llm_factory=scripted)
 
