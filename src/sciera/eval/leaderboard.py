@@ -229,7 +229,7 @@ def build_leaderboard(
     deadline = Deadline(limit_minutes)
     with QueryLog.open(out / BATTLES_FILE, key="key") as log:
         judged = list(judge_matches(todo, judge, log, deadline=deadline, progress=progress))
-        # battles logged before seconds were have none: the mean is over the timed ones
+        # lines logged before battles were timed have no seconds: the mean is over the rest
         lines = [(log.records[m.key], b) for m, b in judged]
         cost = mean_cost(
             ((line["seconds"], b.prompt_tokens) for line, b in lines if "seconds" in line),

@@ -34,12 +34,17 @@ def _shared_spec(exp: Experiment) -> dict[str, Any]:
     return exp.model_dump(mode="json", exclude={"repeats", "pipelines", "corpus"})
 
 
-def _pipeline_spec(exp: Experiment, name: str) -> dict[str, Any]:
-    """What one pipeline's results depend on beyond the shared spec: its own stages, and
+def _pipeline_specs(exp: Experiment) -> dict[str, dict[str, Any]]:
+    """What each pipeline's results depend on beyond the shared spec: its own stages, and
     the corpus unless it ranks the dataset's candidate pools."""
-    p = next(p for p in exp.pipelines if p.name == name)
-    corpus = None if p.retriever == "candidates" else exp.model_dump(mode="json")["corpus"]
-    return {**p.model_dump(mode="json"), "corpus": corpus}
+    corpus = exp.model_dump(mode="json", include={"corpus"})["corpus"]
+    return {
+        p.name: {
+            **p.model_dump(mode="json"),
+            "corpus": corpus if p.retriever != "candidates" else None,
+        }
+        for p in exp.pipelines
+    }
 
 
 def fingerprint(exp: Experiment) -> str:
@@ -67,9 +72,9 @@ def _check_resumable(out: Path, stored: Experiment, exp: Experiment) -> None:
             f"{out}: holds results of a different experiment ({stored.name!r}, other "
             f"{', '.join(keys)}); choose another --out"
         )
-    names = {p.name for p in stored.pipelines}
+    before, now = _pipeline_specs(stored), _pipeline_specs(exp)
     for i, p in enumerate(exp.pipelines):
-        if p.name in names and _pipeline_spec(stored, p.name) != _pipeline_spec(exp, p.name):
+        if p.name in before and before[p.name] != now[p.name]:
             raise ScieraError(
                 f"pipelines[{i}] ({p.name}): differs from the pipeline of that name whose "
                 f"results are in {out}; give it another name, or choose another --out"
