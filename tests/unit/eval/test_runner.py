@@ -184,6 +184,22 @@ def test_other_experiment_in_results_dir_is_refused(tmp_path: Path) -> None:
         run_experiment(other, tmp_path / "res", llm_factory=scripted)
 
 
+def test_a_results_dir_of_an_incompatible_version_is_refused_untouched(tmp_path: Path) -> None:
+    from sciera.errors import ScieraError
+
+    exp = experiment(tmp_path)
+    out = tmp_path / "res"
+    run_experiment(exp, out, llm_factory=scripted)
+    manifest = out / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["experiment"]["pipelines"][0]["retriever"] = {"kind": "from another version"}
+    manifest.write_text(json.dumps(data))
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    with pytest.raises(ScieraError, match=r"res: holds results this version cannot read back"):
+        run_experiment(exp, out, llm_factory=scripted)
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
 def test_a_pipeline_added_later_runs_alone_and_the_others_resume(tmp_path: Path) -> None:
     from sciera.errors import ScieraError
 
