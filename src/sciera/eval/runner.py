@@ -48,7 +48,12 @@ from sciera.eval.experiment import Experiment, PipelineSpec
 from sciera.eval.metrics.ranking import neutral_order
 from sciera.eval.resultlog import QueryLog
 from sciera.eval.runllm import MeteredLLM, SeedTagged
-from sciera.eval.runstore import mark_repeat_done, prepare_results_dir, write_repeat_outputs
+from sciera.eval.runstore import (
+    check_identities,
+    mark_repeat_done,
+    prepare_results_dir,
+    write_repeat_outputs,
+)
 from sciera.generate.base import exact_answer
 from sciera.scale.options import RayOptions
 from sciera.settings import Settings
@@ -157,12 +162,15 @@ def run_experiment(
     if exp.seeds is not None and len(exp.seeds) < seeds_needed:
         raise ScieraError(f"seeds: {len(exp.seeds)} seeds for {seeds_needed} repeats")
     out = Path(out_dir)
+    identities = {p.name: pipeline_identity(p, settings) for p in exp.pipelines}
+    check_identities(out, exp, identities)
     prepare_results_dir(out, exp, data, plan)
     summary = RunSummary(out)
     retrievers = Retrievers(exp.corpus, settings)
     factory = llm_factory or default_llm
     with _worker_pool(ray, exp, settings, data, llm_factory) as pool:
-        _run_all(exp, data, out, plan, settings, retrievers, factory, pool, summary, progress)
+        stores = (out, plan, identities)
+        _run_all(exp, data, stores, settings, retrievers, factory, pool, summary, progress)
     return summary
 
 
@@ -188,8 +196,7 @@ def _worker_pool(
 def _run_all(
     exp: Experiment,
     data: EvalDataset,
-    out: Path,
-    plan: dict[str, int],
+    stores: tuple[Path, dict[str, int], dict[str, str]],
     settings: Settings,
     retrievers: Retrievers,
     factory: LLMFactory,
@@ -197,6 +204,9 @@ def _run_all(
     summary: RunSummary,
     progress: Progress | None,
 ) -> None:
+    """Run each repeat's missing questions; ``stores``: (results dir, repeats per pipeline,
+    identity of each pipeline's models, recorded for a repeat this run made whole)."""
+    out, plan, identities = stores
     for p in exp.pipelines:
         for r in range(plan[p.name]):
             seed = exp.seed_of(r)
@@ -219,7 +229,19 @@ def _run_all(
                         if progress is not None:
                             progress(f"{p.name} r{r}", len(log.records), len(data.queries))
                 write_repeat_outputs(folder, p.name, r, log.records, data)
-            mark_repeat_done(out, p.name, r, seed, stages_model(p, factory, settings, seed))
+            whole = summary.skipped[key] == 0
+            model = stages_model(p, factory, settings, seed)
+            mark_repeat_done(out, p.name, r, seed, model, identities[p.name] if whole else None)
+
+
+def pipeline_identity(p: PipelineSpec, settings: Settings) -> str:
+    """What a pipeline's results depend on beyond its spec and LLM: the files of the
+    models its reranker loads by name (see :func:`~sciera.rerank.registry.reranker_identity`)."""
+    if p.reranker is None:
+        return ""
+    from sciera.rerank.registry import reranker_identity
+
+    return reranker_identity(p.reranker, settings, p.reranker_params)
 
 
 def run_questions(

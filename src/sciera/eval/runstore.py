@@ -118,14 +118,36 @@ def prepare_results_dir(
     dump_json(out / "dataset.json", snapshot)
 
 
-def mark_repeat_done(out: Path, pipeline: str, repeat: int, seed: int, model: str) -> None:
+def check_identities(out: Path, exp: Experiment, identities: Mapping[str, str]) -> None:
+    """Refuse to resume a pipeline whose repeats were made by other model files than the
+    ones its stages load now (a model retrained or replaced under the same name); repeats
+    recorded without an identity (older versions) are taken as they are."""
+    path = out / "manifest.json"
+    if not path.exists():
+        return
+    repeats = json.loads(path.read_text(encoding="utf-8")).get("repeats", {})
+    for i, p in enumerate(exp.pipelines):
+        stored = {r.get("identity") for r in repeats.get(p.name, {}).values()} - {None}
+        if stored and stored != {identities[p.name]}:
+            raise ScieraError(
+                f"pipelines[{i}] ({p.name}): the model it loads changed since its results in "
+                f"{out} were made ({', '.join(sorted(stored))} -> {identities[p.name]}); give "
+                "it another name, or choose another --out"
+            )
+
+
+def mark_repeat_done(
+    out: Path, pipeline: str, repeat: int, seed: int, model: str, identity: str | None = None
+) -> None:
+    """Record a finished repeat: its seed, LLM and the identity of the models its stages
+    loaded (None: unknown, because earlier runs made some of it; a recorded one is kept)."""
     path = out / "manifest.json"
     manifest = json.loads(path.read_text(encoding="utf-8"))
-    manifest.setdefault("repeats", {}).setdefault(pipeline, {})[str(repeat)] = {
-        "seed": seed,
-        "llm": model,
-        "finished": time.time(),
-    }
+    done = manifest.setdefault("repeats", {}).setdefault(pipeline, {})
+    known = done.get(str(repeat), {}).get("identity")
+    done[str(repeat)] = {"seed": seed, "llm": model, "finished": time.time()}
+    if identity is not None or known is not None:
+        done[str(repeat)]["identity"] = identity if identity is not None else known
     manifest["updated"] = time.time()
     dump_json(path, manifest)
 

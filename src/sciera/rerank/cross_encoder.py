@@ -26,6 +26,7 @@ has int8 calibrators (the shipped one) when onnxruntime is installed, else fp32.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -136,6 +137,14 @@ class CrossEncoderReranker:
         kwargs.setdefault("precision", settings.rerank.cross_encoder_precision)
         return cls(model, **kwargs)
 
+    @classmethod
+    def identity(cls, settings: Settings, **params: Any) -> str:
+        """The contents of the model ``params`` name (weights, calibrators, card), hashed, so
+        a model retrained or replaced under the same name is told apart; a hub name as given."""
+        model = params.get("model") or DEFAULT_MODEL
+        path = Path(resolve_model(model, params.get("home") or settings.home))
+        return folder_digest(path) if path.is_dir() else model
+
     def logits(self, query: str, passages: Sequence[Passage]) -> list[float]:
         """The model's raw outputs (no activation) for each passage."""
         if not passages:
@@ -226,3 +235,15 @@ def _identity() -> Any:
     import torch
 
     return torch.nn.Identity()
+
+
+def folder_digest(folder: Path) -> str:
+    """sha256 over a model folder's files (names and bytes; the README rendered from the card
+    left out), first 16 hex digits."""
+    h = hashlib.sha256()
+    for f in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != "README.md"):
+        h.update(f"{f.relative_to(folder).as_posix()}\0".encode())
+        with f.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 22), b""):
+                h.update(block)
+    return h.hexdigest()[:16]

@@ -139,6 +139,20 @@ class EnsembleReranker:
         lw = make_reranker("llm_listwise", settings, **kwargs)
         return cls.bioasq(ce, lw, normalization)
 
+    @classmethod
+    def identity(cls, settings: Settings, **params: Any) -> str:
+        """The named members' identities (the bioasq preset's cross-encoder), joined."""
+        from sciera.rerank.registry import reranker_identity
+
+        members = params.get("members")
+        if members is None:
+            return reranker_identity("cross_encoder", settings, {"model": params.get("model")})
+        if not all(isinstance(m, Mapping) for m in members):
+            return ""  # members built already: nothing named to look up
+        return "+".join(
+            reranker_identity(m.name, settings, m.params) for m in parse_members(members)
+        )
+
     def rerank(self, query: str, ranking: Ranking) -> Ranking:
         n = len(ranking.items)
         ids = [it.passage_id for it in ranking.items]

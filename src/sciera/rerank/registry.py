@@ -52,6 +52,16 @@ def reranker_class(name: str) -> type:
     return getattr(importlib.import_module(module), attr)
 
 
+def reranker_identity(
+    name: str, settings: Settings, params: Mapping[str, Any] | None = None
+) -> str:
+    """What reranker ``name`` built with ``params`` loads beyond those parameters (a trained
+    model read by name: its files hashed), or "" when it loads nothing of the kind. A class
+    says so with an ``identity(settings, **params)`` classmethod."""
+    identity = getattr(reranker_class(name), "identity", None)
+    return identity(settings, **dict(params or {})) if identity is not None else ""
+
+
 def make_reranker(name: str, settings: Settings | None = None, **kwargs: Any) -> Reranker:
     """Build the named reranker. Keyword arguments override what settings provide
     (e.g. ``llm=...``, ``embedder=...``, ``model=...`` for the cross-encoder)."""

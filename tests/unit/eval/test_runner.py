@@ -200,6 +200,62 @@ def test_a_results_dir_of_an_incompatible_version_is_refused_untouched(tmp_path:
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
 
 
+def test_a_pipeline_whose_model_files_changed_is_not_resumed(tmp_path: Path, monkeypatch) -> None:
+    from sciera.errors import ScieraError
+    from sciera.rerank.llm_pointwise import LLMPointwiseReranker
+
+    model = {"files": "A"}  # what the reranker's model folder holds
+    monkeypatch.setattr(
+        LLMPointwiseReranker,
+        "identity",
+        classmethod(lambda cls, settings, **params: model["files"]),
+        raising=False,
+    )
+    exp, out = experiment(tmp_path), tmp_path / "res"
+    run_experiment(exp, out, llm_factory=scripted)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert {r["identity"] for r in manifest["repeats"]["pointwise"].values()} == {"A"}
+    assert {r["identity"] for r in manifest["repeats"]["pool"].values()} == {""}
+    assert run_experiment(exp, out, llm_factory=scripted).ran["pointwise/r0"] == 0
+
+    model["files"] = "B"  # retrained or replaced under the same name
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    with pytest.raises(ScieraError, match=r"pipelines\[1\] \(pointwise\): the model it loads ch"):
+        run_experiment(exp, out, llm_factory=scripted)
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+    # repeats recorded before identities existed are taken as they are, and a resume that
+    # made none of a repeat does not claim to know which model made it
+    for r in manifest["repeats"]["pointwise"].values():
+        del r["identity"]
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    run_experiment(exp, out, llm_factory=scripted)
+    repeats = json.loads((out / "manifest.json").read_text())["repeats"]["pointwise"]
+    assert all("identity" not in r for r in repeats.values())
+
+
+def test_a_cross_encoder_is_identified_by_its_folder_contents(tmp_path: Path) -> None:
+    from sciera.rerank.cross_encoder import CrossEncoderReranker
+    from sciera.settings import load_settings
+
+    settings = load_settings(home=str(tmp_path / "home"))
+    folder = tmp_path / "ce"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    (folder / "model.safetensors").write_bytes(b"weights-1")
+    (folder / "README.md").write_text("card")
+    first = CrossEncoderReranker.identity(settings, model=str(folder))
+    assert len(first) == 16
+    (folder / "README.md").write_text("card, reworded")
+    assert CrossEncoderReranker.identity(settings, model=str(folder)) == first
+    (folder / "sciera-calibrator.json").write_text("{}")  # recalibrated
+    recalibrated = CrossEncoderReranker.identity(settings, model=str(folder))
+    assert recalibrated != first
+    (folder / "model.safetensors").write_bytes(b"weights-2")  # retrained
+    assert CrossEncoderReranker.identity(settings, model=str(folder)) not in {first, recalibrated}
+    assert CrossEncoderReranker.identity(settings, model="org/hub-model") == "org/hub-model"
+
+
 def test_a_pipeline_added_later_runs_alone_and_the_others_resume(tmp_path: Path) -> None:
     from sciera.errors import ScieraError
 

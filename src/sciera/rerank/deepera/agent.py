@@ -141,6 +141,16 @@ class DeepEraReranker:
         agent.calibrator_source = source
         return agent
 
+    @classmethod
+    def identity(cls, settings: Settings, **params: Any) -> str:
+        """A trained scorer's identity (the LLM's own id is recorded apart); "" for none."""
+        from sciera.rerank.registry import reranker_identity
+
+        scorer = params.get("scorer", settings.rerank.scorer)
+        if not isinstance(scorer, str) or scorer == "llm":
+            return ""
+        return reranker_identity(scorer, settings, {"model": settings.rerank.scorer_model})
+
     # -- protocol -------------------------------------------------------------------
     def rerank(self, query: str, ranking: Ranking) -> Ranking:
         return self.rerank_with_trace(query, ranking)[0]
