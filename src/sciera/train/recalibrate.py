@@ -29,7 +29,7 @@ from sciera.errors import ScieraError
 from sciera.settings import Settings, load_settings
 from sciera.train.card import CALIBRATOR_FILE, FUSED_CALIBRATOR_FILE, default_score_mode, read_card
 from sciera.train.cross_encoder_run import FUSED_FEATURES, TrainResult, calibrate_on_dev
-from sciera.train.prepare import DataSpec, Progress, prepare
+from sciera.train.prepare import DataSpec, Prepared, Progress, prepare
 
 _FILES = {
     "fp32": (CALIBRATOR_FILE, FUSED_CALIBRATOR_FILE),
@@ -55,6 +55,31 @@ def spec_from_card(card: dict[str, Any]) -> DataSpec:
         calibration_questions=int(cfg.get("calibration_questions", 0)),
         calibration_banned=tuple(data.get("calibration_banned", ())),
     )
+
+
+def trained_beyond_labels(cards: Sequence[dict[str, Any]], data: Prepared) -> list[str]:
+    """Abstracts the models of ``cards`` trained on besides the labels ``data`` holds: their
+    synthetic queries' sources (re-picked from each card: same guard, dev split, count and
+    seed) and their SSLI negatives' gold abstracts. Calibration questions stay off them."""
+    from sciera.corpus import PassageStore
+    from sciera.train import ssli_negatives, synthetic
+
+    dev_gold = {d for r in data.dev for d in r.gold_docs}
+    docs: set[str] = set()
+    for card in cards:
+        card_data, spec = card["data"], spec_from_card(card)
+        n = int((card_data.get("synthetic") or {}).get("passages", 0))
+        if n:
+            with PassageStore.open(spec.corpus) as store:
+                picked = synthetic.pick_sources(
+                    store, data.guard.allowed_docs, dev_gold | data.guard.judged_docs, n, spec.seed
+                )
+            docs |= {p.split("#", 1)[0] for p in picked}
+        paths = [s["path"] for s in card_data.get("ssli_negatives") or [] if "path" in s]
+        if paths:
+            ssli = ssli_negatives.load(paths, data.guard)
+            docs |= {d for q in ssli.qrels.values() for d in q}
+    return sorted(docs)
 
 
 def recalibrate(
@@ -86,6 +111,10 @@ def recalibrate(
     work.mkdir(parents=True, exist_ok=True)
     _seed_questions(model_dir, work)
     started = time.monotonic()
+    if spec.calibration_questions:  # never on an abstract the model trained on (as training)
+        labels = prepare(replace(spec, calibration_questions=0), settings, work, progress)
+        banned = set(spec.calibration_banned) | set(trained_beyond_labels([card], labels))
+        spec = replace(spec, calibration_banned=tuple(sorted(banned)))
     data = prepare(spec, settings, work, progress)
     if [r.qid for r in data.dev] != list(card["data"]["dev_qids"]):
         raise ScieraError(

@@ -38,7 +38,7 @@ from sciera.train.cross_encoder_run import (
     saver,
 )
 from sciera.train.prepare import DataSpec, Prepared, Progress, install, open_work, prepare
-from sciera.train.recalibrate import spec_from_card
+from sciera.train.recalibrate import spec_from_card, trained_beyond_labels
 
 METHODS = ("greedy", "uniform")
 TRIALS = "trials.jsonl"
@@ -97,31 +97,6 @@ def check_compatible(ingredients: Sequence[Ingredient], states: Sequence[dict[st
             raise ScieraError(f"{ing.name}: its weights differ in names or shapes from {ref.name}")
 
 
-def trained_beyond_labels(ingredients: Sequence[Ingredient], data: Prepared) -> list[str]:
-    """Abstracts some ingredient trained on besides the shared labels: its synthetic
-    queries' sources (re-picked from its card: same guard, dev split, count and seed) and
-    its SSLI negatives' gold abstracts."""
-    from sciera.corpus import PassageStore
-    from sciera.train import ssli_negatives, synthetic
-
-    dev_gold = {d for r in data.dev for d in r.gold_docs}
-    docs: set[str] = set()
-    for ing in ingredients:
-        card_data, spec = ing.card["data"], spec_from_card(ing.card)
-        n = int((card_data.get("synthetic") or {}).get("passages", 0))
-        if n:
-            with PassageStore.open(spec.corpus) as store:
-                picked = synthetic.pick_sources(
-                    store, data.guard.allowed_docs, dev_gold | data.guard.judged_docs, n, spec.seed
-                )
-            docs |= {p.split("#", 1)[0] for p in picked}
-        paths = [s["path"] for s in card_data.get("ssli_negatives") or [] if "path" in s]
-        if paths:
-            ssli = ssli_negatives.load(paths, data.guard)
-            docs |= {d for q in ssli.qrels.values() for d in q}
-    return sorted(docs)
-
-
 def soup(
     job: SoupJob,
     settings: Settings | None = None,
@@ -169,7 +144,7 @@ def soup(
         chosen = list(range(len(ingredients)))
     else:
         chosen = greedy(len(ingredients), lambda m: _score(measure(m)["modes"]))
-    banned = trained_beyond_labels([ingredients[i] for i in chosen], data)
+    banned = trained_beyond_labels([ingredients[i].card for i in chosen], data)
     n_questions = (
         job.calibration_questions
         if job.calibration_questions is not None

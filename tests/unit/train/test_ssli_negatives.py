@@ -80,3 +80,31 @@ def test_hard_negatives_lead_every_group():
     lonely = TrainQuery("s", "q", ("d#0",), (), frozenset({"d"}), hard=("h1", "h2"))
     (group,) = make_groups([lonely], 3, random.Random(0))
     assert group[1][:3] == ["d#0", "h1", "h2"] and group[1][3] in {"h1", "h2"}
+
+
+def test_calibration_questions_stay_off_the_abstracts_of_a_models_ssli_negatives(tmp_path):
+    """`train recalibrate` bans what training banned: the gold abstracts of the SSLI sets the
+    card lists (training counts their questions as training queries)."""
+    from types import SimpleNamespace
+
+    from sciera.train.recalibrate import trained_beyond_labels
+
+    path = tmp_path / "instances.jsonl"
+    _write(path, [_instance("q1", "ssli", "d1", ["close"]), _instance("q2", "ssli", "d2", [])])
+    card = {
+        "data": {
+            "corpus": "c",
+            "queries": "q",
+            "qrels": "r",
+            "ssli_negatives": [
+                {"path": str(path), "questions": 1, "distractors": 1},
+                {"left_out_dev_gold_abstract": 0},
+            ],
+        },
+        "config": {"retriever": "hybrid", "depth": 30, "dev_fraction": 0.12, "seed": 0},
+        "splits": {"excluded": []},
+    }
+    data = SimpleNamespace(dev=[SimpleNamespace(gold_docs=("d9",))], guard=SplitGuard())
+    assert trained_beyond_labels([card], data) == ["d1"]
+    card["data"].pop("ssli_negatives")
+    assert trained_beyond_labels([card], data) == []
