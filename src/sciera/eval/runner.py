@@ -48,12 +48,7 @@ from sciera.eval.experiment import Experiment, PipelineSpec
 from sciera.eval.metrics.ranking import neutral_order
 from sciera.eval.resultlog import QueryLog
 from sciera.eval.runllm import MeteredLLM, SeedTagged
-from sciera.eval.runstore import (
-    check_identities,
-    mark_repeat_done,
-    prepare_results_dir,
-    write_repeat_outputs,
-)
+from sciera.eval.runstore import mark_repeat_done, prepare_results_dir, write_repeat_outputs
 from sciera.generate.base import exact_answer
 from sciera.scale.options import RayOptions
 from sciera.settings import Settings
@@ -163,14 +158,14 @@ def run_experiment(
         raise ScieraError(f"seeds: {len(exp.seeds)} seeds for {seeds_needed} repeats")
     out = Path(out_dir)
     identities = {p.name: pipeline_identity(p, settings) for p in exp.pipelines}
-    check_identities(out, exp, identities)
-    prepare_results_dir(out, exp, data, plan)
+    prepare_results_dir(out, exp, data, plan, identities)
     summary = RunSummary(out)
     retrievers = Retrievers(exp.corpus, settings)
     factory = llm_factory or default_llm
     with _worker_pool(ray, exp, settings, data, llm_factory) as pool:
-        stores = (out, plan, identities)
-        _run_all(exp, data, stores, settings, retrievers, factory, pool, summary, progress)
+        _run_all(
+            exp, data, out, plan, identities, settings, retrievers, factory, pool, summary, progress
+        )
     return summary
 
 
@@ -196,7 +191,9 @@ def _worker_pool(
 def _run_all(
     exp: Experiment,
     data: EvalDataset,
-    stores: tuple[Path, dict[str, int], dict[str, str]],
+    out: Path,
+    plan: dict[str, int],
+    identities: dict[str, str],
     settings: Settings,
     retrievers: Retrievers,
     factory: LLMFactory,
@@ -204,9 +201,8 @@ def _run_all(
     summary: RunSummary,
     progress: Progress | None,
 ) -> None:
-    """Run each repeat's missing questions; ``stores``: (results dir, repeats per pipeline,
-    identity of each pipeline's models, recorded for a repeat this run made whole)."""
-    out, plan, identities = stores
+    """Run each repeat's missing questions; a repeat this run made whole records its
+    pipeline's model identity."""
     for p in exp.pipelines:
         for r in range(plan[p.name]):
             seed = exp.seed_of(r)

@@ -82,10 +82,15 @@ def _check_resumable(out: Path, stored: Experiment, exp: Experiment) -> None:
 
 
 def prepare_results_dir(
-    out: Path, exp: Experiment, data: EvalDataset, plan: Mapping[str, int]
+    out: Path,
+    exp: Experiment,
+    data: EvalDataset,
+    plan: Mapping[str, int],
+    identities: Mapping[str, str] | None = None,
 ) -> None:
-    """Create or reopen ``out`` for ``exp``. Pipelines of an earlier run that ``exp`` no
-    longer lists stay in the manifest (their results are kept and reported)."""
+    """Create or reopen ``out`` for ``exp``, whose pipelines load the models ``identities``
+    names (checked against the repeats already there). Pipelines of an earlier run that
+    ``exp`` no longer lists stay in the manifest (their results are kept and reported)."""
     out.mkdir(parents=True, exist_ok=True)
     manifest_path = out / "manifest.json"
     spec = exp.model_dump(mode="json")
@@ -93,6 +98,8 @@ def prepare_results_dir(
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         stored = _stored(out, manifest)
         _check_resumable(out, stored, exp)
+        if identities is not None:
+            _check_identities(out, exp, manifest, identities)
         listed = {p.name for p in exp.pipelines}
         kept = [p for p in manifest["experiment"]["pipelines"] if p["name"] not in listed]
         spec["pipelines"] += kept
@@ -118,14 +125,13 @@ def prepare_results_dir(
     dump_json(out / "dataset.json", snapshot)
 
 
-def check_identities(out: Path, exp: Experiment, identities: Mapping[str, str]) -> None:
+def _check_identities(
+    out: Path, exp: Experiment, manifest: Mapping[str, Any], identities: Mapping[str, str]
+) -> None:
     """Refuse to resume a pipeline whose repeats were made by other model files than the
     ones its stages load now (a model retrained or replaced under the same name); repeats
     recorded without an identity (older versions) are taken as they are."""
-    path = out / "manifest.json"
-    if not path.exists():
-        return
-    repeats = json.loads(path.read_text(encoding="utf-8")).get("repeats", {})
+    repeats = manifest.get("repeats", {})
     for i, p in enumerate(exp.pipelines):
         stored = {r.get("identity") for r in repeats.get(p.name, {}).values()} - {None}
         if stored and stored != {identities[p.name]}:

@@ -238,12 +238,11 @@ def _identity() -> Any:
 
 
 def folder_digest(folder: Path) -> str:
-    """sha256 over a model folder's files (names and bytes; the README rendered from the card
-    left out), first 16 hex digits."""
+    """sha256 over a model folder's files (each name and the sha256 of its bytes; the README
+    rendered from the card left out), first 16 hex digits."""
+    from sciera.corpus.journal import file_sha256
+
     h = hashlib.sha256()
     for f in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != "README.md"):
-        h.update(f"{f.relative_to(folder).as_posix()}\0".encode())
-        with f.open("rb") as fh:
-            for block in iter(lambda: fh.read(1 << 22), b""):
-                h.update(block)
+        h.update(f"{f.relative_to(folder).as_posix()}\0{file_sha256(f)}\0".encode())
     return h.hexdigest()[:16]
