@@ -115,6 +115,13 @@ class LLMSettings(_Section):
         description="llama.cpp weight repacking (CPU_REPACK/AMX buffers); auto = off on "
         "CPUs with AMX, where llama.cpp's AMX kernels crashed.",
     )
+    prefix_reuse: bool = Field(
+        True,
+        description="Reuse llama.cpp's KV cache for the prompt prefix shared with the "
+        "previous call (faster). false evaluates every prompt from scratch, so a greedy "
+        "answer does not depend on the calls before it (llama.cpp's kernels are not "
+        "batch-invariant): a Ray build then equals a build alone call for call.",
+    )
     base_url: str | None = Field(None, description="OpenAI-compatible server URL.")
     api_key: str | None = None
     timeout: float = Field(120.0, gt=0, description="Seconds per request.")
@@ -144,7 +151,8 @@ class RerankSettings(_Section):
         "auto",
         description="Cross-encoder inference: fp32 (torch), int8 (its ONNX export, quantized "
         "per channel, run by ONNX Runtime: faster on CPU, with calibrators fitted on its "
-        "logits), or auto (int8 when the model's card has int8 calibrators, else fp32).",
+        "logits), or auto (int8 when the model's card has int8 calibrators and the CPU "
+        "runs int8 faster: AVX-512 or VNNI on x86; else fp32).",
     )
 
 

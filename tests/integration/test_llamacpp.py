@@ -185,6 +185,26 @@ def test_fast_preset_model_loads_verified_through_the_registry() -> None:
     assert reply.text.strip() and reply.completion_tokens > 0
 
 
+def test_without_prefix_reuse_an_answer_does_not_depend_on_the_calls_before() -> None:
+    from sciera.llm.registry import make_llm
+    from sciera.settings import Settings, load_settings
+
+    llm_settings = {"cache": False, "n_ctx": 1024, "prefix_reuse": False}
+    settings = load_settings("fast", home=Settings().home, llm=llm_settings)
+    question, relevant, irrelevant = CASES[0]
+    target = _yes_no(question, relevant)
+    after_other = make_llm(settings)
+    after_other.choice_logprobs(_yes_no(question, irrelevant), ["yes", "no"])
+    after_other.complete(_yes_no(question, irrelevant), max_tokens=12)
+    before = after_other.evaluated_tokens
+    probs = after_other.choice_logprobs(target, ["yes", "no"])
+    assert after_other.evaluated_tokens - before >= probs.prompt_tokens  # nothing reused
+    text = after_other.complete(target, max_tokens=12).text
+    alone = make_llm(settings)  # a fresh process-like instance: no calls before
+    assert alone.choice_logprobs(target, ["yes", "no"]).probs == probs.probs  # bit for bit
+    assert alone.complete(target, max_tokens=12).text == text
+
+
 def test_llm_check_command_reports_speed_and_sanity() -> None:
     from typer.testing import CliRunner
 

@@ -31,7 +31,10 @@ CONFIG = BuildConfig(
 
 
 def _settings():
+    # every prompt evaluated from scratch: llama.cpp's kernels are not batch-invariant, so
+    # with prefix reuse a worker that saw other passages before can flip a near-tie
     llm = {"model": "qwen2.5-coder-0.5b-instruct-q4_k_m", "cache": False, "threads": 1}
+    llm["prefix_reuse"] = False
     return load_settings(llm=llm)
 
 

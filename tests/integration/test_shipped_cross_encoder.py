@@ -39,6 +39,9 @@ def test_default_cross_encoder_is_the_shipped_one_and_ranks_gold_first(scifact_d
     rr = make_reranker("cross_encoder")
     assert rr.model_name == "scifact-minilm" and rr.calibrator is not None
     assert rr.score_mode == "fused"  # the card's dev metrics under default_score_mode
+    from sciera.rerank.onnx_int8 import int8_is_faster
+
+    assert rr.precision == ("int8" if int8_is_faster() else "fp32")  # auto, by the CPU
     rr = make_reranker("cross_encoder", score="calibrated")
     docs = {}
     for line in (scifact_dir / "corpus.jsonl").read_text().splitlines():
@@ -58,6 +61,7 @@ def test_default_cross_encoder_is_the_shipped_one_and_ranks_gold_first(scifact_d
     # calibrated mode is a monotone map of the logit: the order is the logits' order
     logits = [it.provenance["cross_encoder"]["logit"] for it in out]
     assert logits == sorted(logits, reverse=True)
+    assert {it.provenance["cross_encoder"]["precision"] for it in out} == {rr.precision}
     assert gold in {it.passage.doc_id for it in out}
 
 

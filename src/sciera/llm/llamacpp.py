@@ -127,7 +127,8 @@ class LlamaCppLLM:
 
     ``threads`` sets both ``n_threads`` (generation) and ``n_threads_batch`` (prompt).
     Calls with ``temperature=0`` are greedy and deterministic; sampling uses ``seed``.
-    ``prefix_reuse=False`` clears the KV cache before every call (for benchmarks only).
+    ``prefix_reuse=False`` clears the KV cache before every call, so an answer does not
+    depend on the calls before it (``llm.prefix_reuse``; slower).
     ``extra_buffers`` (auto | on | off) governs llama.cpp's weight repacking; ``auto`` is
     off on CPUs with AMX, whose kernels crashed here (see :mod:`sciera.llm.llamacpp_buffers`).
     The resolved choice is the ``extra_buffers`` attribute.

@@ -31,6 +31,7 @@ def _llamacpp(settings: Settings) -> LLM:
         threads=cfg.threads,
         seed=cfg.seed,
         extra_buffers=cfg.extra_buffers,
+        prefix_reuse=cfg.prefix_reuse,
     )
 
 

@@ -21,7 +21,9 @@ Runtime (:mod:`sciera.rerank.onnx_int8`; exported on first use into ``SCIERA_HOM
 with the calibrators the card fitted on the int8 logits (``calibrators_int8``, written by
 ``sciera train recalibrate NAME --precision int8``); a card without them falls back to the
 fp32 calibrators with a warning. ``auto`` (the default) takes int8 for a model whose card
-has int8 calibrators (the shipped one) when onnxruntime is installed, else fp32.
+has int8 calibrators (the shipped one) when onnxruntime is installed and the CPU runs int8
+faster (AVX-512 or VNNI on x86; an AVX2-only CPU runs fp32 faster), else fp32. The
+resolved choice is the ``precision`` attribute.
 """
 
 from __future__ import annotations
@@ -182,7 +184,7 @@ class CrossEncoderReranker:
         if self.calibrator is None:
             return rescored(ranking, scores, self.name, query=query)
         details = [
-            {"score": p, "logit": x, "mode": self.score_mode}
+            {"score": p, "logit": x, "mode": self.score_mode, "precision": self.precision}
             for p, x in zip(scores, logits, strict=True)
         ]
         return rescored(ranking, scores, self.name, details=details, query=query)
@@ -200,14 +202,19 @@ class CrossEncoderReranker:
 
 
 def _resolve_precision(precision: str, card: dict[str, Any] | None) -> str:
-    """``auto``: int8 where the card calibrated it and onnxruntime is installed."""
+    """``auto``: int8 where the card calibrated it, onnxruntime is installed and the CPU
+    runs int8 faster than fp32 (:func:`sciera.rerank.onnx_int8.int8_is_faster`)."""
     if precision != "auto":
         return precision
     if not (card and card.get("calibrators_int8")):
         return "fp32"
     import importlib.util
 
-    return "int8" if importlib.util.find_spec("onnxruntime") is not None else "fp32"
+    if importlib.util.find_spec("onnxruntime") is None:
+        return "fp32"
+    from sciera.rerank.onnx_int8 import int8_is_faster
+
+    return "int8" if int8_is_faster() else "fp32"
 
 
 def calibrator_files(card: dict[str, Any], precision: str, model: str) -> dict[str, str]:

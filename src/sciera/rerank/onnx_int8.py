@@ -32,6 +32,32 @@ log = logging.getLogger(__name__)
 
 ONNX_FILE = "model_int8.onnx"
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+# x86 flags of the instructions ONNX Runtime's int8 matmuls pay off with (AVX-512 words,
+# VNNI dot products, AMX); with AVX2 alone its int8 kernels lose to fp32 torch
+INT8_FAST_FLAGS = frozenset({"avx512bw", "avx512_vnni", "avx_vnni", "amx_int8"})
+_X86 = frozenset({"x86_64", "amd64", "i386", "i686", "x86"})
+
+
+def int8_is_faster(cpuinfo: str | None = None, machine: str | None = None) -> bool:
+    """Whether int8 inference should beat fp32 on this CPU. Measured on the shipped
+    cross-encoder (30 candidates): int8 about 1.9x faster on an AVX-512 CPU, 1.7x SLOWER
+    on an AVX2-only AMD EPYC (1.47 vs 0.87 s). An x86 CPU whose flags
+    (``/proc/cpuinfo``) show none of :data:`INT8_FAST_FLAGS` gets False; any other CPU,
+    or flags that cannot be read, True."""
+    import platform
+
+    if (machine or platform.machine()).lower() not in _X86:
+        return True
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(errors="replace")
+        except OSError:
+            return True
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "flags":
+            return bool(INT8_FAST_FLAGS & set(value.split()))
+    return True
 
 
 def fingerprint(model_dir: str | Path) -> str:
