@@ -185,7 +185,7 @@ def test_fast_preset_model_loads_verified_through_the_registry() -> None:
     assert reply.text.strip() and reply.completion_tokens > 0
 
 
-def test_without_prefix_reuse_an_answer_does_not_depend_on_the_calls_before() -> None:
+def test_without_prefix_reuse_an_answer_depends_on_neither_earlier_calls_nor_threads() -> None:
     from sciera.llm.registry import make_llm
     from sciera.settings import Settings, load_settings
 
@@ -203,6 +203,13 @@ def test_without_prefix_reuse_an_answer_does_not_depend_on_the_calls_before() ->
     alone = make_llm(settings)  # a fresh process-like instance: no calls before
     assert alone.choice_logprobs(target, ["yes", "no"]).probs == probs.probs  # bit for bit
     assert alone.complete(target, max_tokens=12).text == text
+    # nor on the thread count (each output row is one thread's work in ggml): a Ray worker
+    # with one thread answers as a build alone with two (tests/integration/test_ray_*.py)
+    single = load_settings("fast", home=Settings().home, llm={**llm_settings, "threads": 1})
+    one_thread = make_llm(single)
+    assert settings.llm.threads == 2 and one_thread._llama.n_threads == 1
+    assert one_thread.choice_logprobs(target, ["yes", "no"]).probs == probs.probs
+    assert one_thread.complete(target, max_tokens=12).text == text
 
 
 def test_llm_check_command_reports_speed_and_sanity() -> None:

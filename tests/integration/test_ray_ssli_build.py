@@ -1,7 +1,7 @@
 """`sciera dataset build --ray` on a real Ray cluster on loopback (head + one worker node,
-the embedded 0.5B in each actor, one thread, no response cache): the Ray build writes the
-instances a single-process build writes; a context line lost (a killed driver) is made
-again, and only it."""
+the embedded 0.5B in each actor, one thread, no response cache, no KV prefix reuse): the
+Ray build writes the instances a single-process build writes; a context line lost (a
+killed driver) is made again, and only it."""
 
 from __future__ import annotations
 
@@ -32,8 +32,10 @@ CONFIG = BuildConfig(
 
 def _settings():
     # every prompt evaluated from scratch: llama.cpp's kernels are not batch-invariant, so
-    # with prefix reuse a worker that saw other passages before can flip a near-tie
-    llm = {"model": "qwen2.5-coder-0.5b-instruct-q4_k_m", "cache": False, "threads": 1}
+    # with prefix reuse a worker that saw other passages before can flip a near-tie. The
+    # build alone runs two threads, each worker one (answers do not depend on the thread
+    # count: tests/integration/test_llamacpp.py)
+    llm = {"model": "qwen2.5-coder-0.5b-instruct-q4_k_m", "cache": False, "threads": 2}
     llm["prefix_reuse"] = False
     return load_settings(llm=llm)
 

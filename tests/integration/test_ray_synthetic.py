@@ -26,7 +26,10 @@ DEPTH = 30
 
 
 def _settings():
-    llm = {"model": "qwen2.5-coder-0.5b-instruct-q4_k_m", "cache": False, "threads": 1}
+    # no KV prefix reuse, so an answer does not depend on the passages a worker saw before;
+    # two threads alone, one per worker (answers do not depend on the thread count)
+    llm = {"model": "qwen2.5-coder-0.5b-instruct-q4_k_m", "cache": False, "threads": 2}
+    llm["prefix_reuse"] = False
     return load_settings(llm=llm)
 
 
