@@ -60,7 +60,11 @@ def test_train_tiny_cross_encoder_end_to_end(small_scifact, tiny_base, scifact_d
     ranked = rr.rerank("vitamin D fracture risk", Ranking("q", items, "bm25"))
     assert all(0.0 <= it.score <= 1.0 for it in ranked)
     assert all("logit" in it.provenance["cross_encoder"] for it in ranked)
-    # the whole retrieve-then-rerank pipeline from the CLI in one line
+    # the whole retrieve-then-rerank pipeline from the CLI in one line (100 train claims)
+    header, *rows = (scifact_dir / "qrels" / "train.tsv").read_text().splitlines()
+    first = list(dict.fromkeys(r.split("\t")[0] for r in rows))[:100]
+    qrels = small_scifact["root"] / "qrels-100.tsv"
+    qrels.write_text("\n".join([header, *(r for r in rows if r.split("\t")[0] in first)]) + "\n")
     ev = run_sciera(
         "eval",
         "retrieval",
@@ -69,7 +73,7 @@ def test_train_tiny_cross_encoder_end_to_end(small_scifact, tiny_base, scifact_d
         "--queries",
         str(scifact_dir),
         "--qrels",
-        str(scifact_dir / "qrels" / "train.tsv"),
+        str(qrels),
         "--retriever",
         "bm25",
         "--reranker",
@@ -84,7 +88,7 @@ def test_train_tiny_cross_encoder_end_to_end(small_scifact, tiny_base, scifact_d
     )
     assert ev.returncode == 0, ev.stderr
     result = json.loads(ev.stdout)
-    assert result["retriever"] == "bm25>cross_encoder@10" and result["queries"] == 809
+    assert result["retriever"] == "bm25>cross_encoder@10" and result["queries"] == 100
     # an existing model folder is not overwritten by accident
     again = _train(small_scifact, tiny_base, out)
     assert again.returncode == 2 and "--overwrite" in again.stderr
@@ -121,9 +125,12 @@ def _recalibrate_in_place(out, home, card) -> None:
     broken = {**after, "data": {**after["data"], "dev_qids": ["no-such-query"]}}
     (out / "sciera-card.json").write_text(json.dumps(broken))
     before = (out / "sciera-calibrator-fused.json").read_bytes()
+    log = home / "work" / f"recalibrate-{out.name}" / "calibration_questions.jsonl"
+    asked = log.read_bytes()
     refused = run_sciera("train", "recalibrate", str(out), env=env)
     assert refused.returncode == 2 and "dev split rebuilt from the card differs" in refused.stderr
     assert (out / "sciera-calibrator-fused.json").read_bytes() == before
+    assert log.read_bytes() == asked  # refused before the card's calibration questions
 
 
 def _calibration_questions(out, home, env, card) -> None:

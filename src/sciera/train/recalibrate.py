@@ -82,6 +82,14 @@ def trained_beyond_labels(cards: Sequence[dict[str, Any]], data: Prepared) -> li
     return sorted(docs)
 
 
+def _check_dev_split(data: Prepared, card: dict[str, Any], model: str) -> None:
+    if [r.qid for r in data.dev] != list(card["data"]["dev_qids"]):
+        raise ScieraError(
+            f"{model}: the dev split rebuilt from the card differs from the one it was trained "
+            "with (changed judgments or exclusions?); calibrators left unchanged"
+        )
+
+
 def recalibrate(
     model: str,
     settings: Settings | None = None,
@@ -113,14 +121,11 @@ def recalibrate(
     started = time.monotonic()
     if spec.calibration_questions:  # never on an abstract the model trained on (as training)
         labels = prepare(replace(spec, calibration_questions=0), settings, work, progress)
+        _check_dev_split(labels, card, model)  # before the LLM is asked anything
         banned = set(spec.calibration_banned) | set(trained_beyond_labels([card], labels))
         spec = replace(spec, calibration_banned=tuple(sorted(banned)))
     data = prepare(spec, settings, work, progress)
-    if [r.qid for r in data.dev] != list(card["data"]["dev_qids"]):
-        raise ScieraError(
-            f"{model}: the dev split rebuilt from the card differs from the one it was trained "
-            "with (changed judgments or exclusions?); calibrators left unchanged"
-        )
+    _check_dev_split(data, card, model)
     ce = load_cross_encoder(str(model_dir), max_length=int(card["max_length"]))
     score: Callable[[str, Sequence[str]], Any] | None = None
     if precision == "int8":  # the logits of the int8 ONNX export, which int8 runs score with
