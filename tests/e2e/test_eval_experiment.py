@@ -37,6 +37,7 @@ def experiment_results(
     spec = yaml.safe_load(EXAMPLE.read_text())
     spec["dataset"]["path"] = str(scifact_dir)
     spec["corpus"] = str(scifact_full_corpus)
+    spec["settings"]["embed"] = {"backend": "scifact-minilm"}  # the session corpus's index
     folder = tmp_path_factory.mktemp("experiment")
     (folder / "exp.yaml").write_text(yaml.safe_dump(spec))
     out = folder / "results"
