@@ -18,6 +18,19 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="session")
+def ray_llm_settings():
+    """Settings of the Ray tests that compare a worker's LLM output with a run alone: the
+    0.5B, no response cache, and no KV prefix reuse (llama.cpp's kernels are not
+    batch-invariant, so with reuse a worker that evaluated other prompts before can flip a
+    near-tie). Alone it runs two threads, each worker one (answers do not depend on the
+    thread count: tests/integration/test_llamacpp.py)."""
+    from sciera.settings import load_settings
+
+    llm = {"model": "qwen2.5-coder-0.5b-instruct-q4_k_m", "cache": False, "threads": 2}
+    return load_settings(llm={**llm, "prefix_reuse": False})
+
+
+@pytest.fixture(scope="session")
 def ray_cluster(tmp_path_factory: pytest.TempPathFactory):
     """A head and a worker node on 127.0.0.1, one CPU each; stopped after the session."""
     exe = str(Path(sys.executable).parent / "ray")

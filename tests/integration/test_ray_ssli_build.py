@@ -13,7 +13,6 @@ import pytest
 from sciera.datasets.ssli.builder import SSLIBuilder
 from sciera.datasets.ssli.config import BuildConfig
 from sciera.scale.options import RayOptions
-from sciera.settings import load_settings
 
 pytestmark = pytest.mark.integration
 pytest.importorskip("ray")
@@ -30,16 +29,6 @@ CONFIG = BuildConfig(
 )
 
 
-def _settings():
-    # every prompt evaluated from scratch: llama.cpp's kernels are not batch-invariant, so
-    # with prefix reuse a worker that saw other passages before can flip a near-tie. The
-    # build alone runs two threads, each worker one (answers do not depend on the thread
-    # count: tests/integration/test_llamacpp.py)
-    llm = {"model": "qwen2.5-coder-0.5b-instruct-q4_k_m", "cache": False, "threads": 2}
-    llm["prefix_reuse"] = False
-    return load_settings(llm=llm)
-
-
 def _instances(out: Path) -> list[dict]:
     rows = [json.loads(line) for line in (out / "instances.jsonl").read_text().splitlines()]
     for row in rows:
@@ -52,8 +41,10 @@ def _lines(path: Path) -> list[dict]:
     return sorted(rows, key=lambda r: r["passage_id"])
 
 
-def test_ray_build_equals_the_single_process_build(ray_cluster, scifact_slice, tmp_path):
-    settings = _settings()
+def test_ray_build_equals_the_single_process_build(
+    ray_cluster, scifact_slice, tmp_path, ray_llm_settings
+):
+    settings = ray_llm_settings
     alone = tmp_path / "alone"
     stats = SSLIBuilder(scifact_slice, alone, CONFIG, settings=settings).run()
     assert stats["questions"] >= 1

@@ -15,7 +15,6 @@ from sciera.llm.registry import make_llm
 from sciera.retrieve import open_retriever
 from sciera.retrieve.maxp import MaxPRetriever
 from sciera.scale.options import RayOptions
-from sciera.settings import load_settings
 from sciera.train import synthetic
 
 pytestmark = pytest.mark.integration
@@ -23,14 +22,6 @@ pytest.importorskip("ray")
 N = 6
 KEEP = 3
 DEPTH = 30
-
-
-def _settings():
-    # no KV prefix reuse, so an answer does not depend on the passages a worker saw before;
-    # two threads alone, one per worker (answers do not depend on the thread count)
-    llm = {"model": "qwen2.5-coder-0.5b-instruct-q4_k_m", "cache": False, "threads": 2}
-    llm["prefix_reuse"] = False
-    return load_settings(llm=llm)
 
 
 def _local(settings, corpus: Path, sources: list[str], cache: Path, progress=None):
@@ -46,11 +37,11 @@ class DriverDied(Exception):
 
 
 def test_ray_writes_only_the_missing_queries_and_the_same_ones(
-    ray_cluster, scifact_slice, tmp_path
+    ray_cluster, scifact_slice, tmp_path, ray_llm_settings
 ):
     from sciera.scale.synthetic import generate_on_ray
 
-    settings = _settings()
+    settings = ray_llm_settings
     with PassageStore.open(scifact_slice) as store:
         sources = synthetic.pick_sources(store, list, set(), N, seed=4)
     alone = _local(settings, scifact_slice, sources, tmp_path / "alone.jsonl")
