@@ -58,6 +58,34 @@ def test_restored_set_matches_its_build_report(restored: Path) -> None:
     assert sum(kinds.values()) == 153 and with_distractors == 96
 
 
+def test_unpack_and_check_judge_which_questions_name_their_subject(restored: Path) -> None:
+    # unpack judged the set against the corpus it restored from (`dataset check` writes
+    # the same file): 13 of the 159 questions name no subject that singles out their
+    # source, 10 of them among the 96 with distractors
+    written = json.loads((restored / "specificity.json").read_text())
+    assert (written["specific"], written["underspecified"]) == (146, 13)
+    rows = written["questions"]
+    assert rows["22505190-p0-q2"] == {
+        "question": "What was the result of the meta-analysis?",
+        "topic_words": ["metaanalysi"],
+        "documents": 92,
+        "specific": False,
+    }
+    assert rows["6191684-p0-q1"]["topic_words"] == [] and not rows["6191684-p0-q1"]["specific"]
+    assert rows["39903312-p0-q1"]["specific"]  # aspirin, colorectal adenomas: 3 abstracts
+    corpus = written["corpus"]
+    (restored / "specificity.json").unlink()
+    proc = sciera("dataset", "check", str(restored), "--corpus", corpus)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((restored / "specificity.json").read_text()) == written
+    assert "underspecified 22505190-p0-q2: What was the result of the meta-analysis?" in proc.stdout
+    assert "146 specific, 13 underspecified questions" in proc.stdout
+    from sciera.datasets.loaders import load_dataset
+
+    tested = load_dataset("ssli", restored, distractors_only=True, specific_only=True)
+    assert len(tested.queries) == 2 * 86
+
+
 def test_eval_run_reproduces_the_shipped_table(
     restored: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

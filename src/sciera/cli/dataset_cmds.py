@@ -1,5 +1,5 @@
-"""``sciera dataset build|stats|inspect|pack|unpack|multidoc``: SciRAG-SSLI sets from a corpus,
-and multi-document question sets from judged collections."""
+"""``sciera dataset build|stats|inspect|check|pack|unpack|multidoc``: SciRAG-SSLI sets from
+a corpus, and multi-document question sets from judged collections."""
 
 from __future__ import annotations
 
@@ -54,7 +54,8 @@ def build_cmd(
         bool,
         typer.Option(
             "--repair/--no-repair",
-            help="Rewrite questions rejected for citing 'the study' once, from their answer.",
+            help="Rewrite questions rejected for citing 'the study' or naming no subject "
+            "once, from their answer.",
         ),
     ] = True,
     exclude_ssli: Annotated[
@@ -71,6 +72,16 @@ def build_cmd(
             help="Qrels file whose judged documents are never a question's source (repeatable).",
         ),
     ] = None,
+    max_topic_share: Annotated[
+        float,
+        typer.Option(
+            "--max-topic-share",
+            min=0.0,
+            max=1.0,
+            help="Reject (or repair) a question when more than this share of the corpus's "
+            "documents contain every topic word of it (0: no such rule).",
+        ),
+    ] = 0.005,
     ray: RayOpt = None,
     ray_workers: RayWorkersOpt = None,
     ray_cpus: RayCpusOpt = 1,
@@ -95,6 +106,7 @@ def build_cmd(
         queries=str(queries) if queries else None,
         qrels_split=qrels_split,
         repair_questions=repair,
+        max_topic_share=max_topic_share or None,
         exclude_ssli=tuple(str(p) for p in exclude_ssli or ()),
         exclude_qrels=tuple(str(p) for p in exclude_qrels or ()),
     )
@@ -174,11 +186,58 @@ def unpack_cmd(
 ) -> None:
     """Restore the passage texts of a packed set from its corpus into OUT/instances.jsonl."""
     from sciera.corpus.store import PassageStore
+    from sciera.datasets.ssli.io import load_ssli
     from sciera.datasets.ssli.pack import unpack_to
+    from sciera.datasets.ssli.specificity import TopicIndex, check_set
 
     with PassageStore.open(corpus) as store:
         n = unpack_to(packed, store, out)
+        data = check_set(load_ssli(out), TopicIndex.from_store(store), out, corpus=str(corpus))
     typer.echo(f"{n} instances written to {out / 'instances.jsonl'}")
+    typer.echo(_specificity_line(data, out))
+
+
+@dataset_app.command("check")
+def check_cmd(
+    out: Annotated[Path, typer.Argument(help="A build folder or instances.jsonl file.")],
+    corpus: Annotated[
+        Path, typer.Option("--corpus", help="The ingested corpus the set was built from.")
+    ],
+    max_topic_share: Annotated[
+        float,
+        typer.Option(
+            "--max-topic-share",
+            min=0.0,
+            max=1.0,
+            help="Underspecified: more than this share of the corpus's documents contain "
+            "every topic word of the question.",
+        ),
+    ] = 0.005,
+) -> None:
+    """Judge whether each question names a subject that singles out its source, and write
+    specificity.json next to the set (what `dataset.specific_only` in an experiment reads)."""
+    from sciera.corpus.store import PassageStore
+    from sciera.datasets.ssli.io import load_ssli
+    from sciera.datasets.ssli.specificity import TopicIndex, check_set
+
+    instances = load_ssli(out)
+    folder = out if out.is_dir() else out.parent
+    with PassageStore.open(corpus) as store:
+        index = TopicIndex.from_store(store)
+    data = check_set(instances, index, folder, corpus=str(corpus), max_share=max_topic_share)
+    for qid, row in data["questions"].items():
+        if not row["specific"]:
+            words = " ".join(row["topic_words"]) or "-"
+            typer.echo(f"underspecified {qid}: {row['question']} [{words}: {row['documents']}]")
+    typer.echo(_specificity_line(data, folder))
+
+
+def _specificity_line(data: dict, folder: Path) -> str:
+    return (
+        f"{data['specific']} specific, {data['underspecified']} underspecified questions "
+        f"(more than {data['limit']:g} of {data['corpus_documents']} documents contain every "
+        f"topic word) -> {folder / 'specificity.json'}"
+    )
 
 
 @dataset_app.command("multidoc")

@@ -170,6 +170,7 @@ def load_dataset(
     limit: int | None = None,
     seed: int = 0,
     distractors_only: bool = False,
+    specific_only: bool = False,
     unit: Unit | None = None,
 ) -> EvalDataset:
     """Load a dataset by type; ``limit`` questions (seeded sample), judged ones only;
@@ -179,7 +180,10 @@ def load_dataset(
     kept (``limit=10`` on an SSLI set gives 10 Base and the same 10 SSLI instances).
     ``distractors_only`` keeps only the questions one of whose instances holds a
     distractor (an SSLI build can accept none for a question), in every setting, so
-    that Base and SSLI are compared on the questions the distractors test."""
+    that Base and SSLI are compared on the questions the distractors test.
+    ``specific_only`` keeps only the questions the set's ``specificity.json`` calls
+    specific (:mod:`sciera.datasets.ssli.specificity`; ``sciera dataset check`` writes it):
+    a question naming no subject that singles out its source is left out."""
     loader = dataset_loader(kind)
     data = loader(Path(path), split=split)
     by_question: dict[str, list[str]] = {}
@@ -190,6 +194,13 @@ def load_dataset(
         full = loader(Path(path), split=None) if split is not None else data
         tested = {question_of(q, full.settings.get(q)) for q, d in full.distractors.items() if d}
         by_question = {question: ids for question, ids in by_question.items() if question in tested}
+    if specific_only:
+        if kind != "ssli":
+            raise ScieraError(f"specific_only: only SSLI sets have specificity.json, not {kind!r}")
+        from sciera.datasets.ssli.specificity import specific_questions
+
+        specific = specific_questions(path)
+        by_question = {q: ids for q, ids in by_question.items() if q in specific}
     picked = seeded_subset(list(by_question), limit, seed)
     data = data.subset(sorted(qid for question in picked for qid in by_question[question]))
     return data.at_documents() if unit == "document" else data

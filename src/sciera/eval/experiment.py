@@ -52,6 +52,11 @@ class DatasetSpec(_Strict):
         False,
         description="Only questions with a distractor (SSLI), in every setting; before limit.",
     )
+    specific_only: bool = Field(
+        False,
+        description="Only questions whose subject singles out their source (SSLI: the "
+        "set's specificity.json, written by `sciera dataset check`); before limit.",
+    )
     unit: Literal["document", "passage"] | None = Field(
         None,
         description="document: judge a passage dataset per document (Max-P), e.g. PubMedQA "
@@ -68,6 +73,12 @@ class DatasetSpec(_Strict):
                 f"unknown dataset type {value!r} (choose from {', '.join(sorted(DATASET_LOADERS))})"
             )
         return value
+
+    @model_validator(mode="after")
+    def _specific_needs_ssli(self) -> DatasetSpec:
+        if self.specific_only and self.type != "ssli":
+            raise ValueError(f"specific_only: only SSLI sets are judged for it, not {self.type}")
+        return self
 
 
 class JudgeSpec(_Strict):

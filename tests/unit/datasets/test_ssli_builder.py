@@ -57,9 +57,11 @@ def _doc(i: int) -> dict:
     }
 
 
-def _llm(crash_after: int | None = None, repair: bool = False) -> ScriptedLLM:
+def _llm(crash_after: int | None = None, repair: bool = False, vague: bool = False) -> ScriptedLLM:
     """``repair``: the question-repair call names the subject (else it points at "this
-    study" again, and the pair stays rejected)."""
+    study" again, and the pair stays rejected). ``vague``: each passage's second question
+    names no subject ("What was the result of the randomized trial?": every abstract
+    reports one) instead of pointing at "this study"."""
     llm = ScriptedLLM()
     if crash_after is not None:
         llm.on(lambda _: len(llm.calls) > crash_after, raises=RuntimeError("killed"))
@@ -77,6 +79,12 @@ def _llm(crash_after: int | None = None, repair: bool = False) -> ScriptedLLM:
             },
             {"question": "What did this study test?", "answer": f"compound{i}", "type": "method"},
         ]
+        if vague:
+            pairs[1] = {
+                "question": "What was the result of the randomized trial?",
+                "answer": f"Compound{i} increased {topic} by {10 + i} percent.",
+                "type": "result",
+            }
         llm.on(lambda p, i=i: "Question Generator" in p and f"compound{i}." in p, {"pairs": pairs})
         if repair:
             llm.on(
@@ -207,6 +215,26 @@ def test_failed_repair_keeps_the_rejection(corpus: Path, tmp_path: Path) -> None
                 "reason": "self_reference",
             }
         ]
+
+
+def test_question_naming_no_subject_rejected_or_repaired(corpus: Path, tmp_path: Path) -> None:
+    stats = _build(corpus, tmp_path / "plain", _llm(vague=True))
+    # "randomized trial": all 10 abstracts > max(5, 0.005 * 10); the repair names "this
+    # study" again, so the pair stays rejected
+    assert stats["qa"]["rejected"] == {"underspecified": 4} and stats["questions"] == 4
+    spec = json.loads((tmp_path / "plain" / "specificity.json").read_text())
+    assert (spec["specific"], spec["underspecified"], spec["corpus_documents"]) == (4, 0, 10)
+
+    stats = _build(corpus, tmp_path / "repaired", _llm(vague=True, repair=True))
+    assert stats["qa"]["rejected"] == {} and stats["qa"]["repaired"] == 4
+    assert stats["questions"] == 8
+
+    config = BuildConfig(**{**CONFIG.to_dict(), "max_topic_share": None})
+    stats = _build(corpus, tmp_path / "off", _llm(vague=True), config)
+    # without the rule the vague question is kept once (later passages repeat it), and no
+    # index is built for specificity.json
+    assert stats["qa"]["rejected"] == {} and stats["questions"] == 5
+    assert not (tmp_path / "off" / "specificity.json").exists()
 
 
 def test_repair_can_be_switched_off(corpus: Path, tmp_path: Path) -> None:

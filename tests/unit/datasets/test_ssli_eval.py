@@ -55,3 +55,39 @@ def test_built_dataset_scored_per_setting_by_bm25(corpus: Path, tmp_path: Path) 
     assert got["ssli"] == pytest.approx(
         {"hit@1": 1.0, "hit@3": 1.0, "rp": 100.0, "nrs@5": 0.8, "cdr": 1.0}
     )
+
+
+def test_specific_only_leaves_out_questions_naming_no_subject(corpus: Path, tmp_path: Path) -> None:
+    from test_ssli_builder import CONFIG
+
+    from sciera.datasets.loaders import load_dataset
+    from sciera.datasets.ssli.config import BuildConfig
+    from sciera.datasets.ssli.specificity import SPECIFICITY_FILE
+    from sciera.errors import InputError, ScieraError
+
+    built = tmp_path / "ssli"
+    config = BuildConfig(**{**CONFIG.to_dict(), "max_topic_share": None})
+    _build(corpus, built, _llm(vague=True), config)
+    from sciera.corpus.store import PassageStore
+    from sciera.datasets.ssli.specificity import TopicIndex, check_set
+
+    with pytest.raises(InputError, match="sciera dataset check"):
+        load_dataset("ssli", built, specific_only=True)
+    with PassageStore.open(corpus) as store:  # what `sciera dataset check` does
+        data = check_set(load_ssli(built), TopicIndex.from_store(store), built, corpus="c")
+    assert (data["specific"], data["underspecified"]) == (4, 1)
+    vague = [r for r in data["questions"].values() if not r["specific"]]
+    assert vague[0]["question"] == "What was the result of the randomized trial?"
+    assert vague[0]["documents"] == 10
+    every = load_dataset("ssli", built)
+    specific = load_dataset("ssli", built, specific_only=True)
+    assert len(every.queries) == 10 and len(specific.queries) == 8  # both settings
+    left_out = set(every.queries) - set(specific.queries)
+    assert {every.queries[q] for q in left_out} == {"What was the result of the randomized trial?"}
+    spec = yaml.safe_load(EXAMPLE.read_text())
+    spec["dataset"] = {"type": "beir", "path": str(built), "specific_only": True}
+    with pytest.raises(ScieraError, match="specific_only"):
+        parse_experiment(spec, "x.yaml")
+    (built / SPECIFICITY_FILE).write_text("{}")
+    with pytest.raises(InputError, match="not a specificity file"):
+        load_dataset("ssli", built, specific_only=True)

@@ -65,6 +65,9 @@ class _Store:
     def get_passages(self, ids):
         return [self.passages[i] for i in ids]
 
+    def iter_passages(self):
+        return iter(self.passages.values())
+
 
 def _source(tmp_path, max_questions):
     for i, pairs in enumerate(PAIRS):

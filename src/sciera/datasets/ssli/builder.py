@@ -36,6 +36,7 @@ from sciera.datasets.ssli.config import BuildConfig
 from sciera.datasets.ssli.io import INSTANCES_FILE, STATS_FILE, JsonlLog, write_instances
 from sciera.datasets.ssli.io import instance_from_dict as _instance
 from sciera.datasets.ssli.questions import QuestionSource
+from sciera.datasets.ssli.specificity import check_set
 from sciera.datasets.ssli.stats import build_stats
 from sciera.datasets.ssli.validate import Rejection, answer_key
 from sciera.scale.options import RayOptions
@@ -139,6 +140,9 @@ class SSLIBuilder:
                     workers.contexts(store, questions, JsonlLog(self.out / "contexts.jsonl"))
                 else:
                     self._contexts(store, questions)
+            # the rule's index (built once per corpus, linear in its size): not built when
+            # the rule is off, and then no specificity.json (`sciera dataset check` writes it)
+            topics = source.topics if self.config.max_topic_share is not None else None
         logged = JsonlLog(self.out / "contexts.jsonl").records
         latest = {r["qid"]: r for r in logged}
         order = {q["qid"]: i for i, q in enumerate(questions)}
@@ -147,6 +151,9 @@ class SSLIBuilder:
         )
         instances = [_instance(d) for r in records for d in r["instances"]]
         write_instances(instances, self.out / INSTANCES_FILE)
+        if topics is not None and self.config.max_topic_share is not None:
+            share = self.config.max_topic_share
+            check_set(instances, topics, self.out, corpus=str(self.corpus_dir), max_share=share)
         stats = build_stats(self.out, selection, questions, records, self._llm_or_none())
         if "contexts" in stats:
             stats["contexts"]["made_again_after_rule_change"] = len(logged) - len(latest)

@@ -34,6 +34,9 @@ class BuildConfig:
     min_cluster: int = 5  # keep documents of clusters with at least this many members
     min_support: float = 0.6  # answer content words found in the source passage
     repair_questions: bool = True  # rewrite self-referencing questions from their answers
+    # reject a question more than this share of the corpus's documents matches on every
+    # topic word (None: no such rule; see sciera.datasets.ssli.specificity)
+    max_topic_share: float | None = 0.005
     rules: DistractorRules = field(default_factory=DistractorRules)
     retriever: str = "hybrid"
     queries: str | None = None  # BEIR folder: questions + gold docs (hard-negative mode)
@@ -56,6 +59,8 @@ class BuildConfig:
             raise ScieraError(f"unknown settings {bad}; choose from {list(SETTINGS)}")
         if self.queries is not None and self.mode != "hard-negative":
             raise ScieraError("--queries (questions from a BEIR set) needs --mode hard-negative")
+        if self.max_topic_share is not None and not 0 < self.max_topic_share <= 1:
+            raise ScieraError("max_topic_share must be in (0, 1] (or None: no such rule)")
         if not 1 <= self.n_distractors < self.total:
             raise ScieraError(f"n_distractors must be in [1, {self.total - 1}]")
 

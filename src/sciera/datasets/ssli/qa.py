@@ -21,6 +21,7 @@ from sciera.datasets.ssli.validate import (
 
 if TYPE_CHECKING:
     from sciera.datasets.ssli.extract import StructuredNotes
+    from sciera.datasets.ssli.specificity import TopicIndex
     from sciera.llm.base import LLM
     from sciera.types import Passage
 
@@ -98,8 +99,8 @@ def generate_pairs(
 
 def repair_question(llm: LLM, pair: QAPair, topic: str, *, max_tokens: int = 60) -> QAPair | None:
     """``pair`` with its question written again from the answer and ``topic`` (the source
-    title), for questions rejected as self-referencing; ``None`` when the reply is not a
-    single question. The answer is kept as it is, so answer support still holds."""
+    title), for questions rejected as self-referencing or underspecified; ``None`` when the
+    reply is not a single question. The answer is kept as it is, so answer support still holds."""
     from sciera.llm.prompting import delimit, load_prompt
 
     messages = load_prompt(REPAIR_PROMPT).render(
@@ -119,15 +120,24 @@ def screen_pairs(
     seen: set[str],
     *,
     min_support: float = 0.6,
+    topics: TopicIndex | None = None,
+    max_topic_share: float | None = None,
 ) -> tuple[list[QAPair], list[tuple[QAPair, Rejection]]]:
-    """Apply the question rules in order (self-reference, answer restating the question,
-    answer support, duplicate);
-    accepted questions are added to ``seen``."""
+    """Apply the question rules in order (self-reference, underspecified when ``topics``
+    and ``max_topic_share`` are given, answer restating the question, answer support,
+    duplicate); accepted questions are added to ``seen``."""
+    from sciera.datasets.ssli.specificity import check_specific
+
     accepted: list[QAPair] = []
     rejected: list[tuple[QAPair, Rejection]] = []
     for pair in pairs:
         rejection = (
             check_self_contained(pair.question)
+            or (
+                check_specific(pair.question, topics, max_share=max_topic_share)
+                if topics is not None and max_topic_share is not None
+                else None
+            )
             or check_answer_adds_content(pair.question, pair.answer)
             or check_answer_supported(pair.answer, passage_text, min_share=min_support)
             or check_duplicate(pair.question, seen)

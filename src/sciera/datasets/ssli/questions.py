@@ -32,6 +32,7 @@ from sciera.datasets.ssli.qa import (
     screen_pairs,
 )
 from sciera.datasets.ssli.select import document_vectors, select_documents
+from sciera.datasets.ssli.specificity import TopicIndex
 from sciera.datasets.ssli.validate import Rejection, question_key
 from sciera.errors import ScieraError
 
@@ -48,6 +49,10 @@ def _write_json(path: Path, data: Any) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     os.replace(tmp, path)
+
+
+# rejections a question rewritten from its answer can fix
+REPAIRABLE = frozenset({"self_reference", "underspecified"})
 
 
 def doc_passages(store: PassageStore, doc_id: str, limit: int = 50) -> list[str]:
@@ -120,6 +125,28 @@ class QuestionSource:
         # questions left out because an earlier passage asks them (their qids)
         self.duplicates: list[str] = []
         self._tally: _Tally | None = None  # what enough() has counted so far
+        self._topics: TopicIndex | None = None
+
+    @property
+    def topics(self) -> TopicIndex:
+        """The corpus's topic index (built on first use: the ``underspecified`` rule)."""
+        if self._topics is None:
+            self._topics = TopicIndex.from_store(self.store)
+        return self._topics
+
+    def screen(
+        self, pairs: list[QAPair] | tuple[QAPair, ...], passage_text: str, seen: set[str]
+    ) -> tuple[list[QAPair], list[tuple[QAPair, Rejection]]]:
+        """:func:`screen_pairs` with this build's rules."""
+        share = self.config.max_topic_share
+        return screen_pairs(
+            pairs,
+            passage_text,
+            seen,
+            min_support=self.config.min_support,
+            topics=self.topics if share is not None else None,
+            max_topic_share=share,
+        )
 
     # -- step 1 ----------------------------------------------------------------------------
     def select(self, path: Path) -> dict[str, Any]:
@@ -295,9 +322,7 @@ class QuestionSource:
         seen: set[str] = set()
         with stage("ssli.qa"):
             res = generate_pairs(llm, passage, notes, mode=cfg.qa_mode)
-        accepted, rejected = screen_pairs(
-            res.pairs, passage.contents, seen, min_support=cfg.min_support
-        )
+        accepted, rejected = self.screen(res.pairs, passage.contents, seen)
         repaired: list[dict] = []
         if cfg.repair_questions:
             with stage("ssli.qa_repair"):
@@ -412,7 +437,7 @@ class QuestionSource:
         """The rule a checkpointed pair fails today (duplicates aside: they were screened
         in order when the pair was accepted), so a resumed build applies new rules."""
         qa = QAPair(pair["question"], pair["answer"], pair.get("kind", ""))
-        _, bad = screen_pairs([qa], passage.contents, set(), min_support=self.config.min_support)
+        _, bad = self.screen([qa], passage.contents, set())
         return bad[0][1] if bad else None
 
     def _repair(
@@ -422,8 +447,9 @@ class QuestionSource:
         rejected: list[tuple[QAPair, Rejection]],
         seen: set[str],
     ) -> tuple[list[QAPair], list[tuple[QAPair, Rejection]], list[dict]]:
-        """Write self-referencing questions again from their answers (one short call each)
-        and screen the rewrites like any pair (``seen`` gains the accepted ones).
+        """Write self-referencing and underspecified questions again from their answers (one
+        short call each) and screen the rewrites like any pair (``seen`` gains the accepted
+        ones).
 
         Returns (rewrites that pass every rule, pairs that stay rejected, one log record
         per attempt)."""
@@ -432,16 +458,14 @@ class QuestionSource:
         still: list[tuple[QAPair, Rejection]] = []
         log: list[dict] = []
         for pair, why in rejected:
-            if why.reason != "self_reference":
+            if why.reason not in REPAIRABLE:
                 still.append((pair, why))
                 continue
             new = repair_question(llm, pair, topic)
             ok: list[QAPair] = []
             reason = "not a single question"
             if new is not None:
-                ok, bad = screen_pairs(
-                    [new], passage.contents, seen, min_support=self.config.min_support
-                )
+                ok, bad = self.screen([new], passage.contents, seen)
                 reason = bad[0][1].reason if bad else ""
             log.append(
                 {

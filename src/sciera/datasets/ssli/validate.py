@@ -14,6 +14,8 @@ Rules and their defaults (all thresholds are keyword arguments):
 
 - ``self_reference``: the question points at its source ("this passage", "the study",
   "the authors", "our results" ...) instead of being self-contained (Figure 10).
+- ``underspecified``: the question names no subject that singles out a few documents
+  ("What was the result of the meta-analysis?"); corpus-grounded, in :mod:`.specificity`.
 - ``answer_in_question``: the answer has no *answer word* (:func:`answer_words`): every
   content word is in the question or only describes the reporting ("We found that RACK1
   binds ..." for "How does RACK1 bind ...?"), so it restates the question.
@@ -90,6 +92,7 @@ _META = re.compile(
 
 REASONS = (
     "self_reference",
+    "underspecified",
     "answer_in_question",
     "answer_unsupported",
     "duplicate_question",
