@@ -142,7 +142,8 @@ class SSLIBuilder:
                     self._contexts(store, questions)
             # the rule's index (built once per corpus, linear in its size): not built when
             # the rule is off, and then no specificity.json (`sciera dataset check` writes it)
-            topics = source.topics if self.config.max_topic_share is not None else None
+            share = self.config.max_topic_share
+            topics = source.topics if share is not None else None
         logged = JsonlLog(self.out / "contexts.jsonl").records
         latest = {r["qid"]: r for r in logged}
         order = {q["qid"]: i for i, q in enumerate(questions)}
@@ -151,8 +152,7 @@ class SSLIBuilder:
         )
         instances = [_instance(d) for r in records for d in r["instances"]]
         write_instances(instances, self.out / INSTANCES_FILE)
-        if topics is not None and self.config.max_topic_share is not None:
-            share = self.config.max_topic_share
+        if topics is not None and share is not None:
             check_set(instances, topics, self.out, corpus=str(self.corpus_dir), max_share=share)
         stats = build_stats(self.out, selection, questions, records, self._llm_or_none())
         if "contexts" in stats:
