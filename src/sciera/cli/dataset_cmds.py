@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -17,6 +17,11 @@ dataset_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(dataset_app, name="dataset")
+
+
+def _topic_share(help_text: str) -> Any:
+    """``--max-topic-share`` (:mod:`sciera.datasets.ssli.specificity`)."""
+    return typer.Option("--max-topic-share", min=0.0, max=1.0, help=help_text)
 
 
 @dataset_app.command("build")
@@ -74,12 +79,9 @@ def build_cmd(
     ] = None,
     max_topic_share: Annotated[
         float,
-        typer.Option(
-            "--max-topic-share",
-            min=0.0,
-            max=1.0,
-            help="Reject (or repair) a question when more than this share of the corpus's "
-            "documents contain every topic word of it (0: no such rule).",
+        _topic_share(
+            "Reject (or repair) a question when more than this share of the corpus's "
+            "documents contain every topic word of it (0: no such rule)."
         ),
     ] = 0.005,
     ray: RayOpt = None,
@@ -205,12 +207,9 @@ def check_cmd(
     ],
     max_topic_share: Annotated[
         float,
-        typer.Option(
-            "--max-topic-share",
-            min=0.0,
-            max=1.0,
-            help="Underspecified: more than this share of the corpus's documents contain "
-            "every topic word of the question.",
+        _topic_share(
+            "Underspecified: more than this share of the corpus's documents contain every "
+            "topic word of the question."
         ),
     ] = 0.005,
 ) -> None:
