@@ -100,7 +100,16 @@ CalibrationQuestionsOpt = Annotated[
         "queries (0: claims only).",
     ),
 ]
-SyntheticStyleOpt = Annotated[str, typer.Option(help="Synthetic queries: claim or question.")]
+CalibrationStylesOpt = Annotated[
+    str,
+    typer.Option(
+        help="Comma-separated styles of the calibration questions, one question of each per "
+        "abstract: question (what/how), yesno (answered yes or no, like PubMedQA's)."
+    ),
+]
+SyntheticStyleOpt = Annotated[
+    str, typer.Option(help="Synthetic queries: claim, question or yesno.")
+]
 SyntheticKeepOpt = Annotated[
     int, typer.Option(min=1, help="Consistency filter: the abstract's first-stage rank limit.")
 ]
@@ -116,6 +125,8 @@ def _data_spec(options: dict):
     values = {f.name: options[f.name] for f in fields(DataSpec) if f.name in options}
     for name in ("exclude_qrels", "exclude_ssli", "ssli_negatives"):
         values[name] = values.get(name) or ()
+    if isinstance(values.get("calibration_styles"), str):
+        values["calibration_styles"] = _styles(values["calibration_styles"])
     values["ray"] = ray_options(
         options.get("ray"),
         options.get("ray_workers"),
@@ -126,6 +137,10 @@ def _data_spec(options: dict):
         return DataSpec(**values)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
+
+
+def _styles(text: str) -> tuple[str, ...]:
+    return tuple(s.strip() for s in text.split(",") if s.strip())
 
 
 @train_app.command("cross-encoder")
@@ -160,6 +175,7 @@ def cross_encoder(
     ssli_negatives: SsliNegativesOpt = None,
     spliced_negatives: SplicedNegativesOpt = 0,
     calibration_questions: CalibrationQuestionsOpt = 0,
+    calibration_styles: CalibrationStylesOpt = "question",
     ray: RayOpt = None,
     ray_workers: RayWorkersOpt = None,
     ray_cpus: RayCpusOpt = 1,
@@ -310,6 +326,13 @@ def recalibrate(
             "the model card records).",
         ),
     ] = None,
+    calibration_styles: Annotated[
+        str | None,
+        typer.Option(
+            help="Their styles, comma-separated (see train cross-encoder; default: the "
+            "model card's)."
+        ),
+    ] = None,
     preset: PresetOpt = None,
 ) -> None:
     """Refit a trained cross-encoder's calibrators on its own dev split (rebuilt from its
@@ -327,6 +350,7 @@ def recalibrate(
             update,
             precision=precision,
             calibration_questions=calibration_questions,
+            calibration_styles=_styles(calibration_styles) if calibration_styles else None,
         )
     key = "modes" if precision == "fp32" else f"modes_{precision}"
     _modes("dev", result.card["dev"][key])

@@ -11,7 +11,8 @@ the calibrators are fitted on.
 Sources are held-out abstracts: never a training query's gold (so the model never saw them
 as a positive), allowed by the guard, judged by no evaluation. The gold abstracts of dev
 queries come first, then other held-out abstracts of the corpus (seeded). The local
-LLM writes one question per abstract (the synthetic-query prompt, ``question`` style),
+LLM writes one question per abstract and style (the synthetic-query prompt; styles
+``question`` by default, ``yesno`` for questions answered yes or no, as PubMedQA's are),
 kept only if the first stage returns that abstract in its top ``keep_top`` (the same
 consistency filter as synthetic training queries). Each kept question is a dev record
 whose one positive is its source abstract; other abstracts that also answer it count as
@@ -88,25 +89,44 @@ def write(
             spec.seed,
             store.doc_ids(),
         )
-        made = synthetic.generate_here(
-            llm,
-            store,
-            sources,
-            settings,
-            corpus=spec.corpus,
-            retriever=spec.retriever,
-            cache=work / CACHE,
-            style="question",
-            keep_top=keep_top,
-            progress=progress,
-        )
-    kept = [s for s in made if s.kept]
-    queries = {PREFIX + s.qid: s.text for s in kept}
-    qrels = {PREFIX + s.qid: {s.doc_id: 1} for s in kept}
+        by_style = {
+            style: synthetic.generate_here(
+                llm,
+                store,
+                sources,
+                settings,
+                corpus=spec.corpus,
+                retriever=spec.retriever,
+                cache=work / CACHE,
+                style=style,
+                keep_top=keep_top,
+                progress=progress,
+            )
+            for style in spec.calibration_styles
+        }
+    queries: dict[str, str] = {}
+    qrels: dict[str, dict[str, int]] = {}
+    for style, made in by_style.items():
+        for s in made:
+            if s.kept:
+                queries[query_id(s.qid, style)] = s.text
+                qrels[query_id(s.qid, style)] = {s.doc_id: 1}
     n_dev = len(set(dev_gold) & {p.split("#", 1)[0] for p in sources})
-    card = {
-        **synthetic.card_section(made, len(sources), llm, "question", keep_top),
+    styles = list(by_style)
+    every = [s for made in by_style.values() for s in made]
+    card = {  # "passages": abstracts asked; "queries" and "kept": over every style
+        **synthetic.card_section(every, len(sources), llm, "+".join(styles), keep_top),
         "from_dev_gold": n_dev,
         "source": SOURCE,
     }
+    if len(styles) > 1:
+        card["by_style"] = {
+            style: synthetic.summary(made, len(sources)) for style, made in by_style.items()
+        }
     return queries, qrels, card
+
+
+def query_id(synthetic_qid: str, style: str) -> str:
+    """A calibration question's id: ``cal-syn-...`` for the ``question`` style (as before
+    styles could be mixed), ``cal-<style>-syn-...`` for the others."""
+    return PREFIX + ("" if style == "question" else f"{style}-") + synthetic_qid

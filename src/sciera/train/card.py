@@ -162,11 +162,13 @@ def _calibration_questions(data: dict[str, Any]) -> list[str]:
     cq = data.get("calibration_questions")
     if not cq:
         return []
+    styles = str(cq.get("style", "question")).replace("+", ", ")
     return [
         f"- calibration questions (calibrators only, never trained on): {cq['kept']} kept of "
         f"{cq['queries']} written by `{cq['llm']}` for {cq['passages']} {cq['source']}, "
         f"{cq.get('from_dev_gold', 0)} of them dev gold (kept when the first stage ranks the "
         f"abstract in its top {cq['keep_top']})"
+        + (f"; one question per abstract in each style: {styles}" if ", " in styles else "")
     ]
 
 

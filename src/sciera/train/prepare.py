@@ -43,6 +43,8 @@ class DataSpec:
     spliced_negatives: int = 0  # per training query, cut from its gold passage (no LLM)
     # held-out abstracts the LLM writes a question for, to calibrate on (never trained on)
     calibration_questions: int = 0
+    # one question of each style per calibration abstract (synthetic.STYLES)
+    calibration_styles: tuple[str, ...] = ("question",)
     # abstracts never a calibration question's source besides the training gold (a model
     # soup's ingredients trained on more than its labels: their synthetic and SSLI sources)
     calibration_banned: tuple[str, ...] = ()
@@ -60,6 +62,16 @@ class DataSpec:
             raise ValueError("synthetic must be >= 0 and synthetic_keep_top >= 1")
         if self.spliced_negatives < 0:
             raise ValueError(f"spliced negatives must be >= 0, got {self.spliced_negatives}")
+        bad = [s for s in self.calibration_styles if s not in STYLES]
+        if (
+            bad
+            or not self.calibration_styles
+            or len(set(self.calibration_styles)) < len(self.calibration_styles)
+        ):
+            raise ValueError(
+                f"calibration styles must be distinct, from {', '.join(STYLES)}; got "
+                f"{', '.join(self.calibration_styles) or 'none'}"
+            )
         if self.calibration_questions < 0:
             raise ValueError(
                 f"calibration questions must be >= 0, got {self.calibration_questions}"
@@ -277,7 +289,7 @@ TRAINING_STATE = ("checkpoint", "checkpoint.tmp", "best", "state.json", "card.js
 
 
 # DataSpec fields that shape the calibrators or where work runs, never the training data
-_NOT_TRAINING = ("ray", "calibration_questions", "calibration_banned")
+_NOT_TRAINING = ("ray", "calibration_questions", "calibration_styles", "calibration_banned")
 
 
 def run_key(config: dict[str, Any], spec: DataSpec) -> str:
@@ -360,6 +372,7 @@ def base_card(
             "depth": spec.depth,
             "dev_fraction": spec.dev_fraction,
             "calibration_questions": spec.calibration_questions,
+            "calibration_styles": list(spec.calibration_styles),
         },
         "data": data.card_data(spec),
         "splits": data.guard.describe(),

@@ -53,6 +53,7 @@ def spec_from_card(card: dict[str, Any]) -> DataSpec:
         exclude_qrels=tuple(e["path"] for e in excluded if e["kind"] == "qrels"),
         exclude_ssli=tuple(e["path"] for e in excluded if e["kind"] == "ssli"),
         calibration_questions=int(cfg.get("calibration_questions", 0)),
+        calibration_styles=tuple(cfg.get("calibration_styles", ("question",))),
         calibration_banned=tuple(data.get("calibration_banned", ())),
     )
 
@@ -97,10 +98,12 @@ def recalibrate(
     command: str | None = None,
     precision: str = "fp32",
     calibration_questions: int | None = None,
+    calibration_styles: Sequence[str] | None = None,
 ) -> TrainResult:
     """Refit ``model``'s calibrators (a shipped or trained name, or a folder) in place, for
     the logits of ``precision`` (fp32 or int8), on its dev split plus
-    ``calibration_questions`` questions (None: as many as its card records)."""
+    ``calibration_questions`` abstracts' questions, one of each of ``calibration_styles``
+    (None: as many and as the card records)."""
     from sciera.rerank.cross_encoder import resolve_model
     from sciera.train.card import write_card
     from sciera.train.ce_fit import dev_rankings, load_cross_encoder
@@ -115,6 +118,11 @@ def recalibrate(
     spec = spec_from_card(card)
     if calibration_questions is not None:
         spec = replace(spec, calibration_questions=calibration_questions)
+    if calibration_styles is not None:
+        try:
+            spec = replace(spec, calibration_styles=tuple(calibration_styles))
+        except ValueError as exc:
+            raise ScieraError(str(exc)) from None
     work = Path(settings.home) / "work" / f"recalibrate-{model_dir.name}"
     work.mkdir(parents=True, exist_ok=True)
     _seed_questions(model_dir, work)
@@ -146,6 +154,7 @@ def recalibrate(
     )
     cals, modes = fitted.calibrators, fitted.modes
     card["config"]["calibration_questions"] = spec.calibration_questions
+    card["config"]["calibration_styles"] = list(spec.calibration_styles)
     if data.calibration_card:
         card["data"]["calibration_questions"] = data.calibration_card
     else:

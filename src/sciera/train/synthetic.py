@@ -29,7 +29,9 @@ if TYPE_CHECKING:
     from sciera.types import Passage
 
 PROMPT = "train_synthetic_query"
-STYLES = ("claim", "question")
+STYLES = ("claim", "question", "yesno")
+# what the prompt asks for, where a style's name is not the words ("write one ${style}")
+_STYLE_TEXT = {"yesno": "yes/no question"}
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"query": {"type": "string", "minLength": 8, "maxLength": 300}},
@@ -112,7 +114,9 @@ class QueryWriter:
         from sciera.llm.prompting import delimit
 
         reply = self.llm.complete_json(
-            self.prompt.render(style=self.style, passage=delimit(passage.contents)),
+            self.prompt.render(
+                style=_STYLE_TEXT.get(self.style, self.style), passage=delimit(passage.contents)
+            ),
             SCHEMA,
             max_tokens=80,
         )

@@ -117,3 +117,48 @@ def test_the_card_says_how_many_questions_and_from_where():
     assert "70 kept of 88 written by `llamacpp:qwen` for 90 held-out abstracts" in line
     assert "33 of them dev gold" in line
     assert "top 3" in line and _calibration_questions({}) == []
+
+
+def test_calibration_styles_are_checked_and_never_change_a_training_runs_key():
+    base = DataSpec("corpus", "queries.jsonl", "qrels/train.tsv")
+    assert base.calibration_styles == ("question",)
+    both = DataSpec(
+        "corpus", "q", "r", calibration_questions=80, calibration_styles=("question", "yesno")
+    )
+    assert run_key({"epochs": 1}, both) == run_key({"epochs": 1}, DataSpec("corpus", "q", "r"))
+    for bad in (("question", "question"), (), ("statement",)):
+        with pytest.raises(ValueError, match="calibration styles"):
+            DataSpec("corpus", "q", "r", calibration_styles=bad)
+    # the question style keeps the ids calibration questions had before styles could mix
+    assert cq.query_id("syn-abc", "question") == "cal-syn-abc"
+    assert cq.query_id("syn-abc", "yesno") == "cal-yesno-syn-abc"
+
+
+def test_recalibration_reuses_the_styles_a_card_records():
+    card = {
+        "data": {"corpus": "c", "queries": "q", "qrels": "r"},
+        "config": {"retriever": "bm25", "depth": 10, "dev_fraction": 0.1, "seed": 0},
+        "splits": {"excluded": []},
+    }
+    assert spec_from_card(card).calibration_styles == ("question",)
+    card["config"]["calibration_styles"] = ["question", "yesno"]
+    assert spec_from_card(card).calibration_styles == ("question", "yesno")
+
+
+def test_the_card_names_mixed_styles():
+    from sciera.train.card import _calibration_questions
+
+    section = {
+        "passages": 150,
+        "queries": 296,
+        "kept": 280,
+        "llm": "llamacpp:qwen",
+        "source": cq.SOURCE,
+        "keep_top": 3,
+        "style": "question+yesno",
+    }
+    (line,) = _calibration_questions({"calibration_questions": section})
+    assert "280 kept of 296 written" in line and "for 150 held-out abstracts" in line
+    assert line.endswith("one question per abstract in each style: question, yesno")
+    (single,) = _calibration_questions({"calibration_questions": {**section, "style": "question"}})
+    assert "each style" not in single

@@ -106,3 +106,25 @@ def test_clean_query():
     )
     assert synthetic.clean_query("too short") is None
     assert synthetic.clean_query("The passage says aspirin works well") is None
+
+
+def test_styles_share_a_cache_and_ask_for_their_own_kind_of_query(tmp_path):
+    store = _Store(DOCS)
+    cache = tmp_path / "synthetic.jsonl"
+    llm = (
+        ScriptedLLM()
+        .on("one yes/no question", {"query": "Does vitamin D lower fracture risk in women?"})
+        .on("one question", {"query": "What lowers fracture risk in older women?"})
+    )
+    asked = synthetic.generate(
+        llm, store, ["d1#0"], _Retriever(store), cache=cache, style="question", keep_top=1
+    )
+    yesno = synthetic.generate(
+        llm, store, ["d1#0"], _Retriever(store), cache=cache, style="yesno", keep_top=1
+    )
+    assert [s.text for s in asked] == ["What lowers fracture risk in older women?"]
+    assert [s.text for s in yesno] == ["Does vitamin D lower fracture risk in women?"]
+    assert "write one yes/no question" in llm.calls[1].prompt
+    assert "write one question" in llm.calls[0].prompt
+    keys = {json.loads(x)["key"] for x in cache.read_text().splitlines()}
+    assert len(keys) == 2  # one record per passage and style, in the same file
