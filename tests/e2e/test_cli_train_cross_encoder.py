@@ -168,6 +168,19 @@ def _calibration_questions(out, home, env, card) -> None:
     again = run_sciera(*args, env=env)
     assert again.returncode == 0, again.stderr
     assert log.read_text().splitlines() == lines
+    # a yes/no question for the same two abstracts too: two more log lines, none redone
+    mixed = run_sciera(*args, "--calibration-styles", "question,yesno", env=env)
+    assert mixed.returncode == 0, mixed.stderr
+    after = json.loads((out / "sciera-card.json").read_text())
+    assert after["config"]["calibration_styles"] == ["question", "yesno"]
+    assert after["data"]["calibration_questions"]["style"] == "question+yesno"
+    assert after["data"]["calibration_questions"]["passages"] == 2
+    more = log.read_text().splitlines()
+    assert more[: len(lines)] == lines and len(more) == len(lines) + 2
+    assert {json.loads(x)["doc_id"] for x in more[len(lines) :]} == docs
+    bad = run_sciera(*args, "--calibration-styles", "statement", env=env)
+    assert bad.returncode == 2 and "calibration styles" in bad.stderr
+    assert log.read_text().splitlines() == more
 
 
 def test_killed_training_resumes_from_its_last_epoch(small_scifact, tiny_base):

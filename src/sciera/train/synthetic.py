@@ -30,8 +30,29 @@ if TYPE_CHECKING:
 
 PROMPT = "train_synthetic_query"
 STYLES = ("claim", "question", "yesno")
-# what the prompt asks for, where a style's name is not the words ("write one ${style}")
-_STYLE_TEXT = {"yesno": "yes/no question"}
+# a style with a prompt of its own (the others fill ${style} of PROMPT)
+_STYLE_PROMPTS = {"yesno": "train_synthetic_yesno"}
+# how a yes/no question starts
+_AUXILIARIES = frozenset(
+    [
+        "does",
+        "do",
+        "did",
+        "is",
+        "are",
+        "was",
+        "were",
+        "can",
+        "could",
+        "has",
+        "have",
+        "had",
+        "will",
+        "would",
+        "should",
+        "may",
+    ]
+)
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"query": {"type": "string", "minLength": 8, "maxLength": 300}},
@@ -50,11 +71,16 @@ class SyntheticQuery:
     kept: bool
 
 
+def prompt_name(style: str) -> str:
+    return _STYLE_PROMPTS.get(style, PROMPT)
+
+
 def generation_key(llm: LLM, style: str) -> str:
     from sciera.llm.prompting import load_prompt
 
-    version = load_prompt(PROMPT).version
-    return hashlib.sha256(f"{llm.model_id}|{PROMPT}@{version}|{style}".encode()).hexdigest()[:16]
+    name = prompt_name(style)
+    version = load_prompt(name).version
+    return hashlib.sha256(f"{llm.model_id}|{name}@{version}|{style}".encode()).hexdigest()[:16]
 
 
 def pick_sources(
@@ -86,13 +112,16 @@ def read_done(path: Path, key: str) -> dict[str, dict[str, Any]]:
     return done
 
 
-def clean_query(text: str) -> str | None:
-    """The query as one line, or None when it is unusable (empty, a meta reference)."""
+def clean_query(text: str, style: str = "claim") -> str | None:
+    """The query as one line, or None when it is unusable (empty, a meta reference, or for
+    ``yesno`` not a yes/no question)."""
     text = " ".join(str(text).split()).strip().strip('"')
     lowered = text.lower()
     if len(text.split()) < 4 or any(
         p in lowered for p in ("this passage", "the passage", "this study", "the authors")
     ):
+        return None
+    if style == "yesno" and (not text.endswith("?") or lowered.split()[0] not in _AUXILIARIES):
         return None
     return text
 
@@ -108,19 +137,20 @@ class QueryWriter:
             raise ValueError(f"style must be one of {', '.join(STYLES)}, got {style!r}")
         self.llm, self.retriever, self.style, self.keep_top = llm, retriever, style, keep_top
         self.key = generation_key(llm, style)
-        self.prompt = load_prompt(PROMPT)
+        self.prompt = load_prompt(prompt_name(style))
 
     def record(self, passage: Passage) -> dict[str, Any]:
         from sciera.llm.prompting import delimit
 
-        reply = self.llm.complete_json(
-            self.prompt.render(
-                style=_STYLE_TEXT.get(self.style, self.style), passage=delimit(passage.contents)
-            ),
-            SCHEMA,
-            max_tokens=80,
+        values = {"passage": delimit(passage.contents)}
+        if "style" in self.prompt.variables:
+            values["style"] = self.style
+        reply = self.llm.complete_json(self.prompt.render(**values), SCHEMA, max_tokens=80)
+        text = (
+            clean_query(reply.value.get("query", ""), self.style)
+            if reply.ok and reply.value
+            else None
         )
-        text = clean_query(reply.value.get("query", "")) if reply.ok and reply.value else None
         rank = None
         if text is not None:
             ranking = self.retriever.search(text, self.keep_top)

@@ -113,7 +113,7 @@ def test_styles_share_a_cache_and_ask_for_their_own_kind_of_query(tmp_path):
     cache = tmp_path / "synthetic.jsonl"
     llm = (
         ScriptedLLM()
-        .on("one yes/no question", {"query": "Does vitamin D lower fracture risk in women?"})
+        .on("answers with yes or no", {"query": "Does vitamin D lower fracture risk in women?"})
         .on("one question", {"query": "What lowers fracture risk in older women?"})
     )
     asked = synthetic.generate(
@@ -124,7 +124,15 @@ def test_styles_share_a_cache_and_ask_for_their_own_kind_of_query(tmp_path):
     )
     assert [s.text for s in asked] == ["What lowers fracture risk in older women?"]
     assert [s.text for s in yesno] == ["Does vitamin D lower fracture risk in women?"]
-    assert "write one yes/no question" in llm.calls[1].prompt
+    assert "answers with yes or no" in llm.calls[1].prompt
     assert "write one question" in llm.calls[0].prompt
     keys = {json.loads(x)["key"] for x in cache.read_text().splitlines()}
     assert len(keys) == 2  # one record per passage and style, in the same file
+
+
+def test_a_yes_no_query_must_be_a_yes_no_question():
+    assert synthetic.clean_query("Does aspirin lower stroke risk?", "yesno")
+    assert synthetic.clean_query("Is serum vitamin D linked to falls?", "yesno")
+    assert synthetic.clean_query("What lowers stroke risk in adults?", "yesno") is None
+    assert synthetic.clean_query("Does aspirin lower stroke risk.", "yesno") is None
+    assert synthetic.clean_query("What lowers stroke risk in adults?", "question")
