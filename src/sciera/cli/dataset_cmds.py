@@ -137,10 +137,10 @@ def stats_cmd(
     out: Annotated[Path, typer.Argument(help="A build folder or instances.jsonl file.")],
 ) -> None:
     """Counts of a built dataset (instances, candidates, distractor types) plus stats.json."""
-    from sciera.datasets.ssli.io import STATS_FILE, instance_stats, load_ssli
+    from sciera.datasets.ssli.io import STATS_FILE, instance_stats, load_ssli, set_folder
 
     report = {"dataset": instance_stats(load_ssli(out))}
-    folder = out if out.is_dir() else out.parent
+    folder = set_folder(out)
     if (folder / STATS_FILE).exists():
         report["build"] = json.loads((folder / STATS_FILE).read_text("utf-8"))
     typer.echo(json.dumps(report, indent=2, ensure_ascii=False))
@@ -216,11 +216,11 @@ def check_cmd(
     """Judge whether each question names a subject that singles out its source, and write
     specificity.json next to the set (what `dataset.specific_only` in an experiment reads)."""
     from sciera.corpus.store import PassageStore
-    from sciera.datasets.ssli.io import load_ssli
+    from sciera.datasets.ssli.io import load_ssli, set_folder
     from sciera.datasets.ssli.specificity import TopicIndex, check_set
 
     instances = load_ssli(out)
-    folder = out if out.is_dir() else out.parent
+    folder = set_folder(out)
     with PassageStore.open(corpus) as store:
         index = TopicIndex.from_store(store)
     data = check_set(instances, index, folder, corpus=str(corpus), max_share=max_topic_share)

@@ -150,6 +150,12 @@ def read_instances(path: str | Path) -> list[QAInstance]:
     return [instance_from_dict(rec, str(path), n) for n, rec in iter_jsonl(path)]
 
 
+def set_folder(path: str | Path) -> Path:
+    """The folder of an SSLI set given as that folder or as its instances file."""
+    path = Path(path)
+    return path if path.is_dir() else path.parent
+
+
 def load_ssli(path: str | Path, setting: str | None = None) -> list[QAInstance]:
     """Load an SSLI dataset: an ``instances.jsonl`` file or a build folder holding one.
 

@@ -35,6 +35,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from sciera.datasets.loaders import question_of
+from sciera.datasets.ssli.io import set_folder
 from sciera.datasets.ssli.validate import (
     Rejection,
     _reporting_stems,
@@ -123,8 +125,13 @@ def specificity(
     min_docs: int = MIN_TOPIC_DOCS,
 ) -> Specificity:
     words = tuple(topic_words(question))
-    limit = max(float(min_docs), max_share * index.documents)
+    limit = topic_limit(index, max_share, min_docs)
     return Specificity(words, index.matching(words) if words else index.documents, limit)
+
+
+def topic_limit(index: TopicIndex, max_share: float, min_docs: int) -> float:
+    """More documents than this containing every topic word: underspecified."""
+    return max(float(min_docs), max_share * index.documents)
 
 
 def check_specific(
@@ -168,7 +175,7 @@ def set_specificity(
         "corpus_documents": index.documents,
         "max_share": max_share,
         "min_docs": min_docs,
-        "limit": max(float(min_docs), max_share * index.documents),
+        "limit": topic_limit(index, max_share, min_docs),
         "specific": sum(r["specific"] for r in rows.values()),
         "underspecified": sum(not r["specific"] for r in rows.values()),
         "questions": rows,
@@ -186,8 +193,7 @@ def write_specificity(data: dict[str, Any], set_dir: str | Path) -> Path:
 def specific_questions(set_path: str | Path) -> set[str]:
     """The question ids ``specificity.json`` of the set at ``set_path`` (its folder or its
     instances file) calls specific; an error naming the command that writes it if absent."""
-    path = Path(set_path)
-    folder = path if path.is_dir() else path.parent
+    folder = set_folder(set_path)
     file = folder / SPECIFICITY_FILE
     if not file.exists():
         raise InputError(
@@ -208,9 +214,7 @@ def question_texts(instances: Iterable[Any]) -> dict[str, str]:
     """Question id (the instance id without its ``/setting``) -> question, in order."""
     out: dict[str, str] = {}
     for inst in instances:
-        suffix = f"/{inst.setting}"
-        qid = inst.id[: -len(suffix)] if inst.setting and inst.id.endswith(suffix) else inst.id
-        out.setdefault(qid, inst.question)
+        out.setdefault(question_of(inst.id, inst.setting), inst.question)
     return out
 
 
