@@ -100,7 +100,7 @@ def write(
                 cache=work / CACHE,
                 style=style,
                 keep_top=keep_top,
-                progress=progress,
+                progress=styled(progress, style),
             )
             for style in spec.calibration_styles
         }
@@ -124,6 +124,16 @@ def write(
             style: synthetic.summary(made, len(sources)) for style, made in by_style.items()
         }
     return queries, qrels, card
+
+
+def styled(progress: Progress | None, style: str) -> Progress | None:
+    """``progress`` with each style's questions as a step of their own
+    (``calibration questions (yesno)``): a step that finished stays silent, so two styles
+    under one name would show only the first."""
+    if progress is None:
+        return None
+    step = f"calibration questions ({style})"
+    return lambda _step, done, total: progress(step, done, total)
 
 
 def query_id(synthetic_qid: str, style: str) -> str:

@@ -162,3 +162,28 @@ def test_the_card_names_mixed_styles():
     assert line.endswith("one question per abstract in each style: question, yesno")
     (single,) = _calibration_questions({"calibration_questions": {**section, "style": "question"}})
     assert "each style" not in single
+
+
+def test_each_style_reports_progress_as_a_step_of_its_own():
+    """A progress line of a finished step is never written again, so the second style's
+    questions must not report under the first's name."""
+    from sciera.progress import LineProgress
+
+    class Out:
+        text = ""
+
+        def write(self, s: str) -> None:
+            self.text += s
+
+        def flush(self) -> None:
+            pass
+
+    out = Out()
+    lines = LineProgress(out, every=0.0)
+    for style in ("question", "yesno"):
+        report = cq.styled(lines, style)
+        for done in (1, 2):
+            report("synthetic queries", done, 2)
+    assert "calibration questions (question): 2/2" in out.text
+    assert "calibration questions (yesno): 2/2" in out.text
+    assert cq.styled(None, "yesno") is None
