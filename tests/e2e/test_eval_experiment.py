@@ -97,6 +97,20 @@ def test_rerun_resumes_without_new_work(experiment_results: Path) -> None:
     assert after == before
 
 
+def test_one_pipeline_alone_and_an_unknown_one_refused(experiment_results: Path) -> None:
+    exp = str(experiment_results.parent / "exp.yaml")
+    out = str(experiment_results)
+    proc = sciera("eval", "run", exp, "--out", out, "--pipeline", "hybrid", "--no-report")
+    assert proc.returncode == 0, proc.stderr
+    assert "ran 0 question runs, resumed past 50" in proc.stdout
+    manifest = json.loads((experiment_results / "manifest.json").read_text())
+    assert [p["name"] for p in manifest["experiment"]["pipelines"]] == ["bm25", "hybrid"]
+
+    proc = sciera("eval", "run", exp, "--out", out, "--pipeline", "splade", "--no-report")
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert "'splade' is not in experiment" in proc.stderr and "bm25, hybrid" in proc.stderr
+
+
 def test_report_against_a_named_baseline(experiment_results: Path) -> None:
     import numpy as np
     from scipy import stats

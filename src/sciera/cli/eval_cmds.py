@@ -152,13 +152,21 @@ def run(
     ray_workers: RayWorkersOpt = None,
     ray_cpus: RayCpusOpt = 1,
     shard_size: ShardOpt = 16,
+    pipeline: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--pipeline",
+            help="Run only this pipeline of the file (repeatable); the others keep their "
+            "results in --out and in the report, unchecked.",
+        ),
+    ] = None,
 ) -> None:
     """Run (or resume) an experiment: every pipeline x repeat x question, saved under --out.
     A pipeline added to the file later runs alone; the others resume from their results."""
     from sciera.eval.experiment import load_experiment
     from sciera.eval.runner import run_experiment
 
-    exp = load_experiment(experiment)
+    exp = load_experiment(experiment).only(pipeline or [])
     out_dir = out or Path("results") / exp.name
     options = ray_options(ray, ray_workers, shard_size, ray_cpus)
     with step_progress(transient=False) as update:

@@ -27,6 +27,7 @@ Relative paths are read relative to the YAML file. Any error -> one line
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -275,6 +276,23 @@ class Experiment(_Strict):
 
     def seed_of(self, repeat: int) -> int:
         return self.seeds[repeat] if self.seeds is not None else repeat
+
+    def only(self, names: Iterable[str]) -> Experiment:
+        """This experiment with the pipelines ``names`` alone, in the file's order (run into
+        a results directory, the others keep their results there and in the report)."""
+        wanted = list(dict.fromkeys(names))
+        listed = [p.name for p in self.pipelines]
+        unknown = [n for n in wanted if n not in listed]
+        if unknown:
+            raise ScieraError(
+                f"pipeline {unknown[0]!r} is not in experiment {self.name!r} "
+                f"(its pipelines: {', '.join(listed)})"
+            )
+        if not wanted:
+            return self
+        return self.model_copy(
+            update={"pipelines": [p for p in self.pipelines if p.name in wanted]}
+        )
 
 
 def _where(loc: tuple[Any, ...]) -> str:

@@ -100,9 +100,12 @@ def prepare_results_dir(
         _check_resumable(out, stored, exp)
         if identities is not None:
             _check_identities(out, exp, manifest, identities)
-        listed = {p.name for p in exp.pipelines}
-        kept = [p for p in manifest["experiment"]["pipelines"] if p["name"] not in listed]
-        spec["pipelines"] += kept
+        listed = {p["name"]: p for p in spec["pipelines"]}
+        before = manifest["experiment"]["pipelines"]
+        kept = [p for p in before if p["name"] not in listed]
+        # the directory's order stays (the report's default baseline is its first pipeline);
+        # pipelines new to it come last
+        spec["pipelines"] = [listed.pop(p["name"], p) for p in before] + list(listed.values())
         plan = {**plan, **{p["name"]: manifest.get("plan", {}).get(p["name"], 0) for p in kept}}
     else:
         manifest = {"format": FORMAT, "created": time.time(), "repeats": {}}

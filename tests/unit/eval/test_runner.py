@@ -287,6 +287,43 @@ def test_a_pipeline_added_later_runs_alone_and_the_others_resume(tmp_path: Path)
     assert table(out) == full
 
 
+def test_only_the_pipelines_named_run_and_the_others_keep_their_place(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """`sciera eval run --pipeline NAME`: a pipeline whose model was replaced since its
+    results were made no longer blocks running another one beside it."""
+    from sciera.errors import ScieraError
+    from sciera.rerank.llm_pointwise import LLMPointwiseReranker
+
+    model = {"files": "A"}
+    monkeypatch.setattr(
+        LLMPointwiseReranker,
+        "identity",
+        classmethod(lambda cls, settings, **params: model["files"]),
+        raising=False,
+    )
+    exp = experiment(tmp_path)
+    out = tmp_path / "res"
+    first = exp.model_copy(update={"pipelines": exp.pipelines[1:]})  # pointwise alone
+    run_experiment(first, out, llm_factory=scripted)
+    model["files"] = "B"  # the pointwise pipeline's model replaced under its name
+    with pytest.raises(ScieraError, match=r"\(pointwise\): the model it loads changed"):
+        run_experiment(exp, out, llm_factory=scripted)
+    summary = run_experiment(exp.only(["pool"]), out, llm_factory=scripted)
+    assert summary.ran == {"pool/r0": 3, "pool/r1": 3}
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [p["name"] for p in manifest["experiment"]["pipelines"]] == ["pointwise", "pool"]
+    assert {r["identity"] for r in manifest["repeats"]["pointwise"].values()} == {"A"}
+    write_report(out, plots=False)
+    model["files"] = "A"
+    assert table(out) == reported(exp, tmp_path / "full")
+
+    assert exp.only([]) is exp
+    assert [p.name for p in exp.only(["pointwise", "pool"]).pipelines] == ["pool", "pointwise"]
+    with pytest.raises(ScieraError, match=r"'ranker' is not in experiment 'unit' \(its pipe"):
+        exp.only(["ranker"])
+
+
 def test_neutral_pool_order_hides_where_distractors_were_listed(tmp_path: Path) -> None:
     exp = experiment(tmp_path)
     spec = {"name": "set", "retriever": "candidates", "pool_order": "neutral"}
