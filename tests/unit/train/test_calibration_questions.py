@@ -167,23 +167,16 @@ def test_the_card_names_mixed_styles():
 def test_each_style_reports_progress_as_a_step_of_its_own():
     """A progress line of a finished step is never written again, so the second style's
     questions must not report under the first's name."""
+    import io
+
     from sciera.progress import LineProgress
 
-    class Out:
-        text = ""
-
-        def write(self, s: str) -> None:
-            self.text += s
-
-        def flush(self) -> None:
-            pass
-
-    out = Out()
+    out = io.StringIO()
     lines = LineProgress(out, every=0.0)
     for style in ("question", "yesno"):
         report = cq.styled(lines, style)
         for done in (1, 2):
             report("synthetic queries", done, 2)
-    assert "calibration questions (question): 2/2" in out.text
-    assert "calibration questions (yesno): 2/2" in out.text
+    assert "calibration questions (question): 2/2" in out.getvalue()
+    assert "calibration questions (yesno): 2/2" in out.getvalue()
     assert cq.styled(None, "yesno") is None
