@@ -204,8 +204,14 @@ def _score(modes: dict[str, dict[str, float]]) -> tuple[float, float]:
 
 
 def _source(card: dict[str, Any]) -> DataSpec:
-    """Where a card's dev split and first stage come from (calibration aside)."""
-    return replace(spec_from_card(card), calibration_questions=0, calibration_banned=())
+    """Where a card's dev split and first stage come from (calibration aside: its questions,
+    their styles and the abstracts banned from them are the soup's own choice)."""
+    return replace(
+        spec_from_card(card),
+        calibration_questions=0,
+        calibration_styles=("question",),
+        calibration_banned=(),
+    )
 
 
 def _ingredient(name: str, path: str) -> Ingredient:

@@ -59,6 +59,10 @@ def test_ingredients_must_share_dev_split_source_and_shapes():
     other_seed = Ingredient("c", None, _card(seed=1), "d3")
     with pytest.raises(ScieraError, match="data source"):
         check_compatible([ref, other_seed], [_state(1), _state(2)])
+    # calibration is the soup's own: other questions or styles do not keep models apart
+    calibrated = _card()
+    calibrated["config"].update(calibration_questions=150, calibration_styles=["question", "yesno"])
+    check_compatible([ref, Ingredient("f", None, calibrated, "d6")], [_state(1), _state(2)])
     longer = Ingredient("d", None, _card(max_length=512), "d4")
     with pytest.raises(ScieraError, match="max_length"):
         check_compatible([ref, longer], [_state(1), _state(2)])
