@@ -181,14 +181,12 @@ def plot_ablation(rows: Sequence[Row], path: Path) -> Path | None:
     )
     for ax, setting in zip(axes[0], settings, strict=True):
         group = [r for r in rows if r.setting == setting]
+        shown, series = ablation_bars(group, cols)
         width = 0.8 / max(len(group), 1)
-        for j, r in enumerate(group):
-            xs = [i + (j - (len(group) - 1) / 2) * width for i in range(len(cols))]
-            means = [r.cells[c].mean if c in r.cells else 0.0 for c in cols]
-            stds = [r.cells[c].std if c in r.cells else 0.0 for c in cols]
-            bars = ax.bar(xs, means, width, yerr=stds, capsize=3, label=r.pipeline)
+        for label, xs, means, stds in series:
+            bars = ax.bar(xs, means, width, yerr=stds, capsize=3, label=label)
             ax.bar_label(bars, fmt="%.3f", fontsize=6, padding=2)
-        ax.set_xticks(range(len(cols)), cols, fontsize=8)
+        ax.set_xticks(range(len(shown)), shown, fontsize=8)
         ax.set_ylim(0, 1.08)
         ax.set_title(f"setting: {setting}", fontsize=10)
         ax.grid(axis="y", alpha=0.3)
@@ -198,6 +196,28 @@ def plot_ablation(rows: Sequence[Row], path: Path) -> Path | None:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def ablation_bars(
+    group: Sequence[Row], cols: Sequence[str]
+) -> tuple[list[str], list[tuple[str, list[float], list[float], list[float]]]]:
+    """One setting's panel: the columns shown and, per pipeline, its bars (x, mean, std).
+    A metric no row of the setting has (CDR in the Base setting) gets no tick, and a row
+    without a metric gets no bar there: never a bar drawn at 0 for a missing value."""
+    shown = [c for c in cols if any(c in r.cells for r in group)]
+    width = 0.8 / max(len(group), 1)
+    series = []
+    for j, r in enumerate(group):
+        at = [i for i, c in enumerate(shown) if c in r.cells]
+        series.append(
+            (
+                r.pipeline,
+                [i + (j - (len(group) - 1) / 2) * width for i in at],
+                [r.cells[shown[i]].mean for i in at],
+                [r.cells[shown[i]].std for i in at],
+            )
+        )
+    return shown, series
 
 
 def write_plots(results: Results, rows: Sequence[Row], out: Path) -> dict[str, Path]:
