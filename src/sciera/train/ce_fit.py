@@ -171,16 +171,27 @@ def make_groups(
     return groups
 
 
+CALIBRATION = "scoring calibration queries"  # dev_rankings' label for calibration rows
+
+
 def dev_rankings(
     ce: Any,
     dev: Sequence[TrainQuery],
     texts: Mapping[str, str],
     score: Callable[[str, Sequence[str]], np.ndarray] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+    label: str = "scoring dev queries",
 ) -> list[np.ndarray]:
     """The cross-encoder's logits for every dev query's first-stage candidates (rank order);
-    ``score(query, passages)`` replaces the torch forward pass (e.g. the int8 ONNX runner)."""
+    ``score(query, passages)`` replaces the torch forward pass (e.g. the int8 ONNX runner).
+    ``progress(label, done, total)`` after each query."""
     score = score or (lambda query, passages: predict_logits(ce, query, passages))
-    return [score(rec.text, [texts[p] for p, _ in rec.candidates]) for rec in dev]
+    out = []
+    for rec in dev:
+        out.append(score(rec.text, [texts[p] for p, _ in rec.candidates]))
+        if progress:
+            progress(label, len(out), len(dev))
+    return out
 
 
 def ranking_metrics(dev: Sequence[TrainQuery], scores: Sequence[np.ndarray]) -> dict[str, float]:

@@ -20,6 +20,7 @@ from sciera.errors import ScieraError
 from sciera.settings import Settings, load_settings
 from sciera.train.card import CALIBRATOR_FILE, FUSED_CALIBRATOR_FILE, default_score_mode
 from sciera.train.ce_fit import (
+    CALIBRATION,
     TrainConfig,
     dev_rankings,
     first_stage_scores,
@@ -166,10 +167,14 @@ def train_cross_encoder(
     if state.best_epoch is None:
         raise ScieraError("training ended before one epoch was evaluated; raise the time budget")
     ce = load_cross_encoder(str(work / "best"), max_length=cfg.max_length)
-    logits = dev_rankings(ce, dev, texts)
+    logits = dev_rankings(ce, dev, texts, progress=progress)
     model_id = f"cross_encoder:{model_dir.name}"
     fitted = calibrate_on_dev(
-        dev, logits, model_id, data.calibration, dev_rankings(ce, data.calibration, texts)
+        dev,
+        logits,
+        model_id,
+        data.calibration,
+        dev_rankings(ce, data.calibration, texts, progress=progress, label=CALIBRATION),
     )
     card = base_card(
         name=model_dir.name,

@@ -106,7 +106,7 @@ def recalibrate(
     (None: as many and as the card records)."""
     from sciera.rerank.cross_encoder import resolve_model
     from sciera.train.card import write_card
-    from sciera.train.ce_fit import dev_rankings, load_cross_encoder
+    from sciera.train.ce_fit import CALIBRATION, dev_rankings, load_cross_encoder
 
     if precision not in _FILES:
         raise ScieraError(f"precision must be one of {', '.join(_FILES)}, got {precision!r}")
@@ -144,13 +144,13 @@ def recalibrate(
         def score(query: str, passages: Sequence[str]) -> Any:
             return runner.logits([(query, p) for p in passages])
 
-    logits = dev_rankings(ce, data.dev, data.texts, score)
+    logits = dev_rankings(ce, data.dev, data.texts, score, progress)
     fitted = calibrate_on_dev(
         data.dev,
         logits,
         card["model_id"],
         data.calibration,
-        dev_rankings(ce, data.calibration, data.texts, score),
+        dev_rankings(ce, data.calibration, data.texts, score, progress, CALIBRATION),
     )
     cals, modes = fitted.calibrators, fitted.modes
     card["config"]["calibration_questions"] = spec.calibration_questions

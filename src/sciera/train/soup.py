@@ -104,7 +104,7 @@ def soup(
     command: str | None = None,
 ) -> TrainResult:
     from sciera.rerank.cross_encoder import resolve_model
-    from sciera.train.ce_fit import dev_rankings, load_cross_encoder
+    from sciera.train.ce_fit import CALIBRATION, dev_rankings, load_cross_encoder
 
     settings = settings or load_settings()
     started = time.monotonic()
@@ -135,9 +135,9 @@ def soup(
         if done is not None:
             return done
         ce.model.load_state_dict(average([states[i] for i in members]))
-        if progress:
-            progress(f"dev: {' + '.join(i.name for i in picked)}", 0, 1)
-        logits = dev_logits[tuple(members)] = dev_rankings(ce, data.dev, data.texts)
+        label = f"dev: {' + '.join(i.name for i in picked)}"
+        logits = dev_rankings(ce, data.dev, data.texts, progress=progress, label=label)
+        dev_logits[tuple(members)] = logits
         return log.add(picked, calibrate_on_dev(data.dev, logits, model_id).modes)
 
     if job.method == "uniform":
@@ -156,13 +156,13 @@ def soup(
     ce.model.load_state_dict(average([states[i] for i in chosen]))
     logits = dev_logits.get(tuple(chosen))
     if logits is None:  # uniform, or measured by an earlier run
-        logits = dev_rankings(ce, data.dev, data.texts)
+        logits = dev_rankings(ce, data.dev, data.texts, progress=progress)
     fitted = calibrate_on_dev(
         data.dev,
         logits,
         model_id,
         data.calibration,
-        dev_rankings(ce, data.calibration, data.texts),
+        dev_rankings(ce, data.calibration, data.texts, progress=progress, label=CALIBRATION),
     )
     if log.get([ingredients[i] for i in chosen]) is None:  # uniform: its one trial
         log.add([ingredients[i] for i in chosen], fitted.modes)

@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from sciera.train.ce_fit import make_groups, ranking_metrics
+from sciera.train.ce_fit import dev_rankings, make_groups, ranking_metrics
 from sciera.train.data import TrainQuery, build_queries
 from sciera.train.splits import SplitGuard
 from sciera.types import Passage
@@ -72,6 +72,21 @@ def test_ranking_metrics_by_hand():
     ideal_b = 1 + 1 / math.log2(3) + 1 / 2
     assert m["ndcg@10"] == pytest.approx((1 + dcg_b / ideal_b) / 2)
     assert m["hit@1"] == 0.5 and m["queries"] == 2
+
+
+def test_dev_rankings_scores_each_querys_candidates_in_order_and_reports_progress():
+    recs = [_rec("a", ["x", "g"], {"g"}), _rec("b", ["g", "h", "y"], {"g"})]
+    texts = {f"{c}#0": f"text {c}" for c in "xghy"}
+    seen, calls = [], []
+
+    def score(query, passages):
+        seen.append((query, list(passages)))
+        return np.arange(len(passages), dtype=float)
+
+    out = dev_rankings(None, recs, texts, score, lambda *a: calls.append(a), "cal")
+    assert [o.tolist() for o in out] == [[0.0, 1.0], [0.0, 1.0, 2.0]]
+    assert seen == [("q", ["text x", "text g"]), ("q", ["text g", "text h", "text y"])]
+    assert calls == [("cal", 1, 2), ("cal", 2, 2)]
 
 
 def test_make_groups_one_per_positive_with_sampled_negatives():
