@@ -33,9 +33,14 @@ def test_soup_of_two_tiny_models(small_scifact, tiny_base):
     a = _trained(small_scifact, tiny_base, "a", "3")
     b = _trained(small_scifact, tiny_base, "b", "2")
     out = small_scifact["root"] / "models" / "tiny-soup"
+    # the first ingredient's logged calibration questions seed the soup's log
+    logged = a.with_name(a.name + ".work") / "calibration_questions.jsonl"
+    logged.write_text('{"key": "from a"}\n')
     args = ["train", "soup", str(a), str(b), "--out", str(out), "--calibration-questions", "0"]
     done = run_sciera(*args)
     assert done.returncode == 0, done.stderr
+    seeded = out.with_name(out.name + ".work") / "calibration_questions.jsonl"
+    assert seeded.read_text() == '{"key": "from a"}\n'
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"model_dir": str(out)}
     card = json.loads((out / "sciera-card.json").read_text())
     soup = card["soup"]

@@ -125,7 +125,7 @@ def recalibrate(
             raise ScieraError(str(exc)) from None
     work = Path(settings.home) / "work" / f"recalibrate-{model_dir.name}"
     work.mkdir(parents=True, exist_ok=True)
-    _seed_questions(model_dir, work)
+    seed_questions(model_dir, work)
     started = time.monotonic()
     if spec.calibration_questions:  # never on an abstract the model trained on (as training)
         labels = prepare(replace(spec, calibration_questions=0), settings, work, progress)
@@ -199,10 +199,10 @@ def recalibrate(
     return TrainResult(model_dir, card)
 
 
-def _seed_questions(model_dir: Path, work: Path) -> None:
+def seed_questions(model_dir: Path, work: Path) -> None:
     """Start from the calibration questions the model's own run logged (training or soup:
-    ``<model dir>.work``), so recalibrating asks the LLM only for what is missing; records
-    of another generation key in the log are ignored when read."""
+    ``<model dir>.work``), so recalibrating (or a soup with it first) asks the LLM only for
+    what is missing; records of another generation key in the log are ignored when read."""
     import shutil
 
     from sciera.train.calibration_questions import CACHE

@@ -14,7 +14,8 @@ split, the split discipline and the architecture; the soup is refused otherwise.
 Every dev measurement is logged (``<model dir>.work/trials.jsonl``), so a rerun resumes.
 The card lists each ingredient with the command that made it and every trial. Calibration
 questions never come from an abstract any ingredient trained on (its synthetic and SSLI
-sources included).
+sources included); the first ingredient's logged questions (``<its dir>.work``) are reused
+for the abstracts they cover, so the LLM writes only the missing ones.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from sciera.train.cross_encoder_run import (
     saver,
 )
 from sciera.train.prepare import DataSpec, Prepared, Progress, install, open_work, prepare
-from sciera.train.recalibrate import spec_from_card, trained_beyond_labels
+from sciera.train.recalibrate import seed_questions, spec_from_card, trained_beyond_labels
 
 METHODS = ("greedy", "uniform")
 TRIALS = "trials.jsonl"
@@ -117,6 +118,7 @@ def soup(
     ce = load_cross_encoder(str(ingredients[0].path), max_length=max_length)  # soups go here
     check_compatible(ingredients, states)
     model_dir, work = open_work(job.out, settings, job.overwrite)
+    seed_questions(ingredients[0].path, work)  # its questions, in its styles: the soup's
     card0 = ingredients[0].card
     spec = replace(spec_from_card(card0), calibration_questions=0)
     data = prepare(spec, settings, work, progress)

@@ -130,17 +130,17 @@ def test_the_card_of_a_soup_lists_its_ingredients_their_commands_and_the_trials(
 
 def test_recalibration_starts_from_the_questions_the_models_own_run_logged(tmp_path):
     from sciera.train.calibration_questions import CACHE
-    from sciera.train.recalibrate import _seed_questions
+    from sciera.train.recalibrate import seed_questions
 
     model = tmp_path / "models" / "m"
     (model.parent / "m.work").mkdir(parents=True)
     (model.parent / "m.work" / CACHE).write_text('{"key": "k"}\n')
     work = tmp_path / "work" / "recalibrate-m"
     work.mkdir(parents=True)
-    _seed_questions(model, work)
+    seed_questions(model, work)
     assert (work / CACHE).read_text() == '{"key": "k"}\n'
     (work / CACHE).write_text("mine\n")  # a log of its own is never replaced
-    _seed_questions(model, work)
+    seed_questions(model, work)
     assert (work / CACHE).read_text() == "mine\n"
-    _seed_questions(tmp_path / "models" / "other", tmp_path)  # nothing logged: nothing done
+    seed_questions(tmp_path / "models" / "other", tmp_path)  # nothing logged: nothing done
     assert not (tmp_path / CACHE).exists()
