@@ -181,8 +181,8 @@ def plot_ablation(rows: Sequence[Row], path: Path) -> Path | None:
     )
     for ax, setting in zip(axes[0], settings, strict=True):
         group = [r for r in rows if r.setting == setting]
-        shown, series = ablation_bars(group, cols)
         width = 0.8 / max(len(group), 1)
+        shown, series = ablation_bars(group, cols, width)
         for label, xs, means, stds in series:
             bars = ax.bar(xs, means, width, yerr=stds, capsize=3, label=label)
             ax.bar_label(bars, fmt="%.3f", fontsize=6, padding=2)
@@ -199,13 +199,13 @@ def plot_ablation(rows: Sequence[Row], path: Path) -> Path | None:
 
 
 def ablation_bars(
-    group: Sequence[Row], cols: Sequence[str]
+    group: Sequence[Row], cols: Sequence[str], width: float
 ) -> tuple[list[str], list[tuple[str, list[float], list[float], list[float]]]]:
-    """One setting's panel: the columns shown and, per pipeline, its bars (x, mean, std).
-    A metric no row of the setting has (CDR in the Base setting) gets no tick, and a row
-    without a metric gets no bar there: never a bar drawn at 0 for a missing value."""
+    """One setting's panel: the columns shown and, per pipeline, its bars (x, mean, std),
+    side by side ``width`` apart around each tick. A metric no row of the setting has (CDR
+    in the Base setting) gets no tick, and a row without a metric gets no bar there: never
+    a bar drawn at 0 for a missing value."""
     shown = [c for c in cols if any(c in r.cells for r in group)]
-    width = 0.8 / max(len(group), 1)
     series = []
     for j, r in enumerate(group):
         at = [i for i, c in enumerate(shown) if c in r.cells]
