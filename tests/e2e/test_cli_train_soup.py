@@ -36,6 +36,10 @@ def test_soup_of_two_tiny_models(small_scifact, tiny_base):
     # the first ingredient's logged calibration questions seed the soup's log
     logged = a.with_name(a.name + ".work") / "calibration_questions.jsonl"
     logged.write_text('{"key": "from a"}\n')
+    # ... in the first ingredient's calibration styles, which the soup's card records
+    a_card = json.loads((a / "sciera-card.json").read_text())
+    a_card["config"]["calibration_styles"] = ["question", "yesno"]
+    (a / "sciera-card.json").write_text(json.dumps(a_card))
     args = ["train", "soup", str(a), str(b), "--out", str(out), "--calibration-questions", "0"]
     done = run_sciera(*args)
     assert done.returncode == 0, done.stderr
@@ -44,6 +48,9 @@ def test_soup_of_two_tiny_models(small_scifact, tiny_base):
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"model_dir": str(out)}
     card = json.loads((out / "sciera-card.json").read_text())
     soup = card["soup"]
+    from sciera.train.recalibrate import spec_from_card
+
+    assert spec_from_card(card).calibration_styles == ("question", "yesno")
     # greedy: each alone, then the second best added to the best
     assert [len(t["members"]) for t in soup["trials"]] == [1, 1, 2]
     assert set(soup["chosen"]) <= {str(a), str(b)} and soup["chosen"]

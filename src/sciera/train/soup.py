@@ -287,6 +287,8 @@ def _card(
             "dev_fraction": spec.dev_fraction,
             "seed": spec.seed,
             "calibration_questions": spec.calibration_questions,
+            # recalibrating the soup (e.g. for int8) asks for the same styles again
+            "calibration_styles": list(spec.calibration_styles),
         },
         "data": data_card,
         "splits": card0["splits"],
