@@ -5,13 +5,23 @@ Run from the repository root with the venv active (no network needed)::
     python benchmarks/rerank_trained.py --dataset scifact --model scifact-minilm --depths 30 100
     python benchmarks/rerank_trained.py --dataset nfcorpus --model scifact-minilm --depths 30
     python benchmarks/rerank_trained.py --dataset pubmedqa --model scifact-minilm --depths 30
+    python benchmarks/rerank_trained.py --dataset ssli --model scifact-minilm --depths 30
 
 Datasets (all from ../shared/data, never trained on except SciFact train):
 - ``scifact``: BEIR SciFact test, all 300 claims, corpus ``corpora/scifact``;
 - ``nfcorpus``: NFCorpus dev (325 queries with judgments, graded 0-2), its dev.docs
   ingested into ``corpora/nfcorpus-dev`` (converted to JSONL once);
 - ``pubmedqa``: PubMedQA PQA-L dev as retrieval, each question's own abstract the relevant
-  document, the 500 abstracts ingested into ``corpora/pubmedqa-dev``.
+  document, the 500 abstracts ingested into ``corpora/pubmedqa-dev``;
+- ``ssli``: the SSLI setting as a user meets it, through the whole product path: the
+  evaluation SSLI set's questions that have distractors (``corpora/ssli-scifact``, the 96
+  of ``benchmarks/experiments/ssli_scifact.yaml``; their abstracts never trained on), over
+  SciFact with every distractor added as a document of its own (``corpora/scifact-ssli``:
+  the SciFact corpus and the distractors, ingested and indexed like any corpus), the gold
+  passages' documents relevant. Unlike the candidate-pool experiments, the first stage
+  retrieves the distractors itself and the fused calibrator reads its real ranks;
+  ``distractors`` reports how often a distractor is ranked first and kept at each tau;
+- ``ssli-base``: the same questions over SciFact alone (the Base setting).
 
 The first stage is the hybrid retriever (RRF of BM25 and the settings' embedder, or
 ``--embedder``), documents by Max-P. For
@@ -86,6 +96,13 @@ def prepare(dataset: str, work: Path, settings) -> tuple[Path, Path, Path]:
             "query-id\tcorpus-id\tscore\n" + "".join(f"{k}\t{k}\t1\n" for k in items)
         )
         src, queries, qrels = conv, conv / "queries.jsonl", conv / "qrels.tsv"
+    elif dataset in ("ssli", "ssli-base"):
+        src, corpus = DATA / "scifact", ROOT / "corpora" / "scifact"
+        queries, qrels = ssli_questions(work / "ssli")
+        if dataset == "ssli":
+            corpus = ROOT / "corpora" / "scifact-ssli"
+            ingest(src, corpus, format="beir")
+            src = work / "ssli"
     else:
         raise SystemExit(f"unknown dataset {dataset}")
     ingest(src, corpus, format="beir")
@@ -95,6 +112,56 @@ def prepare(dataset: str, work: Path, settings) -> tuple[Path, Path, Path]:
         log(f"indexing {corpus} ...")
         build_indexes(corpus, settings)
     return corpus, queries, qrels
+
+
+SSLI = ROOT / "corpora" / "ssli-scifact" / "instances.jsonl"
+DISTRACTOR = "ssli_"  # the document id prefix of a distractor in corpora/scifact-ssli
+
+
+def ssli_questions(conv: Path) -> tuple[Path, Path]:
+    """The evaluation SSLI set's questions with at least one distractor, as BEIR queries
+    and qrels (the gold passages' documents) in ``conv``, and its distractors as a BEIR
+    corpus there (``ssli_<question>_<n>``: one document each, no title)."""
+    if not SSLI.exists():
+        raise SystemExit(f"{SSLI}: build or unpack the SSLI set first (README, SSLI section)")
+    questions, qrels, docs = {}, {}, {}
+    for line in SSLI.open(encoding="utf-8"):
+        inst = json.loads(line)
+        distractors = [c for c in inst["candidates"] if c["is_distractor"]]
+        if inst["setting"] != "ssli" or not distractors:
+            continue
+        qid = inst["id"].removesuffix("/ssli")
+        questions[qid] = inst["question"]
+        qrels[qid] = {p.split("#", 1)[0] for p in inst["gold_passage_ids"]}
+        for c in distractors:
+            docs[DISTRACTOR + c["passage_id"].removeprefix("ssli:").replace(":", "_")] = c["text"]
+    _write_jsonl(
+        conv / "corpus.jsonl", ({"_id": d, "title": "", "text": t} for d, t in docs.items())
+    )
+    _write_jsonl(conv / "queries.jsonl", ({"_id": q, "text": t} for q, t in questions.items()))
+    rows = "".join(f"{q}\t{d}\t1\n" for q, ds in sorted(qrels.items()) for d in sorted(ds))
+    (conv / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\n" + rows)
+    return conv / "queries.jsonl", conv / "qrels.tsv"
+
+
+def distractor_table(run: dict, probabilities: bool) -> dict:
+    """How the SSLI distractors fare in a run: the queries with a distractor ranked first,
+    and, when its scores are P(relevant), per tau the distractors kept and the queries
+    keeping one."""
+    from sciera.eval.metrics import trec_order
+
+    first = sorted(q for q in run if run[q] and trec_order(run[q])[0].startswith(DISTRACTOR))
+    table: dict = {"ranked_first": len(first), "ranked_first_queries": first}
+    for tau in TAUS if probabilities else ():
+        kept = {
+            q: [d for d, sc in run[q].items() if sc >= tau and d.startswith(DISTRACTOR)]
+            for q in run
+        }
+        table[str(tau)] = {
+            "kept": sum(map(len, kept.values())),
+            "queries_keeping_one": sum(bool(v) for v in kept.values()),
+        }
+    return table
 
 
 TAUS = (0.3, 0.5, 0.6, 0.7, 0.8, 0.9)
@@ -203,7 +270,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--dataset", default="scifact", choices=("scifact", "nfcorpus", "pubmedqa"))
+    ap.add_argument(
+        "--dataset",
+        default="scifact",
+        choices=("scifact", "nfcorpus", "pubmedqa", "ssli", "ssli-base"),
+    )
     ap.add_argument("--model", default="scifact-minilm")
     ap.add_argument("--depths", type=int, nargs="+", default=[30, 100])
     ap.add_argument("--modes", nargs="+", default=["ce", "fused"], choices=("ce", "fused"))
@@ -264,6 +335,9 @@ def main() -> None:
             "name": first_stage_name(embedder),
             "metrics": evaluate(base_run, qrels, METRICS),
             "seconds_per_query": base_s / len(queries),
+            **(
+                {"distractors": distractor_table(base_run, False)} if args.dataset == "ssli" else {}
+            ),
         },
         "reranked": {},
     }
@@ -301,6 +375,9 @@ def main() -> None:
                 "model_seconds_per_query": (memo.seconds - before[0]) / len(queries),
                 "pairs_scored": pairs,
             }
+            if args.dataset == "ssli":
+                table = distractor_table(run, probabilities=mode == "fused")
+                out["reranked"][f"{mode}@{d}"]["distractors"] = table
             if mode == "fused":
                 fused_per[d] = per
                 table = tau_table(run, qrels, base_run, d)
