@@ -1,0 +1,143 @@
+"""Would a fused calibrator fitted on questions alone cut refusals, and at what cost?
+
+Run from the repository root with the venv active (no network needed)::
+
+    python benchmarks/calibrator_questions_only.py --model scifact-minilm --out ce-soup3-qcal
+
+The shipped cross-encoder's fused calibrator is fitted on the dev claims, then rescaled as a
+whole on the dev claims and the held-out calibration questions together
+(:func:`sciera.train.cross_encoder_run.calibrate_on_dev`): the questions move its
+probabilities, never the weights it gives the logit against the first stage's rank and
+score. Questions are easier for the first stage than SciFact's claims (on the calibration
+questions it ranks the source abstract first 95% of the time, on the dev claims 63%), so
+a calibrator fitted on the questions alone leans on the first stage far more.
+
+This script measures that alternative without touching any evaluation query:
+1. the model's dev split and calibration questions are rebuilt from its card (logged
+   questions are reused: copy ``<model>.work/calibration_questions.jsonl`` and
+   ``mined.jsonl`` into ``SCIERA_HOME/work/qcal-<model>/`` first, or the LLM writes them);
+2. 5-fold cross-validation over the questions (folds by question): refusals (questions
+   with nothing at P >= tau) and precision of what is kept on held-out questions, for the
+   shipped recipe and for a fused calibrator fitted on the questions' rows alone;
+3. a copy of the model folder in ``SCIERA_HOME/models/OUT`` whose fp32 fused calibrator is
+   the one fitted on all the questions, for ``rerank_trained.py --model OUT`` (PubMedQA,
+   ``--dataset ssli`` and ``ssli-base``: what it does under SSLI distractors).
+Writes ``benchmarks/results/calibrator_questions_only.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import shutil
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+TAUS = (0.5, 0.8)
+
+
+def refusals(p: np.ndarray, qi: np.ndarray, y: np.ndarray, picked: np.ndarray) -> dict:
+    """Per tau over the questions ``picked`` (a boolean mask by question): how many with a
+    relevant candidate keep nothing at P >= tau, and the precision of what is kept."""
+    out = {}
+    for tau in TAUS:
+        refused = kept = good = 0
+        for i in np.flatnonzero(picked):
+            rows = qi == i
+            keep = p[rows] >= tau
+            kept, good = kept + int(keep.sum()), good + int((keep & (y[rows] == 1)).sum())
+            refused += int(y[rows].sum() > 0 and not keep.any())
+        out[str(tau)] = {
+            "questions": int(picked.sum()),
+            "refused": refused,
+            "kept": kept,
+            "precision": good / kept if kept else None,
+        }
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--model", default="scifact-minilm")
+    ap.add_argument("--out", default="ce-soup3-qcal", help="name of the model copy")
+    ap.add_argument("--folds", type=int, default=5)
+    args = ap.parse_args()
+    from sciera.rerank.calibrate import Calibrator, fit_calibrator, rescale
+    from sciera.rerank.cross_encoder import resolve_model
+    from sciera.settings import load_settings
+    from sciera.train.card import read_card, write_card
+    from sciera.train.ce_fit import dev_rankings, load_cross_encoder
+    from sciera.train.cross_encoder_run import FUSED_FEATURES, calibration_rows
+    from sciera.train.prepare import prepare
+    from sciera.train.recalibrate import spec_from_card
+
+    settings = load_settings()
+    model_dir = Path(resolve_model(args.model, settings.home))
+    card = read_card(model_dir)
+    spec = spec_from_card(card)
+    data = prepare(spec, settings, Path(settings.home) / "work" / f"qcal-{model_dir.name}", None)
+    if [r.qid for r in data.dev] != list(card["data"]["dev_qids"]):
+        raise SystemExit(f"{args.model}: the dev split rebuilt from its card differs")
+    ce = load_cross_encoder(str(model_dir), max_length=int(card["max_length"]))
+    dev_cols, dev_y = calibration_rows(data.dev, dev_rankings(ce, data.dev, data.texts))
+    q_cols, q_y = calibration_rows(data.calibration, dev_rankings(ce, data.calibration, data.texts))
+    X = np.column_stack([dev_cols[f] for f in FUSED_FEATURES])
+    QX = np.column_stack([q_cols[f] for f in FUSED_FEATURES])
+    qi = np.concatenate([[i] * len(r.candidates) for i, r in enumerate(data.calibration)])
+    yesno = np.array([r.qid.startswith("cal-yesno") for r in data.calibration])
+    folds = np.random.default_rng(0).permutation(len(data.calibration)) % args.folds
+
+    def fit(Xf: np.ndarray, yf: np.ndarray) -> Calibrator:
+        cal = fit_calibrator(Xf, yf, FUSED_FEATURES, model_id="m", prompt_version="ce-fused")
+        return replace(cal, lo=None, hi=None)
+
+    shipped_recipe, questions_only = np.zeros(len(q_y)), np.zeros(len(q_y))
+    on_dev = fit(X, dev_y)
+    for k in range(args.folds):
+        train = folds[qi] != k
+        joint = rescale(on_dev, np.vstack([X, QX[train]]), np.r_[dev_y, q_y[train]], {})
+        shipped_recipe[~train] = joint.predict_matrix(QX[~train])
+        questions_only[~train] = fit(QX[train], q_y[train]).predict_matrix(QX[~train])
+    out: dict = {
+        "command": shlex.join(["python", *sys.argv]),
+        "model": args.model,
+        "questions": {"what_how": int((~yesno).sum()), "yesno": int(yesno.sum())},
+        "cross_validation": {
+            name: {
+                style: refusals(p, qi, q_y, mask)
+                for style, mask in (("what_how", ~yesno), ("yesno", yesno))
+            }
+            for name, p in (("shipped_recipe", shipped_recipe), ("questions_only", questions_only))
+        },
+    }
+    shipped = Calibrator.load(model_dir / card["calibrators"]["fused"])
+    final = replace(
+        fit(QX, q_y),
+        model_id=shipped.model_id,
+        notes={"fitted_on": f"{len(data.calibration)} calibration questions alone (experiment)"},
+    )
+    out["calibrator"] = {"coef": final.coef, "intercept": final.intercept}
+    out["shipped_calibrator"] = {"coef": shipped.coef, "intercept": shipped.intercept}
+    copy = Path(settings.home) / "models" / args.out
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(model_dir, copy)
+    final.save(copy / card["calibrators"]["fused"])
+    for name in card.get("calibrators_int8") or {}:  # fp32 only: int8 falls back to it
+        (copy / card["calibrators_int8"][name]).unlink()
+    int8 = ("calibrators_int8", "recalibrated_int8")
+    write_card(copy, {**{k: v for k, v in card.items() if k not in int8}, "name": args.out})
+    out["model_copy"] = str(copy)
+    path = ROOT / "benchmarks" / "results" / "calibrator_questions_only.json"
+    path.write_text(json.dumps(out, indent=1) + "\n")
+    print(json.dumps(out["cross_validation"], indent=1))
+
+
+if __name__ == "__main__":
+    main()
