@@ -16,8 +16,9 @@ Datasets (all from ../shared/data, never trained on except SciFact train):
 - ``ssli``: the SSLI setting as a user meets it, through the whole product path: the
   evaluation SSLI set's questions that have distractors (``corpora/ssli-scifact``, the 96
   of ``benchmarks/experiments/ssli_scifact.yaml``; their abstracts never trained on), over
-  SciFact with every distractor added as a document of its own (``corpora/scifact-ssli``:
-  the SciFact corpus and the distractors, ingested and indexed like any corpus), the gold
+  SciFact with every distractor added as a document of its own (``corpora/scifact-ssli``,
+  made by :func:`sciera.datasets.ssli.inject.inject`, as ``sciera dataset inject`` does,
+  and indexed like any corpus), the gold
   passages' documents relevant. Unlike the candidate-pool experiments, the first stage
   retrieves the distractors itself and the fused calibrator reads its real ranks;
   ``distractors`` reports how often a distractor is ranked first and kept at each tau;
@@ -97,12 +98,16 @@ def prepare(dataset: str, work: Path, settings) -> tuple[Path, Path, Path]:
         )
         src, queries, qrels = conv, conv / "queries.jsonl", conv / "qrels.tsv"
     elif dataset in ("ssli", "ssli-base"):
+        from sciera.datasets.ssli.inject import FOLDER, inject
+
         src, corpus = DATA / "scifact", ROOT / "corpora" / "scifact"
-        queries, qrels = ssli_questions(work / "ssli")
+        if not SSLI.exists():
+            raise SystemExit(f"{SSLI}: build or unpack the SSLI set first (README, SSLI section)")
+        ingest(src, corpus, format="beir")
+        beir = inject(SSLI, corpus, ROOT / "corpora" / "scifact-ssli").out / FOLDER
+        queries, qrels = beir / "queries.jsonl", beir / "qrels" / "test.tsv"
         if dataset == "ssli":
-            corpus = ROOT / "corpora" / "scifact-ssli"
-            ingest(src, corpus, format="beir")
-            src = work / "ssli"
+            src, corpus = beir, beir.parent
     else:
         raise SystemExit(f"unknown dataset {dataset}")
     ingest(src, corpus, format="beir")
@@ -115,48 +120,19 @@ def prepare(dataset: str, work: Path, settings) -> tuple[Path, Path, Path]:
 
 
 SSLI = ROOT / "corpora" / "ssli-scifact" / "instances.jsonl"
-DISTRACTOR = "ssli_"  # the document id prefix of a distractor in corpora/scifact-ssli
-
-
-def ssli_questions(conv: Path) -> tuple[Path, Path]:
-    """The evaluation SSLI set's questions with at least one distractor, as BEIR queries
-    and qrels (the gold passages' documents) in ``conv``, and its distractors as a BEIR
-    corpus there (``ssli_<question>_<n>``: one document each, no title)."""
-    if not SSLI.exists():
-        raise SystemExit(f"{SSLI}: build or unpack the SSLI set first (README, SSLI section)")
-    questions, qrels, docs = {}, {}, {}
-    for line in SSLI.open(encoding="utf-8"):
-        inst = json.loads(line)
-        distractors = [c for c in inst["candidates"] if c["is_distractor"]]
-        if inst["setting"] != "ssli" or not distractors:
-            continue
-        qid = inst["id"].removesuffix("/ssli")
-        questions[qid] = inst["question"]
-        qrels[qid] = {p.split("#", 1)[0] for p in inst["gold_passage_ids"]}
-        for c in distractors:
-            docs[DISTRACTOR + c["passage_id"].removeprefix("ssli:").replace(":", "_")] = c["text"]
-    _write_jsonl(
-        conv / "corpus.jsonl", ({"_id": d, "title": "", "text": t} for d, t in docs.items())
-    )
-    _write_jsonl(conv / "queries.jsonl", ({"_id": q, "text": t} for q, t in questions.items()))
-    rows = "".join(f"{q}\t{d}\t1\n" for q, ds in sorted(qrels.items()) for d in sorted(ds))
-    (conv / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\n" + rows)
-    return conv / "queries.jsonl", conv / "qrels.tsv"
 
 
 def distractor_table(run: dict, probabilities: bool) -> dict:
     """How the SSLI distractors fare in a run: the queries with a distractor ranked first,
     and, when its scores are P(relevant), per tau the distractors kept and the queries
     keeping one."""
+    from sciera.datasets.ssli.inject import is_distractor
     from sciera.eval.metrics import trec_order
 
-    first = sorted(q for q in run if run[q] and trec_order(run[q])[0].startswith(DISTRACTOR))
+    first = sorted(q for q in run if run[q] and is_distractor(trec_order(run[q])[0]))
     table: dict = {"ranked_first": len(first), "ranked_first_queries": first}
     for tau in TAUS if probabilities else ():
-        kept = {
-            q: [d for d, sc in run[q].items() if sc >= tau and d.startswith(DISTRACTOR)]
-            for q in run
-        }
+        kept = {q: [d for d, sc in run[q].items() if sc >= tau and is_distractor(d)] for q in run}
         table[str(tau)] = {
             "kept": sum(map(len, kept.values())),
             "queries_keeping_one": sum(bool(v) for v in kept.values()),

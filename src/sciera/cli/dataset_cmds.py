@@ -199,6 +199,27 @@ def unpack_cmd(
     typer.echo(_specificity_line(data, out))
 
 
+@dataset_app.command("inject")
+def inject_cmd(
+    out_set: Annotated[Path, typer.Argument(help="A build folder or instances.jsonl file.")],
+    corpus: Annotated[
+        Path, typer.Option("--corpus", help="The ingested corpus the set was built from.")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="Folder for the corpus with distractors.")],
+) -> None:
+    """Copy CORPUS into OUT with every distractor of the set added as a document, so the
+    first stage retrieves them as a user would meet them; the set's questions and qrels go
+    to OUT/ssli (BEIR). Index OUT before searching it."""
+    from sciera.datasets.ssli.inject import FOLDER, inject
+
+    done = inject(out_set, corpus, out)
+    how = f"a copy of {corpus}" if done.copied else "kept from an earlier run"
+    typer.echo(
+        f"{done.distractors} distractors of {done.questions} questions in {out} ({how}); "
+        f"questions and qrels in {out / FOLDER}; next: sciera index --corpus {out}"
+    )
+
+
 @dataset_app.command("check")
 def check_cmd(
     out: Annotated[Path, typer.Argument(help="A build folder or instances.jsonl file.")],
