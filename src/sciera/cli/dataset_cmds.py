@@ -1,4 +1,4 @@
-"""``sciera dataset build|stats|inspect|check|pack|unpack|multidoc``: SciRAG-SSLI sets from
+"""``sciera dataset build|stats|inspect|check|pack|unpack|inject|multidoc``: SciRAG-SSLI sets from
 a corpus, and multi-document question sets from judged collections."""
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ dataset_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(dataset_app, name="dataset")
+SetCorpus = Annotated[
+    Path, typer.Option("--corpus", help="The ingested corpus the set was built from.")
+]
 
 
 def _topic_share(help_text: str) -> Any:
@@ -181,9 +184,7 @@ def pack_cmd(
 @dataset_app.command("unpack")
 def unpack_cmd(
     packed: Annotated[Path, typer.Argument(help="A file written by `sciera dataset pack`.")],
-    corpus: Annotated[
-        Path, typer.Option("--corpus", help="The ingested corpus the set was built from.")
-    ],
+    corpus: SetCorpus,
     out: Annotated[Path, typer.Option("--out", help="Folder for instances.jsonl.")],
 ) -> None:
     """Restore the passage texts of a packed set from its corpus into OUT/instances.jsonl."""
@@ -202,9 +203,7 @@ def unpack_cmd(
 @dataset_app.command("inject")
 def inject_cmd(
     out_set: Annotated[Path, typer.Argument(help="A build folder or instances.jsonl file.")],
-    corpus: Annotated[
-        Path, typer.Option("--corpus", help="The ingested corpus the set was built from.")
-    ],
+    corpus: SetCorpus,
     out: Annotated[Path, typer.Option("--out", help="Folder for the corpus with distractors.")],
 ) -> None:
     """Copy CORPUS into OUT with every distractor of the set added as a document, so the
@@ -223,9 +222,7 @@ def inject_cmd(
 @dataset_app.command("check")
 def check_cmd(
     out: Annotated[Path, typer.Argument(help="A build folder or instances.jsonl file.")],
-    corpus: Annotated[
-        Path, typer.Option("--corpus", help="The ingested corpus the set was built from.")
-    ],
+    corpus: SetCorpus,
     max_topic_share: Annotated[
         float,
         _topic_share(
