@@ -50,6 +50,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
+SSLI = ROOT / "corpora" / "ssli-scifact" / "instances.jsonl"  # the evaluation SSLI set
 METRICS = ("ndcg@10", "hit@1", "recall@10", "mrr@10")
 
 
@@ -117,9 +118,6 @@ def prepare(dataset: str, work: Path, settings) -> tuple[Path, Path, Path]:
         log(f"indexing {corpus} ...")
         build_indexes(corpus, settings)
     return corpus, queries, qrels
-
-
-SSLI = ROOT / "corpora" / "ssli-scifact" / "instances.jsonl"
 
 
 def distractor_table(run: dict, probabilities: bool) -> dict:
@@ -352,8 +350,9 @@ def main() -> None:
                 "pairs_scored": pairs,
             }
             if args.dataset == "ssli":
-                table = distractor_table(run, probabilities=mode == "fused")
-                out["reranked"][f"{mode}@{d}"]["distractors"] = table
+                out["reranked"][f"{mode}@{d}"]["distractors"] = distractor_table(
+                    run, probabilities=mode == "fused"
+                )
             if mode == "fused":
                 fused_per[d] = per
                 table = tau_table(run, qrels, base_run, d)
