@@ -61,6 +61,51 @@ def refusals(p: np.ndarray, qi: np.ndarray, y: np.ndarray, picked: np.ndarray) -
     return out
 
 
+def rebuild(model: str):
+    """(settings, model folder, card, Prepared): ``model``'s dev split and calibration
+    questions rebuilt from its card in ``SCIERA_HOME/work/qcal-<model>`` (logged questions
+    and mined candidates there are reused), checked against the card's dev ids."""
+    from sciera.rerank.cross_encoder import resolve_model
+    from sciera.settings import load_settings
+    from sciera.train.card import read_card
+    from sciera.train.prepare import prepare
+    from sciera.train.recalibrate import spec_from_card
+
+    settings = load_settings()
+    model_dir = Path(resolve_model(model, settings.home))
+    card = read_card(model_dir)
+    work = Path(settings.home) / "work" / f"qcal-{model_dir.name}"
+    data = prepare(spec_from_card(card), settings, work, None)
+    if [r.qid for r in data.dev] != list(card["data"]["dev_qids"]):
+        raise SystemExit(f"{model}: the dev split rebuilt from its card differs")
+    return settings, model_dir, card, data
+
+
+def fit_fused(X: np.ndarray, y: np.ndarray):
+    """A fused calibrator (FUSED_FEATURES) fitted on ``X``/``y``, unclipped as shipped."""
+    from sciera.rerank.calibrate import fit_calibrator
+    from sciera.train.cross_encoder_run import FUSED_FEATURES
+
+    cal = fit_calibrator(X, y, FUSED_FEATURES, model_id="m", prompt_version="ce-fused")
+    return replace(cal, lo=None, hi=None)
+
+
+def write_copy(settings, model_dir: Path, card: dict, fused, name: str) -> Path:
+    """A copy of the model folder as ``SCIERA_HOME/models/<name>`` whose fp32 fused
+    calibrator is ``fused`` (its int8 calibrators removed: int8 runs fall back to fp32's)."""
+    from sciera.train.card import write_card
+
+    copy = Path(settings.home) / "models" / name
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(model_dir, copy)
+    fused.save(copy / card["calibrators"]["fused"])
+    for mode in card.get("calibrators_int8") or {}:
+        (copy / card["calibrators_int8"][mode]).unlink()
+    int8 = ("calibrators_int8", "recalibrated_int8")
+    write_card(copy, {**{k: v for k, v in card.items() if k not in int8}, "name": name})
+    return copy
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -69,22 +114,11 @@ def main() -> None:
     ap.add_argument("--out", default="ce-soup3-qcal", help="name of the model copy")
     ap.add_argument("--folds", type=int, default=5)
     args = ap.parse_args()
-    from sciera.rerank.calibrate import Calibrator, fit_calibrator, rescale
-    from sciera.rerank.cross_encoder import resolve_model
-    from sciera.settings import load_settings
-    from sciera.train.card import read_card, write_card
+    from sciera.rerank.calibrate import Calibrator, rescale
     from sciera.train.ce_fit import dev_rankings, load_cross_encoder
     from sciera.train.cross_encoder_run import FUSED_FEATURES, calibration_rows
-    from sciera.train.prepare import prepare
-    from sciera.train.recalibrate import spec_from_card
 
-    settings = load_settings()
-    model_dir = Path(resolve_model(args.model, settings.home))
-    card = read_card(model_dir)
-    spec = spec_from_card(card)
-    data = prepare(spec, settings, Path(settings.home) / "work" / f"qcal-{model_dir.name}", None)
-    if [r.qid for r in data.dev] != list(card["data"]["dev_qids"]):
-        raise SystemExit(f"{args.model}: the dev split rebuilt from its card differs")
+    settings, model_dir, card, data = rebuild(args.model)
     ce = load_cross_encoder(str(model_dir), max_length=int(card["max_length"]))
     dev_cols, dev_y = calibration_rows(data.dev, dev_rankings(ce, data.dev, data.texts))
     q_cols, q_y = calibration_rows(data.calibration, dev_rankings(ce, data.calibration, data.texts))
@@ -94,17 +128,13 @@ def main() -> None:
     yesno = np.array([r.qid.startswith("cal-yesno") for r in data.calibration])
     folds = np.random.default_rng(0).permutation(len(data.calibration)) % args.folds
 
-    def fit(Xf: np.ndarray, yf: np.ndarray) -> Calibrator:
-        cal = fit_calibrator(Xf, yf, FUSED_FEATURES, model_id="m", prompt_version="ce-fused")
-        return replace(cal, lo=None, hi=None)
-
     shipped_recipe, questions_only = np.zeros(len(q_y)), np.zeros(len(q_y))
-    on_dev = fit(X, dev_y)
+    on_dev = fit_fused(X, dev_y)
     for k in range(args.folds):
         train = folds[qi] != k
         joint = rescale(on_dev, np.vstack([X, QX[train]]), np.r_[dev_y, q_y[train]], {})
         shipped_recipe[~train] = joint.predict_matrix(QX[~train])
-        questions_only[~train] = fit(QX[train], q_y[train]).predict_matrix(QX[~train])
+        questions_only[~train] = fit_fused(QX[train], q_y[train]).predict_matrix(QX[~train])
     out: dict = {
         "command": shlex.join(["python", *sys.argv]),
         "model": args.model,
@@ -119,20 +149,13 @@ def main() -> None:
     }
     shipped = Calibrator.load(model_dir / card["calibrators"]["fused"])
     final = replace(
-        fit(QX, q_y),
+        fit_fused(QX, q_y),
         model_id=shipped.model_id,
         notes={"fitted_on": f"{len(data.calibration)} calibration questions alone (experiment)"},
     )
     out["calibrator"] = {"coef": final.coef, "intercept": final.intercept}
     out["shipped_calibrator"] = {"coef": shipped.coef, "intercept": shipped.intercept}
-    copy = Path(settings.home) / "models" / args.out
-    shutil.rmtree(copy, ignore_errors=True)
-    shutil.copytree(model_dir, copy)
-    final.save(copy / card["calibrators"]["fused"])
-    for name in card.get("calibrators_int8") or {}:  # fp32 only: int8 falls back to it
-        (copy / card["calibrators_int8"][name]).unlink()
-    int8 = ("calibrators_int8", "recalibrated_int8")
-    write_card(copy, {**{k: v for k, v in card.items() if k not in int8}, "name": args.out})
+    copy = write_copy(settings, model_dir, card, final, args.out)
     out["model_copy"] = str(copy)
     path = ROOT / "benchmarks" / "results" / "calibrator_questions_only.json"
     path.write_text(json.dumps(out, indent=1) + "\n")

@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
-import shutil
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -101,28 +100,20 @@ def main() -> None:
     )
     ap.add_argument("--folds", type=int, default=5)
     args = ap.parse_args()
+    from calibrator_questions_only import fit_fused, rebuild, write_copy
     from sciera.corpus import PassageStore, ingest, load_beir_queries, load_qrels
     from sciera.datasets.ssli.inject import FOLDER, inject, is_distractor
     from sciera.errors import StaleIndexError
-    from sciera.rerank.calibrate import Calibrator, fit_calibrator, rescale
-    from sciera.rerank.cross_encoder import resolve_model
+    from sciera.rerank.calibrate import Calibrator, rescale
     from sciera.retrieve import build_indexes, open_retriever
-    from sciera.settings import load_settings
-    from sciera.train.card import read_card, write_card
     from sciera.train.ce_fit import dev_rankings, load_cross_encoder
     from sciera.train.cross_encoder_run import FUSED_FEATURES, calibration_rows
     from sciera.train.data import build_queries, mine_candidates, passage_texts
-    from sciera.train.prepare import prepare
     from sciera.train.recalibrate import spec_from_card, trained_beyond_labels
 
-    settings = load_settings()
-    model_dir = Path(resolve_model(args.model, settings.home))
-    card = read_card(model_dir)
+    settings, model_dir, card, data = rebuild(args.model)
     spec = spec_from_card(card)
     work = Path(settings.home) / "work" / f"qcal-{model_dir.name}"
-    data = prepare(spec, settings, work, None)
-    if [r.qid for r in data.dev] != list(card["data"]["dev_qids"]):
-        raise SystemExit(f"{args.model}: the dev split rebuilt from its card differs")
 
     # the SSLI questions over SciFact with the set's distractors injected
     injected = inject(ROOT / args.set, ROOT / spec.corpus, ROOT / args.injected).out
@@ -166,20 +157,16 @@ def main() -> None:
     qfold = rng.permutation(len(data.calibration)) % args.folds
     sfold = rng.permutation(len(ssli)) % args.folds
 
-    def fit(X: np.ndarray, y: np.ndarray) -> Calibrator:
-        cal = fit_calibrator(X, y, FUSED_FEATURES, model_id="m", prompt_version="ce-fused")
-        return replace(cal, lo=None, hi=None)
-
     def variant(name: str, qmask: np.ndarray, smask: np.ndarray) -> Calibrator:
         """``name``'s calibrator fitted with the Q rows ``qmask`` and S rows ``smask``."""
         if name == "shipped":
-            return rescale(fit(DX, Dy), np.vstack([DX, QX[qmask]]), np.r_[Dy, Qy[qmask]], {})
+            return rescale(fit_fused(DX, Dy), np.vstack([DX, QX[qmask]]), np.r_[Dy, Qy[qmask]], {})
         kind, k = name.split(" x")
         sx, sy = np.repeat(SX[smask], int(k), axis=0), np.repeat(Sy[smask], int(k))
         if kind == "dev+ssli":
-            cal = fit(np.vstack([DX, sx]), np.r_[Dy, sy])
+            cal = fit_fused(np.vstack([DX, sx]), np.r_[Dy, sy])
             return rescale(cal, np.vstack([DX, QX[qmask]]), np.r_[Dy, Qy[qmask]], {})
-        return fit(np.vstack([DX, QX[qmask], sx]), np.r_[Dy, Qy[qmask], sy])
+        return fit_fused(np.vstack([DX, QX[qmask], sx]), np.r_[Dy, Qy[qmask], sy])
 
     names = ["shipped", *(f"{kind} x{k}" for kind in ("dev+ssli", "all") for k in WEIGHTS)]
     cv: dict = {}
@@ -237,14 +224,7 @@ def main() -> None:
         )
         out["picked"] = {"variant": args.pick, "coef": final.coef, "intercept": final.intercept}
         out["shipped_calibrator"] = {"coef": shipped.coef, "intercept": shipped.intercept}
-        copy = Path(settings.home) / "models" / args.out
-        shutil.rmtree(copy, ignore_errors=True)
-        shutil.copytree(model_dir, copy)
-        final.save(copy / card["calibrators"]["fused"])
-        for name in card.get("calibrators_int8") or {}:  # fp32 only: int8 falls back to it
-            (copy / card["calibrators_int8"][name]).unlink()
-        int8 = ("calibrators_int8", "recalibrated_int8")
-        write_card(copy, {**{k: v for k, v in card.items() if k not in int8}, "name": args.out})
+        copy = write_copy(settings, model_dir, card, final, args.out)
         out["model_copy"] = str(copy)
     path = ROOT / "benchmarks" / "results" / "calibrator_with_ssli.json"
     path.write_text(json.dumps(out, indent=1) + "\n")
