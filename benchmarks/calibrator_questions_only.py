@@ -61,6 +61,11 @@ def refusals(p: np.ndarray, qi: np.ndarray, y: np.ndarray, picked: np.ndarray) -
     return out
 
 
+def work_dir(settings, model_dir: Path) -> Path:
+    """Where the scripts keep a model's logged questions and mined candidates."""
+    return Path(settings.home) / "work" / f"qcal-{model_dir.name}"
+
+
 def rebuild(model: str):
     """(settings, model folder, card, Prepared): ``model``'s dev split and calibration
     questions rebuilt from its card in ``SCIERA_HOME/work/qcal-<model>`` (logged questions
@@ -74,8 +79,7 @@ def rebuild(model: str):
     settings = load_settings()
     model_dir = Path(resolve_model(model, settings.home))
     card = read_card(model_dir)
-    work = Path(settings.home) / "work" / f"qcal-{model_dir.name}"
-    data = prepare(spec_from_card(card), settings, work, None)
+    data = prepare(spec_from_card(card), settings, work_dir(settings, model_dir), None)
     if [r.qid for r in data.dev] != list(card["data"]["dev_qids"]):
         raise SystemExit(f"{model}: the dev split rebuilt from its card differs")
     return settings, model_dir, card, data

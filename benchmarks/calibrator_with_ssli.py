@@ -100,8 +100,8 @@ def main() -> None:
     )
     ap.add_argument("--folds", type=int, default=5)
     args = ap.parse_args()
-    from calibrator_questions_only import fit_fused, rebuild, write_copy
-    from sciera.corpus import PassageStore, ingest, load_beir_queries, load_qrels
+    from calibrator_questions_only import fit_fused, rebuild, work_dir, write_copy
+    from sciera.corpus import PassageStore, load_beir_queries, load_qrels
     from sciera.datasets.ssli.inject import FOLDER, inject, is_distractor
     from sciera.errors import StaleIndexError
     from sciera.rerank.calibrate import Calibrator, rescale
@@ -113,12 +113,10 @@ def main() -> None:
 
     settings, model_dir, card, data = rebuild(args.model)
     spec = spec_from_card(card)
-    work = Path(settings.home) / "work" / f"qcal-{model_dir.name}"
 
-    # the SSLI questions over SciFact with the set's distractors injected
+    # the SSLI questions over SciFact with the set's distractors injected (and ingested)
     injected = inject(ROOT / args.set, ROOT / spec.corpus, ROOT / args.injected).out
     beir = injected / FOLDER
-    ingest(beir, injected, format="beir")
     try:
         open_retriever(injected, spec.retriever, settings)
     except StaleIndexError:  # built here once (the embeddings are cached)
@@ -138,7 +136,7 @@ def main() -> None:
         settings=settings,
         retriever=spec.retriever,
         depth=spec.depth,
-        cache=work / "ssli_mined.jsonl",
+        cache=work_dir(settings, model_dir) / "ssli_mined.jsonl",
     )
     with PassageStore.open(injected) as store:
         ssli, skipped = build_queries(store, s_queries, s_qrels, mined, data.guard)
@@ -188,16 +186,8 @@ def main() -> None:
             "questions_what_how": per_question(qp, Qy, Qqi, Qd, np.flatnonzero(~yesno)),
             "questions_yesno": per_question(qp, Qy, Qqi, Qd, np.flatnonzero(yesno)),
         }
-        print(name, json.dumps({k: v for k, v in cv[name]["ssli"].items()}), file=sys.stderr)
-    first = {
-        "ssli": per_question(
-            -np.concatenate([np.arange(len(r.candidates)) for r in ssli]),
-            Sy,
-            Sqi,
-            Sd,
-            range(len(ssli)),
-        )
-    }
+        print(name, json.dumps(cv[name]["ssli"]), file=sys.stderr)
+    ranks = -np.concatenate([np.arange(len(r.candidates)) for r in ssli])  # first stage's order
     out: dict = {
         "command": shlex.join(["python", *sys.argv]),
         "model": args.model,
@@ -207,7 +197,7 @@ def main() -> None:
         "ssli_skipped": skipped,
         "questions": {"what_how": int((~yesno).sum()), "yesno": int(yesno.sum())},
         "dev_claims": len(data.dev),
-        "first_stage_on_ssli": first["ssli"],
+        "first_stage_on_ssli": per_question(ranks, Sy, Sqi, Sd, range(len(ssli))),
         "cross_validation": cv,
     }
     if args.pick == "auto":  # decided on the cross-validation alone, before any evaluation
