@@ -35,7 +35,8 @@ nDCG@10, the exact McNemar test on hit@1. Reranking seconds per query are measur
 also runs the fused mode at the other precision in the same run and pairs the two
 (int8 - fp32) on the same queries. ``--refusals-versus FILE`` pairs the filter's
 refusals at each tau with those of an earlier result file of this script (another model
-on the same dataset), by the exact McNemar test.
+on the same dataset), by the exact McNemar test, and, when that file kept per-query values
+(``per_query`` of its fused runs, kept since 2026-11-27), its nDCG@10 and hit@1 too.
 Writes ``benchmarks/results/rerank_trained_<dataset>.json``.
 """
 
@@ -223,6 +224,27 @@ def refusals_versus(table: dict, other: dict) -> dict:
     return out
 
 
+def ranking_versus(mine: dict, theirs: dict | None) -> dict:
+    """nDCG@10 (Fisher's randomization test) and hit@1 (exact McNemar) of this fused run
+    paired per query with another file's (A = the other run, B = this one); nothing when
+    that file kept no per-query values (files written before they were kept)."""
+    from sciera.eval.significance import mcnemar_exact, paired_randomization
+
+    if not theirs:
+        return {}
+    if set(theirs) != set(mine):
+        raise SystemExit("--refusals-versus: its per-query values are over other queries")
+    qs = sorted(mine)
+    return {
+        "ndcg@10": paired_randomization(
+            [theirs[q]["ndcg@10"] for q in qs], [mine[q]["ndcg@10"] for q in qs]
+        ).as_dict(),
+        "hit@1": mcnemar_exact(
+            [theirs[q]["hit@1"] > 0 for q in qs], [mine[q]["hit@1"] > 0 for q in qs]
+        ).as_dict(),
+    }
+
+
 class MemoLogits:
     """The cross-encoder's logits, each (query, passage) computed once and timed."""
 
@@ -356,14 +378,17 @@ def main() -> None:
             if mode == "fused":
                 fused_per[d] = per
                 table = tau_table(run, qrels, base_run, d)
-                out["reranked"][f"{mode}@{d}"]["filter"] = table
+                row = out["reranked"][f"{mode}@{d}"]
+                row["filter"] = table
+                row["per_query"] = {q: {m: per[q][m] for m in ("ndcg@10", "hit@1")} for q in qids}
                 if versus_file:
-                    theirs = versus_file["reranked"].get(f"fused@{d}", {}).get("filter", {})
-                    out["reranked"][f"{mode}@{d}"]["refusals_versus"] = {
+                    theirs = versus_file["reranked"].get(f"fused@{d}", {})
+                    row["refusals_versus"] = {
                         "file": str(args.refusals_versus),
                         "model": versus_file.get("model"),
                         "precision": versus_file.get("precision"),
-                        "by_tau": refusals_versus(table, theirs),
+                        "by_tau": refusals_versus(table, theirs.get("filter", {})),
+                        **ranking_versus(row["per_query"], theirs.get("per_query")),
                     }
             log(f"    {json.dumps(out['reranked'][f'{mode}@{d}']['metrics'])}")
     out["model_seconds_per_pair"] = memo.seconds / max(memo.pairs, 1)

@@ -121,6 +121,7 @@ def _recalibrate_in_place(out, home, card) -> None:
     assert list((home / "cache" / "onnx").glob("*/model_int8.onnx"))
     assert "Int8 calibrators" in (out / "README.md").read_text()
     _calibration_questions(out, home, env, after)
+    _calibration_ssli(out, home, {**env, "SCIERA_LLM__MODEL": "qwen2.5-coder-0.5b-instruct-q4_k_m"})
     after = json.loads((out / "sciera-card.json").read_text())
     broken = {**after, "data": {**after["data"], "dev_qids": ["no-such-query"]}}
     (out / "sciera-card.json").write_text(json.dumps(broken))
@@ -233,3 +234,71 @@ def test_spliced_negatives_are_made_and_counted(small_scifact, tiny_base):
     assert sp["background"] == sp["queries"] and 0 < sp["spliced"] <= sp["queries"]
     assert sp["queries"] + sp["skipped_short_gold"] == card["data"]["train_queries"]
     assert "spliced negatives" in (out / "README.md").read_text()
+
+
+def _ssli_line(qid: str, question: str, gold: str, distractor: str | None) -> str:
+    cands = [{"passage_id": f"{gold}#0", "text": "", "is_distractor": False, "distractor_type": ""}]
+    if distractor:
+        cands.append(
+            {
+                "passage_id": f"ssli:{qid}:0",
+                "text": distractor,
+                "is_distractor": True,
+                "distractor_type": "background",
+            }
+        )
+    rec = {"id": f"{qid}/ssli", "question": question, "answer": "", "setting": "ssli"}
+    return json.dumps({**rec, "gold_passage_ids": [f"{gold}#0"], "candidates": cands})
+
+
+def _calibration_ssli(out, home, env) -> None:
+    """`--calibration-ssli SET`: the set's distractor goes into a copy of the corpus, the
+    question whose gold abstract is held out joins the fused weights' fit, the one whose
+    gold is a dev claim's is refused; the card records it and weight 0 drops it again."""
+    from sciera.corpus import PassageStore, load_qrels
+    from sciera.datasets.ssli.io import ssli_gold_docs
+
+    card = json.loads((out / "sciera-card.json").read_text())
+    corpus = card["data"]["corpus"]
+    qrels = {**load_qrels(SCIFACT / "qrels/train.tsv"), **load_qrels(SCIFACT / "qrels/test.tsv")}
+    log = home / "work" / f"recalibrate-{out.name}" / "calibration_questions.jsonl"
+    taken = {d for q in qrels.values() for d in q} | ssli_gold_docs(SHIPPED_SSLI)
+    taken |= {json.loads(x)["doc_id"] for x in log.read_text().splitlines()}
+    with PassageStore.open(corpus) as store:
+        held = next(p for p in store.iter_passages() if p.doc_id not in taken)
+    dev_gold = sorted(qrels[card["data"]["dev_qids"][0]])[0]
+    title = held.title or held.text[:80]
+    lines = [
+        _ssli_line("held", f"What did the study on {title} report?", held.doc_id, title),
+        _ssli_line("seen", "What did the dev claim's abstract find?", dev_gold, "An aside."),
+    ]
+    sset = out.parent / "cal-ssli.jsonl"
+    sset.write_text("\n".join(lines) + "\n")
+    fused = out / "sciera-calibrator-fused.json"
+    before = json.loads(fused.read_text())
+    missing = run_sciera("train", "recalibrate", str(out), "--calibration-ssli", "nope", env=env)
+    assert missing.returncode == 2 and "nope: no such SSLI set" in missing.stderr
+    assert json.loads(fused.read_text()) == before
+    done = run_sciera("train", "recalibrate", str(out), "--calibration-ssli", str(sset), env=env)
+    assert done.returncode == 0, done.stderr
+    assert "SSLI questions fused" in done.stdout and "distractor first" in done.stdout
+    after = json.loads((out / "sciera-card.json").read_text())
+    assert after["config"]["calibration_ssli"] == {"sets": [str(sset)], "weight": 10}
+    info = after["data"]["calibration_ssli"]
+    assert info["used"] == 1 and info["refused_seen_gold"] == ["seen"]
+    assert info["distractors"] == 2 and after["recalibrated"]["calibration_ssli"]["weight"] == 10
+    copy = PassageStore.open(info["corpus"])
+    with copy:
+        assert copy.find_passages(["ssli_held_0#0"])  # the distractor is a document there
+    assert json.loads(fused.read_text())["notes"]["fitted_on"].endswith("1 SSLI questions x10")
+    assert "calibration SSLI questions" in (out / "README.md").read_text()
+    # a plain rerun reuses the card's set (nothing mined again); weight 0 drops it
+    again = run_sciera("train", "recalibrate", str(out), env=env)
+    assert again.returncode == 0, again.stderr
+    assert json.loads((out / "sciera-card.json").read_text())["data"]["calibration_ssli"] == info
+    args = ("train", "recalibrate", str(out), "--calibration-ssli-weight", "0")
+    dropped = run_sciera(*args, env=env)
+    assert dropped.returncode == 0, dropped.stderr
+    last = json.loads((out / "sciera-card.json").read_text())
+    assert "calibration_ssli" not in last["config"] and "calibration_ssli" not in last["dev"]
+    assert json.loads(fused.read_text())["coef"] == before["coef"]

@@ -217,7 +217,10 @@ def cross_encoder(
 def _modes(label: str, modes: dict) -> None:
     for mode, m in modes.items():
         ece = f"  ECE {m['ece']:.4f}" if "ece" in m else ""
-        typer.echo(f"{label} {mode:<12} nDCG@10 {m['ndcg@10']:.4f}  hit@1 {m['hit@1']:.4f}{ece}")
+        first = f"  distractor first {m['distractor_first']:.4f}" if "distractor_first" in m else ""
+        typer.echo(
+            f"{label} {mode:<12} nDCG@10 {m['ndcg@10']:.4f}  hit@1 {m['hit@1']:.4f}{ece}{first}"
+        )
 
 
 def _report(result) -> None:
@@ -333,6 +336,22 @@ def recalibrate(
             "model card's)."
         ),
     ] = None,
+    calibration_ssli: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A calibration-side SSLI set (instances.jsonl or its build folder; "
+            "repeatable): its distractors go into a copy of the corpus and its questions "
+            "into the fused weights' fit (default: the sets the model card records).",
+        ),
+    ] = None,
+    calibration_ssli_weight: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help="How many times each SSLI question's rows count in that fit (default: "
+            "the card's, else 10; 0 drops the SSLI questions).",
+        ),
+    ] = None,
     preset: PresetOpt = None,
 ) -> None:
     """Refit a trained cross-encoder's calibrators on its own dev split (rebuilt from its
@@ -351,12 +370,17 @@ def recalibrate(
             precision=precision,
             calibration_questions=calibration_questions,
             calibration_styles=_styles(calibration_styles) if calibration_styles else None,
+            calibration_ssli=calibration_ssli,
+            calibration_ssli_weight=calibration_ssli_weight,
         )
     key = "modes" if precision == "fp32" else f"modes_{precision}"
     _modes("dev", result.card["dev"][key])
     questions = result.card["dev"].get("calibration_questions", {}).get(key)
     if questions:
         _modes("questions", questions)
+    ssli = result.card["dev"].get("calibration_ssli", {}).get(key)
+    if ssli:
+        _modes("SSLI questions", ssli)
     typer.echo(f"default scoring: {result.card['score_mode']}")
     typer.echo(json.dumps({"model_dir": str(result.model_dir)}))
 

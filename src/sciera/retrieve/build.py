@@ -276,3 +276,27 @@ def build_indexes(
     manifest = (read_manifest(corpus_dir) or Manifest()).with_records(records)
     write_manifest(corpus_dir, manifest)
     return manifest
+
+
+def ensure_indexes(
+    corpus_dir: str | Path,
+    retriever: str,
+    settings: Settings | None = None,
+    progress: BuildProgress | None = None,
+) -> bool:
+    """Build the indexes ``retriever`` needs over ``corpus_dir`` unless it already opens
+    on them as they are (missing or stale ones are built; embeddings come from the cache
+    when it has them). True when it built."""
+    from sciera.errors import StaleIndexError
+    from sciera.retrieve.open import open_retriever
+
+    try:
+        opened = open_retriever(corpus_dir, retriever, settings)
+    except StaleIndexError:
+        which = {"bm25": ("bm25",), "dense": ("dense",)}.get(retriever, INDEX_KINDS)
+        build_indexes(corpus_dir, settings, which, progress=progress)
+        return True
+    close = getattr(opened, "close", None)
+    if callable(close):
+        close()
+    return False

@@ -68,6 +68,33 @@ def _table(rows: list[Mapping[str, Any]]) -> str:
     return "\n".join([head, *body])
 
 
+def _ssli_rows(card: Mapping[str, Any]) -> list[str]:
+    """Table rows of the calibration SSLI questions (in-sample, distractors in the corpus)
+    and a line on where they came from."""
+    scores = card["dev"].get("calibration_ssli") or {}
+    rows = [
+        f"| {k}, calibration SSLI questions{'' if key == 'modes' else ', int8 ONNX'} | "
+        f"{v['ndcg@10']:.3f} | {v['hit@1']:.3f} | " + (f"{v['ece']:.4f} |" if "ece" in v else "|")
+        for key, modes in scores.items()
+        for k, v in modes.items()
+    ]
+    info = card["data"].get("calibration_ssli")
+    if info:
+        rows += [
+            "",
+            f"Fused weights also fitted on {info['used']} calibration SSLI questions "
+            f"(x{card['config']['calibration_ssli']['weight']}) from "
+            f"{', '.join(info['sets'])}, their {info['distractors']} distractors in "
+            f"{info['corpus']}; {len(info['refused_seen_gold'])} refused (gold abstract seen "
+            "in training, dev, calibration or evaluation). A distractor first: "
+            + "; ".join(
+                f"{k} {v['distractor_first']:.3f}" for k, v in (scores.get("modes") or {}).items()
+            )
+            + ".",
+        ]
+    return rows
+
+
 def render(card: Mapping[str, Any]) -> str:
     """The card as Markdown."""
     dev = card["dev"]
@@ -96,6 +123,7 @@ def render(card: Mapping[str, Any]) -> str:
             for key, modes in (dev.get("calibration_questions") or {}).items()
             for k, v in modes.items()
         ),
+        *_ssli_rows(card),
         "",
         *(
             [

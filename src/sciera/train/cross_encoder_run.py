@@ -86,11 +86,13 @@ def _per_query(dev: Sequence[TrainQuery], flat: np.ndarray) -> list[np.ndarray]:
 @dataclass
 class Calibration:
     """The fitted calibrators and the dev metrics of every scoring mode; with calibration
-    questions, the same metrics on them alone (``questions``)."""
+    questions, the same metrics on them alone (``questions``); with calibration SSLI
+    questions in the fit, theirs with the share of distractors ranked first (``ssli``)."""
 
     calibrators: dict[str, Any]
     modes: dict[str, dict[str, float]]
     questions: dict[str, dict[str, float]] | None = None
+    ssli: dict[str, dict[str, float]] | None = None  # in-sample, calibration SSLI questions
 
 
 def calibrate_on_dev(
@@ -99,16 +101,26 @@ def calibrate_on_dev(
     model_id: str,
     questions: Sequence[TrainQuery] = (),
     question_logits: Sequence[np.ndarray] = (),
+    ssli: Sequence[TrainQuery] = (),
+    ssli_logits: Sequence[np.ndarray] = (),
+    ssli_weight: int = 0,
 ) -> Calibration:
     """Fit the ``ce`` and ``fused`` calibrators on the dev rows; with calibration
     ``questions`` (:mod:`sciera.train.calibration_questions`), rescale each fitted model as
     a whole on the dev and question rows together (:func:`~sciera.rerank.calibrate.rescale`):
-    the questions move the probabilities, never the order the dev claims chose. The
-    ranking metrics and ECE of every scoring mode on dev and, separately, on the questions."""
+    the questions move the probabilities, never the order the dev claims chose. With
+    calibration-side ``ssli`` questions (:mod:`sciera.train.calibration_ssli`) and
+    ``ssli_weight`` > 0, their rows, repeated that many times, join the dev rows in the
+    fused weights' fit (the logit-only calibrator is monotone in the logit: left as is).
+    The ranking metrics and ECE of every scoring mode on dev and, separately, on the
+    questions; on the SSLI questions also the share with a distractor first."""
     from sciera.rerank.calibrate import expected_calibration_error, fit_calibrator, rescale
+    from sciera.train.calibration_ssli import distractor_stats
 
     cols, y = calibration_rows(dev, logits)
     qcols, qy = calibration_rows(questions, question_logits)
+    scols, sy = calibration_rows(ssli, ssli_logits)
+    ssli_weight = ssli_weight if ssli else 0
     modes = {
         "first_stage": ranking_metrics(dev, first_stage_scores(dev)),
         "ce": ranking_metrics(dev, logits),
@@ -117,17 +129,27 @@ def calibrate_on_dev(
     if questions:
         qmodes["first_stage"] = ranking_metrics(questions, first_stage_scores(questions))
         qmodes["ce"] = ranking_metrics(questions, question_logits)
+    smodes: dict[str, dict[str, float]] = {}
+    if ssli_weight:
+        for mode, scores in (("first_stage", first_stage_scores(ssli)), ("ce", ssli_logits)):
+            smodes[mode] = {**ranking_metrics(ssli, scores), **distractor_stats(ssli, scores)}
     cals: dict[str, Any] = {}
     for mode, feats in (("calibrated", CE_FEATURES), ("fused", FUSED_FEATURES)):
         X = np.column_stack([cols[f] for f in feats])
         qX = np.column_stack([qcols[f] for f in feats]) if questions else X[:0]
+        sX = np.column_stack([scols[f] for f in feats]) if ssli else X[:0]
+        fit_X, fit_y, fitted_on = X, y, "dev split"
+        if ssli_weight and mode == "fused":
+            fit_X = np.vstack([X, np.repeat(sX, ssli_weight, axis=0)])
+            fit_y = np.concatenate([y, np.repeat(sy, ssli_weight)])
+            fitted_on = f"dev split + {len(ssli)} SSLI questions x{ssli_weight}"
         cal = fit_calibrator(
-            X,
-            y,
+            fit_X,
+            fit_y,
             feats,
             model_id=model_id,
             prompt_version=f"ce-{mode}",
-            notes={"fitted_on": "dev split", "candidates": len(y)},
+            notes={"fitted_on": fitted_on, "candidates": len(fit_y)},
         )
         # no clipping to the dev range: logits above the dev maximum would all tie at the
         # top, and the logistic map is monotone, so extrapolating keeps the model's order
@@ -145,8 +167,11 @@ def calibrate_on_dev(
             p = cal.predict_matrix(feats_x)
             out[mode] = ranking_metrics(recs, _per_query(recs, p))
             out[mode]["ece"] = expected_calibration_error(p.tolist(), labels.tolist())
+        if ssli_weight:
+            p = _per_query(ssli, cal.predict_matrix(sX))
+            smodes[mode] = {**ranking_metrics(ssli, p), **distractor_stats(ssli, p)}
         cals[mode] = cal
-    return Calibration(cals, modes, qmodes or None)
+    return Calibration(cals, modes, qmodes or None, smodes or None)
 
 
 def train_cross_encoder(

@@ -9,6 +9,12 @@ and must reproduce the card's dev query ids exactly; otherwise nothing is writte
 the calibrators are fitted on (:mod:`sciera.train.calibration_questions`); without it, the
 number the card records is used again (0 for cards from before the option).
 
+``calibration_ssli=[SET, ...]`` adds the questions of calibration-side SSLI sets, their
+distractors injected into a copy of the corpus, to the rows the fused weights are fitted on
+(:mod:`sciera.train.calibration_ssli`), ``calibration_ssli_weight`` times each; without
+it, the sets and weight the card records are used again (none for older cards), and weight
+0 drops them.
+
 ``precision="int8"`` fits a second pair of calibrators on the logits of the model's int8
 ONNX export (:mod:`sciera.rerank.onnx_int8`), recorded in the card as
 ``calibrators_int8`` with their dev metrics (``dev.modes_int8``); the fp32 ones stay.
@@ -99,12 +105,16 @@ def recalibrate(
     precision: str = "fp32",
     calibration_questions: int | None = None,
     calibration_styles: Sequence[str] | None = None,
+    calibration_ssli: Sequence[str] | None = None,
+    calibration_ssli_weight: int | None = None,
 ) -> TrainResult:
     """Refit ``model``'s calibrators (a shipped or trained name, or a folder) in place, for
     the logits of ``precision`` (fp32 or int8), on its dev split plus
-    ``calibration_questions`` abstracts' questions, one of each of ``calibration_styles``
-    (None: as many and as the card records)."""
+    ``calibration_questions`` abstracts' questions, one of each of ``calibration_styles``,
+    and the SSLI sets ``calibration_ssli`` at ``calibration_ssli_weight`` (None: as the
+    card records)."""
     from sciera.rerank.cross_encoder import resolve_model
+    from sciera.train import calibration_ssli as cal_ssli
     from sciera.train.card import write_card
     from sciera.train.ce_fit import CALIBRATION, dev_rankings, load_cross_encoder
 
@@ -123,6 +133,15 @@ def recalibrate(
             spec = replace(spec, calibration_styles=tuple(calibration_styles))
         except ValueError as exc:
             raise ScieraError(str(exc)) from None
+    recorded = card["config"].get("calibration_ssli") or {}
+    sets = [str(p) for p in (calibration_ssli or recorded.get("sets") or [])]
+    weight = calibration_ssli_weight
+    weight = int(recorded.get("weight", cal_ssli.DEFAULT_WEIGHT)) if weight is None else weight
+    if weight < 0:
+        raise ScieraError(f"calibration SSLI weight must be 0 or more, got {weight}")
+    for path in sets:  # before anything is computed
+        if not Path(path).exists():
+            raise ScieraError(f"{path}: no such SSLI set (--calibration-ssli)")
     work = Path(settings.home) / "work" / f"recalibrate-{model_dir.name}"
     work.mkdir(parents=True, exist_ok=True)
     seed_questions(model_dir, work)
@@ -134,6 +153,9 @@ def recalibrate(
         spec = replace(spec, calibration_banned=tuple(sorted(banned)))
     data = prepare(spec, settings, work, progress)
     _check_dev_split(data, card, model)
+    ssli = None
+    if sets and weight:
+        ssli = cal_ssli.prepare_ssli(sets, spec, data, card, settings, work, progress)
     ce = load_cross_encoder(str(model_dir), max_length=int(card["max_length"]))
     score: Callable[[str, Sequence[str]], Any] | None = None
     if precision == "int8":  # the logits of the int8 ONNX export, which int8 runs score with
@@ -151,6 +173,15 @@ def recalibrate(
         card["model_id"],
         data.calibration,
         dev_rankings(ce, data.calibration, data.texts, score, progress, CALIBRATION),
+        *(
+            (
+                ssli.records,
+                dev_rankings(ce, ssli.records, ssli.texts, score, progress, cal_ssli.SCORING),
+                weight,
+            )
+            if ssli
+            else ()
+        ),
     )
     cals, modes = fitted.calibrators, fitted.modes
     card["config"]["calibration_questions"] = spec.calibration_questions
@@ -167,6 +198,7 @@ def recalibrate(
         questions.pop(key, None)
     if not questions:
         card["dev"].pop("calibration_questions")
+    record_ssli(card, key, ssli, weight, fitted.ssli)
     s = settings.embed
     files = dict(zip(("calibrated", "fused"), _FILES[precision], strict=True))
     if precision == "int8":
@@ -182,6 +214,7 @@ def recalibrate(
         "first_stage": f"{spec.retriever} top-{spec.depth} (embedder {s.backend}"
         + (f" {s.model}" if s.model else "")
         + ")",
+        **({"calibration_ssli": {"sets": sets, "weight": weight}} if ssli else {}),
         "seconds": round(time.monotonic() - started, 1),
     }
     try:
@@ -197,6 +230,30 @@ def recalibrate(
         ) from exc
     (work / "card.json").write_text(json.dumps(card, indent=1) + "\n")
     return TrainResult(model_dir, card)
+
+
+def record_ssli(
+    card: dict[str, Any],
+    key: str,
+    ssli: Any,
+    weight: int,
+    metrics: dict[str, dict[str, float]] | None,
+) -> None:
+    """The card's record of the calibration SSLI questions (:mod:`sciera.train.
+    calibration_ssli`) the calibrators of ``key`` (``modes``, ``modes_int8``) were fitted
+    with: the sets and weight (the defaults of the next recalibration), what was used and
+    refused, and the in-sample metrics; all of it removed when none were."""
+    scores = card["dev"].setdefault("calibration_ssli", {})
+    if ssli is None:
+        card["config"].pop("calibration_ssli", None)
+        card["data"].pop("calibration_ssli", None)
+        scores.pop(key, None)
+    else:
+        card["config"]["calibration_ssli"] = {"sets": ssli.card["sets"], "weight": weight}
+        card["data"]["calibration_ssli"] = ssli.card
+        scores[key] = metrics
+    if not scores:
+        card["dev"].pop("calibration_ssli")
 
 
 def seed_questions(model_dir: Path, work: Path) -> None:

@@ -43,6 +43,18 @@ def test_refusals_are_paired_on_the_same_answerable_queries(bench):
         bench.refusals_versus(mine, {"0.8": {"answerable": 9, "refused": []}})
 
 
+def test_rankings_are_paired_per_query_when_both_files_keep_them(bench):
+    mine = {q: {"ndcg@10": 1.0, "hit@1": 1.0} for q in "abcdefgh"}
+    theirs = {q: {"ndcg@10": 0.5, "hit@1": float(q in "ab")} for q in "abcdefgh"}
+    t = bench.ranking_versus(mine, theirs)
+    assert (t["hit@1"]["a_only"], t["hit@1"]["b_only"]) == (0, 6)
+    assert t["ndcg@10"]["mean_diff"] == pytest.approx(0.5)
+    assert t["hit@1"]["p_value"] == pytest.approx(2 / 2**6)  # exact two-sided, 6 discordant
+    assert bench.ranking_versus(mine, None) == {}  # a file from before per-query values
+    with pytest.raises(SystemExit, match="other queries"):
+        bench.ranking_versus(mine, {"a": theirs["a"]})
+
+
 def test_versus_file_must_be_a_run_over_the_same_queries_and_first_stage(bench, tmp_path):
     path = tmp_path / "other.json"
     run = {
