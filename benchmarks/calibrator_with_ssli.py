@@ -14,10 +14,13 @@ distractor comes first for 27 of 96 evaluation questions, 9 with the logit alone
 This script adds a *calibration-side* SSLI set to the rows the weights are fitted on: a set
 built (``sciera dataset build``) on SciFact abstracts outside every evaluation set, every
 training set and SciFact's judged documents, whose distractors are injected into a copy of
-SciFact (:func:`sciera.datasets.ssli.inject.inject`, ``corpora/scifact-ssli-cal``); each
-question's candidates are the first stage's top 30 documents over that copy, as for the dev
-claims. The model's own split guard (from its card) runs over them, and a question whose
-gold abstract the model trained on or is evaluated on is refused.
+SciFact; each question's candidates are the first stage's top 30 documents over that copy,
+as for the dev claims. The model's own split guard (from its card) runs over them, and a
+question whose gold abstract the model trained on or is evaluated on is refused. The rows
+are prepared as ``sciera train recalibrate --calibration-ssli SET`` prepares them
+(:func:`sciera.train.calibration_ssli.prepare_ssli`; the copy in
+``SCIERA_HOME/work/qcal-<model>/ssli-corpus-<key>``); that command fits the ``dev+ssli xK``
+variant below.
 
 Variants of the fused calibrator (rows: dev claims D, calibration questions Q, SSLI
 questions S; ``xK``: S's rows repeated K times, a weight):
@@ -91,7 +94,6 @@ def main() -> None:
     )
     ap.add_argument("--model", default="scifact-minilm")
     ap.add_argument("--set", default="corpora/ssli-scifact-cal/instances.jsonl")
-    ap.add_argument("--injected", default="corpora/scifact-ssli-cal")
     ap.add_argument("--out", default="ce-soup3-scal", help="name of the model copy")
     ap.add_argument(
         "--pick",
@@ -101,46 +103,26 @@ def main() -> None:
     ap.add_argument("--folds", type=int, default=5)
     args = ap.parse_args()
     from calibrator_questions_only import fit_fused, rebuild, work_dir, write_copy
-    from sciera.corpus import PassageStore, load_beir_queries, load_qrels
-    from sciera.datasets.ssli.inject import FOLDER, inject, is_distractor
-    from sciera.errors import StaleIndexError
+    from sciera.datasets.ssli.inject import is_distractor
     from sciera.rerank.calibrate import Calibrator, rescale
-    from sciera.retrieve import build_indexes, open_retriever
+    from sciera.train.calibration_ssli import prepare_ssli
     from sciera.train.ce_fit import dev_rankings, load_cross_encoder
     from sciera.train.cross_encoder_run import FUSED_FEATURES, calibration_rows
-    from sciera.train.data import build_queries, mine_candidates, passage_texts
-    from sciera.train.recalibrate import spec_from_card, trained_beyond_labels
+    from sciera.train.recalibrate import spec_from_card
 
     settings, model_dir, card, data = rebuild(args.model)
-    spec = spec_from_card(card)
-
-    # the SSLI questions over SciFact with the set's distractors injected (and ingested)
-    injected = inject(ROOT / args.set, ROOT / spec.corpus, ROOT / args.injected).out
-    beir = injected / FOLDER
-    try:
-        open_retriever(injected, spec.retriever, settings)
-    except StaleIndexError:  # built here once (the embeddings are cached)
-        build_indexes(injected, settings)
-    s_queries, s_qrels = (
-        load_beir_queries(beir / "queries.jsonl"),
-        load_qrels(beir / "qrels/test.tsv"),
+    # the SSLI questions over SciFact with the set's distractors injected, as
+    # `sciera train recalibrate --calibration-ssli` prepares them (same guard and candidates)
+    rows_s = prepare_ssli(
+        [ROOT / args.set],
+        spec_from_card(card),
+        data,
+        card,
+        settings,
+        work_dir(settings, model_dir),
     )
-    trained = set(trained_beyond_labels([card], data))
-    trained |= {p.split("#", 1)[0] for r in data.train for p in r.positives}
-    seen = trained | {d for r in (*data.dev, *data.calibration) for d in r.gold_docs}
-    refused = sorted(q for q in s_qrels if set(s_qrels[q]) & (seen | data.guard.doc_ids))
-    s_qrels = {q: v for q, v in s_qrels.items() if q not in refused}
-    mined = mine_candidates(
-        injected,
-        {q: s_queries[q] for q in s_qrels},
-        settings=settings,
-        retriever=spec.retriever,
-        depth=spec.depth,
-        cache=work_dir(settings, model_dir) / "ssli_mined.jsonl",
-    )
-    with PassageStore.open(injected) as store:
-        ssli, skipped = build_queries(store, s_queries, s_qrels, mined, data.guard)
-        texts = {**data.texts, **passage_texts(store, ssli)}
+    ssli, texts = rows_s.records, {**data.texts, **rows_s.texts}
+    refused, skipped = rows_s.card["refused_seen_gold"], rows_s.card["skipped"]
 
     ce = load_cross_encoder(str(model_dir), max_length=int(card["max_length"]))
     rows = {}

@@ -71,8 +71,7 @@ def _write_jsonl(path: Path, rows) -> None:
 def prepare(dataset: str, work: Path, settings) -> tuple[Path, Path, Path]:
     """(corpus dir, queries file, qrels file) for ``dataset``, ingested and indexed."""
     from sciera.corpus import ingest
-    from sciera.errors import StaleIndexError
-    from sciera.retrieve import build_indexes, open_retriever
+    from sciera.retrieve.build import ensure_indexes
 
     if dataset == "scifact":
         src, corpus = DATA / "scifact", ROOT / "corpora" / "scifact"
@@ -113,11 +112,8 @@ def prepare(dataset: str, work: Path, settings) -> tuple[Path, Path, Path]:
     else:
         raise SystemExit(f"unknown dataset {dataset}")
     ingest(src, corpus, format="beir")
-    try:
-        open_retriever(corpus, "hybrid", settings)
-    except StaleIndexError:
-        log(f"indexing {corpus} ...")
-        build_indexes(corpus, settings)
+    if ensure_indexes(corpus, "hybrid", settings):
+        log(f"indexed {corpus}")
     return corpus, queries, qrels
 
 
