@@ -140,8 +140,14 @@ def recalibrate(
     if weight < 0:
         raise ScieraError(f"calibration SSLI weight must be 0 or more, got {weight}")
     for path in sets:  # before anything is computed
-        if not Path(path).exists():
-            raise ScieraError(f"{path}: no such SSLI set (--calibration-ssli)")
+        if weight and not Path(path).exists():
+            raise ScieraError(
+                f"{path}: no such SSLI set (--calibration-ssli)"
+                if calibration_ssli
+                else f"{path}: no such SSLI set; the card's calibration SSLI set (unpack it "
+                "as the card's README says, give another with --calibration-ssli, or drop it "
+                "with --calibration-ssli-weight 0)"
+            )
     work = Path(settings.home) / "work" / f"recalibrate-{model_dir.name}"
     work.mkdir(parents=True, exist_ok=True)
     seed_questions(model_dir, work)

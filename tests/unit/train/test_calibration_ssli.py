@@ -178,3 +178,32 @@ def render_dev_section(card: dict) -> str:
 
 def test_a_card_without_ssli_renders_no_ssli_rows():
     assert render_dev_section(_card()) == ""
+
+
+def test_a_missing_set_is_refused_before_anything_is_computed(tmp_path):
+    from sciera.settings import load_settings
+    from sciera.train.recalibrate import recalibrate
+
+    model = tmp_path / "m"
+    model.mkdir()
+    card = {
+        "kind": "cross-encoder reranker",
+        "data": {"corpus": "c", "queries": "q", "qrels": "r"},
+        "config": {
+            "retriever": "bm25",
+            "depth": 10,
+            "dev_fraction": 0.1,
+            "seed": 0,
+            "calibration_ssli": {"sets": [str(tmp_path / "gone.jsonl")], "weight": 10},
+        },
+        "splits": {"excluded": []},
+    }
+    (model / "sciera-card.json").write_text(json.dumps(card))
+    settings = load_settings(home=str(tmp_path / "home"))
+    with pytest.raises(ScieraError, match=r"gone\.jsonl: no such SSLI set; the card's"):
+        recalibrate(str(model), settings)
+    with pytest.raises(ScieraError, match=r"nope\.jsonl: no such SSLI set \(--calibration"):
+        recalibrate(str(model), settings, calibration_ssli=[str(tmp_path / "nope.jsonl")])
+    with pytest.raises(ScieraError, match="weight must be 0 or more"):
+        recalibrate(str(model), settings, calibration_ssli_weight=-1)
+    assert not (tmp_path / "home" / "work").exists()  # refused before any work folder
