@@ -103,7 +103,14 @@ def prepare_ssli(
         qrels |= qs.qrels
     out = injected_dir(work, spec.corpus, sets)
     distractors = sum(inject(path, spec.corpus, out).distractors for path in sets)
-    ensure_indexes(out, spec.retriever, settings)
+    ensure_indexes(
+        out,
+        spec.retriever,
+        settings,
+        (lambda task, done, total: progress(f"indexing the SSLI copy ({task})", done, total))
+        if progress
+        else None,
+    )
     seen = seen_docs(data, card)
     refused = sorted(q for q in qrels if set(qrels[q]) & seen)
     usable = {q: v for q, v in qrels.items() if q not in refused}
