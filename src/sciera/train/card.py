@@ -68,16 +68,22 @@ def _table(rows: list[Mapping[str, Any]]) -> str:
     return "\n".join([head, *body])
 
 
+def _held_out_rows(label: str, by_key: Mapping[str, Mapping[str, Any]] | None) -> list[str]:
+    """Table rows of every scoring mode on rows apart from the dev claims (``label``), by
+    precision key (``modes``: fp32, ``modes_int8``)."""
+    return [
+        f"| {k}, {label}{'' if key == 'modes' else ', int8 ONNX'} | "
+        f"{v['ndcg@10']:.3f} | {v['hit@1']:.3f} | " + (f"{v['ece']:.4f} |" if "ece" in v else "|")
+        for key, modes in (by_key or {}).items()
+        for k, v in modes.items()
+    ]
+
+
 def _ssli_rows(card: Mapping[str, Any]) -> list[str]:
     """Table rows of the calibration SSLI questions (in-sample, distractors in the corpus)
     and a line on where they came from."""
     scores = card["dev"].get("calibration_ssli") or {}
-    rows = [
-        f"| {k}, calibration SSLI questions{'' if key == 'modes' else ', int8 ONNX'} | "
-        f"{v['ndcg@10']:.3f} | {v['hit@1']:.3f} | " + (f"{v['ece']:.4f} |" if "ece" in v else "|")
-        for key, modes in scores.items()
-        for k, v in modes.items()
-    ]
+    rows = _held_out_rows("calibration SSLI questions", scores)
     info = card["data"].get("calibration_ssli")
     if info:
         rows += [
@@ -116,13 +122,7 @@ def render(card: Mapping[str, Any]) -> str:
             for k, v in (dev.get("modes_int8") or {}).items()
             if k != "first_stage"
         ),
-        *(
-            f"| {k}, calibration questions{'' if key == 'modes' else ', int8 ONNX'} | "
-            f"{v['ndcg@10']:.3f} | {v['hit@1']:.3f} | "
-            + (f"{v['ece']:.4f} |" if "ece" in v else "|")
-            for key, modes in (dev.get("calibration_questions") or {}).items()
-            for k, v in modes.items()
-        ),
+        *_held_out_rows("calibration questions", dev.get("calibration_questions")),
         *_ssli_rows(card),
         "",
         *(

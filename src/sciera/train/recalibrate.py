@@ -29,13 +29,16 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sciera.errors import ScieraError
 from sciera.settings import Settings, load_settings
 from sciera.train.card import CALIBRATOR_FILE, FUSED_CALIBRATOR_FILE, default_score_mode, read_card
 from sciera.train.cross_encoder_run import FUSED_FEATURES, TrainResult, calibrate_on_dev
 from sciera.train.prepare import DataSpec, Prepared, Progress, prepare
+
+if TYPE_CHECKING:
+    from sciera.train.calibration_ssli import SsliRows
 
 _FILES = {
     "fp32": (CALIBRATOR_FILE, FUSED_CALIBRATOR_FILE),
@@ -179,15 +182,13 @@ def recalibrate(
         card["model_id"],
         data.calibration,
         dev_rankings(ce, data.calibration, data.texts, score, progress, CALIBRATION),
-        *(
-            (
-                ssli.records,
-                dev_rankings(ce, ssli.records, ssli.texts, score, progress, cal_ssli.SCORING),
-                weight,
-            )
+        ssli=ssli.records if ssli else (),
+        ssli_logits=(
+            dev_rankings(ce, ssli.records, ssli.texts, score, progress, cal_ssli.SCORING)
             if ssli
             else ()
         ),
+        ssli_weight=weight,
     )
     cals, modes = fitted.calibrators, fitted.modes
     card["config"]["calibration_questions"] = spec.calibration_questions
@@ -241,7 +242,7 @@ def recalibrate(
 def record_ssli(
     card: dict[str, Any],
     key: str,
-    ssli: Any,
+    ssli: SsliRows | None,
     weight: int,
     metrics: dict[str, dict[str, float]] | None,
 ) -> None:
