@@ -9,6 +9,7 @@ measured by benchmarks/rerank_trained.py on the shipped model).
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import signal
@@ -17,6 +18,8 @@ import time
 
 import pytest
 from train_cli import N_QUERIES, SCIFACT, SHIPPED_SSLI, run_sciera, train_args
+
+from sciera.train.calibration_questions import BUNDLED
 
 pytestmark = pytest.mark.e2e
 
@@ -179,6 +182,8 @@ def _calibration_questions(out, home, env, card) -> None:
     more = log.read_text().splitlines()
     assert more[: len(lines)] == lines and len(more) == len(lines) + 2
     assert {json.loads(x)["doc_id"] for x in more[len(lines) :]} == docs
+    # the folder carries the log, so a copy recalibrates elsewhere without the LLM
+    assert gzip.decompress((out / BUNDLED).read_bytes()).decode().splitlines() == more
     bad = run_sciera(*args, "--calibration-styles", "statement", env=env)
     assert bad.returncode == 2 and "calibration styles" in bad.stderr
     assert log.read_text().splitlines() == more

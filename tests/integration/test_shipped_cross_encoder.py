@@ -40,6 +40,22 @@ def test_shipped_model_files_and_card(shipped):
     assert (shipped / card["calibrators"]["fused"]).is_file()
 
 
+def test_shipped_model_carries_the_questions_its_calibrators_saw(shipped):
+    """``sciera train recalibrate scifact-minilm`` on a fresh machine starts from this log
+    instead of asking the LLM for every question again (an hour on 2 cores)."""
+    import gzip
+
+    from sciera.train.calibration_questions import BUNDLED
+
+    card = json.loads((shipped / "sciera-card.json").read_text())
+    cq = card["data"]["calibration_questions"]
+    rows = [json.loads(x) for x in gzip.decompress((shipped / BUNDLED).read_bytes()).splitlines()]
+    kept = [r for r in rows if r["rank"] is not None and r["rank"] <= cq["keep_top"]]
+    assert len(kept) == cq["kept"]
+    assert len({r["key"] for r in rows}) == len(card["config"]["calibration_styles"])
+    assert set(cq["examples"]) <= {r["query"] for r in kept}
+
+
 def test_default_cross_encoder_is_the_shipped_one_and_ranks_gold_first(scifact_dir):
     from sciera.corpus import load_beir_queries, load_qrels
     from sciera.rerank.registry import make_reranker

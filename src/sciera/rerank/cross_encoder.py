@@ -246,10 +246,13 @@ def _identity() -> Any:
 
 def folder_digest(folder: Path) -> str:
     """sha256 over a model folder's files (each name and the sha256 of its bytes; the README
-    rendered from the card left out), first 16 hex digits."""
+    rendered from the card and the calibration questions' log, which score nothing, left
+    out), first 16 hex digits."""
     from sciera.corpus.journal import file_sha256
+    from sciera.train.calibration_questions import BUNDLED
 
+    skip = {"README.md", BUNDLED}
     h = hashlib.sha256()
-    for f in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != "README.md"):
+    for f in sorted(p for p in folder.rglob("*") if p.is_file() and p.name not in skip):
         h.update(f"{f.relative_to(folder).as_posix()}\0{file_sha256(f)}\0".encode())
     return h.hexdigest()[:16]

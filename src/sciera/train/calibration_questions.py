@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 Progress = Callable[[str, int, int], None]
 PREFIX = "cal-"
 CACHE = "calibration_questions.jsonl"
+BUNDLED = "sciera-calibration-questions.jsonl.gz"  # the log, carried in the model folder
 SOURCE = (
     "held-out abstracts (dev queries' gold first, then others; none a training query's gold "
     "or judged by an evaluation)"
@@ -140,3 +141,36 @@ def query_id(synthetic_qid: str, style: str) -> str:
     """A calibration question's id: ``cal-syn-...`` for the ``question`` style (as before
     styles could be mixed), ``cal-<style>-syn-...`` for the others."""
     return PREFIX + ("" if style == "question" else f"{style}-") + synthetic_qid
+
+
+def bundle(model_dir: Path, work: Path) -> Path | None:
+    """Copy the run's question log (``work/calibration_questions.jsonl``) into the model
+    folder, gzipped (byte-stable: no name or time in the header), so a copy of the folder
+    alone, on another machine, recalibrates without asking the LLM again
+    (:func:`unbundle`). None when the run logged no question."""
+    import gzip
+
+    log = work / CACHE
+    if not log.is_file():
+        return None
+    out = model_dir / BUNDLED
+    tmp = out.with_name(out.name + ".tmp")
+    with tmp.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", filename="", mtime=0) as gz:
+        gz.write(log.read_bytes())
+    tmp.replace(out)
+    return out
+
+
+def unbundle(model_dir: Path, work: Path) -> bool:
+    """Start ``work``'s question log from the one the model folder carries (:func:`bundle`)
+    when ``work`` has none; the log's records of another generation key (another LLM or
+    prompt) are ignored when read, so the LLM then writes them anew. True if copied."""
+    import gzip
+
+    src, log = model_dir / BUNDLED, work / CACHE
+    if log.exists() or not src.is_file():
+        return False
+    tmp = log.with_name(log.name + ".tmp")
+    tmp.write_bytes(gzip.decompress(src.read_bytes()))
+    tmp.replace(log)
+    return True

@@ -410,6 +410,7 @@ def install(
     import json
     import shutil
 
+    from sciera.train.calibration_questions import bundle
     from sciera.train.card import write_card
 
     tmp = model_dir.with_name(model_dir.name + ".tmp")
@@ -417,6 +418,8 @@ def install(
     tmp.mkdir(parents=True)
     save(tmp)
     write_card(tmp, card)
+    if (card.get("data") or {}).get("calibration_questions"):
+        bundle(tmp, work)  # the questions the calibrators saw travel with the model
     if model_dir.exists():
         shutil.rmtree(model_dir)
     tmp.rename(model_dir)

@@ -118,6 +118,7 @@ def recalibrate(
     card records)."""
     from sciera.rerank.cross_encoder import resolve_model
     from sciera.train import calibration_ssli as cal_ssli
+    from sciera.train.calibration_questions import bundle
     from sciera.train.card import write_card
     from sciera.train.ce_fit import CALIBRATION, dev_rankings, load_cross_encoder
 
@@ -230,6 +231,8 @@ def recalibrate(
             cals[mode].save(tmp)
             tmp.replace(model_dir / name)
         write_card(model_dir, card)
+        if spec.calibration_questions:
+            bundle(model_dir, work)
     except OSError as exc:
         raise ScieraError(
             f"cannot write the calibrators into {model_dir} ({exc.strerror}); copy the model "
@@ -265,12 +268,14 @@ def record_ssli(
 
 def seed_questions(model_dir: Path, work: Path) -> None:
     """Start from the calibration questions the model's own run logged (training or soup:
-    ``<model dir>.work``), so recalibrating (or a soup with it first) asks the LLM only for
-    what is missing; records of another generation key in the log are ignored when read."""
+    ``<model dir>.work``), or else the log the model folder carries (a shipped or copied
+    model), so recalibrating (or a soup with it first) asks the LLM only for what is
+    missing; records of another generation key in the log are ignored when read."""
     import shutil
 
-    from sciera.train.calibration_questions import CACHE
+    from sciera.train.calibration_questions import CACHE, unbundle
 
     own = model_dir.with_name(model_dir.name + ".work") / CACHE
     if own.is_file() and not (work / CACHE).exists():
         shutil.copyfile(own, work / CACHE)
+    unbundle(model_dir, work)

@@ -3,6 +3,8 @@ a training run's key) and how a card records them."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -180,3 +182,63 @@ def test_each_style_reports_progress_as_a_step_of_its_own():
     assert "calibration questions (question): 2/2" in out.getvalue()
     assert "calibration questions (yesno): 2/2" in out.getvalue()
     assert cq.styled(None, "yesno") is None
+
+
+def _log(tmp_path, name, lines):
+    work = tmp_path / name
+    work.mkdir()
+    (work / cq.CACHE).write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return work
+
+
+def test_the_model_folder_carries_its_question_log_and_a_recalibration_starts_from_it(tmp_path):
+    from sciera.train.recalibrate import seed_questions
+
+    rows = [{"key": "k1", "passage_id": "d1#0", "query": "What is x?", "rank": 1}]
+    model = tmp_path / "m"
+    model.mkdir()
+    first = cq.bundle(model, _log(tmp_path, "run", rows))
+    assert first == model / cq.BUNDLED
+    again = cq.bundle(model, tmp_path / "run")  # byte-stable: the same log, the same file
+    assert again.read_bytes() == first.read_bytes()
+    assert cq.bundle(model, tmp_path) is None  # no log in that folder
+    fresh = tmp_path / "recal"
+    fresh.mkdir()
+    seed_questions(model, fresh)  # no <model>.work: the folder's own log
+    assert [json.loads(x) for x in (fresh / cq.CACHE).read_text().splitlines()] == rows
+    # a work folder's own log is never overwritten; the training run's log comes first
+    (fresh / cq.CACHE).write_text("")
+    assert not cq.unbundle(model, fresh) and (fresh / cq.CACHE).read_text() == ""
+    own = tmp_path / "m.work"
+    own.mkdir()
+    (own / cq.CACHE).write_text('{"key": "k2"}\n')
+    other = tmp_path / "recal2"
+    other.mkdir()
+    seed_questions(model, other)
+    assert (other / cq.CACHE).read_text() == '{"key": "k2"}\n'
+
+
+def test_the_log_changes_no_model_identity(tmp_path):
+    from sciera.rerank.cross_encoder import folder_digest
+
+    model = tmp_path / "m"
+    model.mkdir()
+    (model / "model.safetensors").write_bytes(b"w")
+    before = folder_digest(model)
+    cq.bundle(model, _log(tmp_path, "run", [{"key": "k"}]))
+    assert folder_digest(model) == before
+    (model / "sciera-calibrator.json").write_text("{}")
+    assert folder_digest(model) != before
+
+
+def test_install_bundles_the_log_only_for_a_model_calibrated_on_questions(tmp_path, monkeypatch):
+    from sciera.train import card as card_mod
+    from sciera.train.prepare import install
+
+    monkeypatch.setattr(card_mod, "write_card", lambda d, c: (d / "card.json").write_text("{}"))
+    work = _log(tmp_path, "run", [{"key": "k"}])
+    with_q, without_q = tmp_path / "a", tmp_path / "b"
+    for folder, data in ((with_q, {"calibration_questions": {"kept": 1}}), (without_q, {})):
+        install(folder, work, {"data": data}, lambda f: (f / "w").write_text("w"))
+    assert (with_q / cq.BUNDLED).is_file() and not (without_q / cq.BUNDLED).exists()
+    assert (with_q / "w").is_file() and (with_q / "card.json").is_file()
