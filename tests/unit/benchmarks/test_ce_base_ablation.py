@@ -1,0 +1,31 @@
+"""The base-model ablation's per-claim metrics and pairing."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sciera.train.data import TrainQuery
+
+SCRIPT = "ce_base_ablation"
+
+
+def _claim(qid: str, gold: str) -> TrainQuery:
+    cands = tuple((f"{d}#0", 1.0 / (i + 1)) for i, d in enumerate(["a", "b", "c"]))
+    return TrainQuery(qid, "claim", (f"{gold}#0",), cands, frozenset({gold}))
+
+
+def test_per_claim_metrics_follow_the_scores_and_keep_rank_order_on_ties(bench):
+    dev = [_claim("1", "b"), _claim("2", "c")]
+    per = bench.per_query(dev, [np.array([0.1, 0.9, 0.2]), np.array([0.5, 0.5, 0.5])])
+    assert per["1"]["hit@1"] == 1.0 and per["1"]["ndcg@10"] == 1.0
+    assert per["2"]["hit@1"] == 0.0  # a tie keeps the first stage's order: "a" first
+    assert abs(per["2"]["ndcg@10"] - 0.5) < 1e-9  # gold third: 1 / log2(4)
+
+
+def test_pairing_counts_claims_gained_and_lost(bench):
+    a = {"1": {"ndcg@10": 1.0, "hit@1": 1.0}, "2": {"ndcg@10": 0.5, "hit@1": 0.0}}
+    b = {"1": {"ndcg@10": 0.5, "hit@1": 0.0}, "2": {"ndcg@10": 1.0, "hit@1": 1.0}}
+    got = bench.paired(a, b)
+    assert got["queries"] == 2 and got["hit@1"]["gained"] == 1 and got["hit@1"]["lost"] == 1
+    assert got["ndcg@10"]["diff"] == 0.0 and got["hit@1"]["p"] == 1.0
+    assert bench.mean(b, "ndcg@10") == 0.75
