@@ -28,20 +28,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def per_query(dev, scores) -> dict[str, dict[str, float]]:
-    """nDCG@10 and hit@1 per dev claim of ``scores`` (one array per claim, rank order kept
-    on ties), by the project's metric code."""
-    from sciera.eval.metrics import evaluate_per_query
-
-    run, qrels = {}, {}
-    for rec, s in zip(dev, scores, strict=True):
-        order = sorted(range(len(rec.candidates)), key=lambda i: (-float(s[i]), i))
-        docs = [rec.candidates[i][0].split("#", 1)[0] for i in order]
-        run[rec.qid] = {d: float(len(docs) - r) for r, d in enumerate(docs)}
-        qrels[rec.qid] = dict.fromkeys(rec.gold_docs, 1)
-    return evaluate_per_query(run, qrels, ["ndcg@10", "hit@1"])
-
-
 def paired(a: dict, b: dict) -> dict:
     from sciera.eval.significance import mcnemar_exact, paired_randomization
 
@@ -73,7 +59,12 @@ def main() -> None:
     from sciera.rerank.cross_encoder import resolve_model
     from sciera.settings import load_settings
     from sciera.train.card import read_card
-    from sciera.train.ce_fit import dev_rankings, first_stage_scores, load_cross_encoder
+    from sciera.train.ce_fit import (
+        dev_rankings,
+        first_stage_scores,
+        load_cross_encoder,
+        per_query_metrics,
+    )
     from sciera.train.prepare import prepare
     from sciera.train.recalibrate import spec_from_card
 
@@ -89,14 +80,14 @@ def main() -> None:
             dev, texts, dev_ids = data.dev, data.texts, list(card["data"]["dev_qids"])
             if [r.qid for r in dev] != dev_ids:
                 sys.exit(f"{name}: the dev split rebuilt from its card differs from the card's")
-            first = per_query(dev, first_stage_scores(dev))
+            first = per_query_metrics(dev, first_stage_scores(dev))
         elif list(card["data"]["dev_qids"]) != dev_ids:
             sys.exit(f"{name}: another dev split than {args.models[0]}'s; nothing to pair")
         ce = load_cross_encoder(str(folder), max_length=int(card["max_length"]))
         started = time.perf_counter()
         logits = dev_rankings(ce, dev, texts)
         seconds = (time.perf_counter() - started) / len(dev)
-        per = per_query(dev, logits)
+        per = per_query_metrics(dev, logits)
         rows.append(
             {
                 "model": name,

@@ -205,7 +205,20 @@ def dev_rankings(
 
 
 def ranking_metrics(dev: Sequence[TrainQuery], scores: Sequence[np.ndarray]) -> dict[str, float]:
-    """Mean nDCG@10 and hit@1 (document level, binary gains) of ``scores`` over each dev
+    """Mean nDCG@10 and hit@1 of ``scores`` over the dev queries (:func:`per_query_metrics`)."""
+    per = per_query_metrics(dev, scores)
+    n = max(len(per), 1)
+    return {
+        "ndcg@10": sum(m["ndcg@10"] for m in per.values()) / n,
+        "hit@1": sum(m["hit@1"] for m in per.values()) / n,
+        "queries": float(len(per)),
+    }
+
+
+def per_query_metrics(
+    dev: Sequence[TrainQuery], scores: Sequence[np.ndarray]
+) -> dict[str, dict[str, float]]:
+    """nDCG@10 and hit@1 (document level, binary gains) of ``scores`` over each dev
     query's candidates, by the project's metric code; gold documents the first stage missed
     count in the ideal DCG. Ties keep the candidates' order (the run's scores are the
     positions of a stable sort, so trec_eval's tie-break by document id never applies)."""
@@ -218,13 +231,7 @@ def ranking_metrics(dev: Sequence[TrainQuery], scores: Sequence[np.ndarray]) -> 
         docs = [rec.candidates[i][0].split("#", 1)[0] for i in order]
         run[rec.qid] = {d: float(len(docs) - r) for r, d in enumerate(docs)}
         qrels[rec.qid] = dict.fromkeys(rec.gold_docs, 1)
-    per = evaluate_per_query(run, qrels, ["ndcg@10", "hit@1"])
-    n = max(len(per), 1)
-    return {
-        "ndcg@10": sum(m["ndcg@10"] for m in per.values()) / n,
-        "hit@1": sum(m["hit@1"] for m in per.values()) / n,
-        "queries": float(len(per)),
-    }
+    return evaluate_per_query(run, qrels, ["ndcg@10", "hit@1"])
 
 
 def first_stage_scores(dev: Sequence[TrainQuery]) -> list[np.ndarray]:

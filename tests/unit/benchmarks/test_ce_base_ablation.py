@@ -14,9 +14,11 @@ def _claim(qid: str, gold: str) -> TrainQuery:
     return TrainQuery(qid, "claim", (f"{gold}#0",), cands, frozenset({gold}))
 
 
-def test_per_claim_metrics_follow_the_scores_and_keep_rank_order_on_ties(bench):
+def test_per_claim_metrics_follow_the_scores_and_keep_rank_order_on_ties():
+    from sciera.train.ce_fit import per_query_metrics
+
     dev = [_claim("1", "b"), _claim("2", "c")]
-    per = bench.per_query(dev, [np.array([0.1, 0.9, 0.2]), np.array([0.5, 0.5, 0.5])])
+    per = per_query_metrics(dev, [np.array([0.1, 0.9, 0.2]), np.array([0.5, 0.5, 0.5])])
     assert per["1"]["hit@1"] == 1.0 and per["1"]["ndcg@10"] == 1.0
     assert per["2"]["hit@1"] == 0.0  # a tie keeps the first stage's order: "a" first
     assert abs(per["2"]["ndcg@10"] - 0.5) < 1e-9  # gold third: 1 / log2(4)
