@@ -13,7 +13,7 @@ stage; the models are paired against the first model (randomization test on nDCG
 McNemar on hit@1) and against the first stage. No test claim is read. Also recorded: each
 card's training time, steps and in-sample dev metrics, the parameter count, and the
 seconds to score one claim's candidates (fp32, this machine). Writes
-``benchmarks/results/ce_base_ablation.json``.
+``benchmarks/results/ce_base_ablation/ablation.json`` (the two cards beside it).
 """
 
 from __future__ import annotations
@@ -53,7 +53,9 @@ def mean(per: dict, metric: str) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--models", nargs="+", required=True, help="trained model names or folders")
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/ce_base_ablation.json")
+    ap.add_argument(
+        "--out", type=Path, default=ROOT / "benchmarks/results/ce_base_ablation/ablation.json"
+    )
     args = ap.parse_args()
 
     from sciera.rerank.cross_encoder import resolve_model
