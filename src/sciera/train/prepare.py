@@ -418,8 +418,7 @@ def install(
     tmp.mkdir(parents=True)
     save(tmp)
     write_card(tmp, card)
-    if (card.get("data") or {}).get("calibration_questions"):
-        bundle(tmp, work)  # the questions the calibrators saw travel with the model
+    bundle(tmp, work, card)  # the questions the calibrators saw travel with the model
     if model_dir.exists():
         shutil.rmtree(model_dir)
     tmp.rename(model_dir)

