@@ -31,3 +31,10 @@ def test_pairing_counts_claims_gained_and_lost(bench):
     assert got["queries"] == 2 and got["hit@1"]["gained"] == 1 and got["hit@1"]["lost"] == 1
     assert got["ndcg@10"]["diff"] == 0.0 and got["hit@1"]["p"] == 1.0
     assert bench.mean(b, "ndcg@10") == 0.75
+
+
+def test_a_later_model_must_have_held_out_every_claim_of_the_first_ones_dev(bench):
+    first = ["1", "2"]
+    assert bench.held_out_missing(first, {"data": {"dev_qids": ["1", "2"]}}) == []
+    assert bench.held_out_missing(first, {"data": {"dev_qids": ["3", "1", "2"]}}) == []
+    assert bench.held_out_missing(first, {"data": {"dev_qids": ["1"]}}) == ["2"]
