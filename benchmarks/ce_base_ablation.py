@@ -59,6 +59,21 @@ def held_out_missing(dev_ids: list[str], card: dict) -> list[str]:
     return [q for q in dev_ids if q not in held_out]
 
 
+def pair_lengths(tokenizer, dev, texts: dict, max_length: int) -> dict:
+    """How long the dev (claim, passage) pairs are in ``tokenizer``'s tokens, special
+    tokens included, and the share a model of ``max_length`` sees cut."""
+    import numpy as np
+
+    n = np.array(
+        [len(tokenizer(r.text, texts[p])["input_ids"]) for r in dev for p, _ in r.candidates]
+    )
+    return {
+        "pairs": int(n.size),
+        "mean_tokens": float(n.mean()),
+        "truncated": float((n > max_length).mean()),
+    }
+
+
 def mean(per: dict, metric: str) -> float:
     return sum(m[metric] for m in per.values()) / max(len(per), 1)
 
@@ -118,6 +133,7 @@ def main() -> None:
                 "logit": {"ndcg@10": mean(per, "ndcg@10"), "hit@1": mean(per, "hit@1")},
                 "vs_first_stage": paired(first, per),
                 "seconds_per_claim": seconds,
+                "pair_tokens": pair_lengths(ce.tokenizer, dev, texts, int(card["max_length"])),
                 "candidates_per_claim": sum(len(r.candidates) for r in dev) / len(dev),
                 "per_query": per,
             }

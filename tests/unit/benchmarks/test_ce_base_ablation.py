@@ -38,3 +38,14 @@ def test_a_later_model_must_have_held_out_every_claim_of_the_first_ones_dev(benc
     assert bench.held_out_missing(first, {"data": {"dev_qids": ["1", "2"]}}) == []
     assert bench.held_out_missing(first, {"data": {"dev_qids": ["3", "1", "2"]}}) == []
     assert bench.held_out_missing(first, {"data": {"dev_qids": ["1"]}}) == ["2"]
+
+
+def test_pair_lengths_count_the_pairs_a_model_sees_cut(bench):
+    def tokenizer(a, b):  # one token per word, plus [CLS] and two [SEP]
+        return {"input_ids": [0] * (len(a.split()) + len(b.split()) + 3)}
+
+    dev = [_claim("1", "b")]
+    texts = {"a#0": "one two", "b#0": "one two three four five", "c#0": "x"}
+    got = bench.pair_lengths(tokenizer, dev, texts, max_length=7)
+    assert got["pairs"] == 3 and got["truncated"] == 1 / 3  # 1 + 5 + 3 = 9 > 7
+    assert abs(got["mean_tokens"] - (6 + 9 + 5) / 3) < 1e-9
