@@ -53,7 +53,7 @@ def paired(a: dict, b: dict) -> dict:
 def held_out_missing(dev_ids: list[str], card: dict) -> list[str]:
     """The first model's dev claims that ``card``'s model did not hold out. A later model
     pairs on the first one's dev claims, so its own dev split must contain them all: the
-    same split, or a larger one (``--max-queries N`` keeps the first N // 4 dev claims, so
+    same split, or a larger one (``--max-queries N`` keeps at most the first N // 4, so
     a short run pairs with a model trained on all claims, such as the one it started from)."""
     held_out = set(card["data"]["dev_qids"])
     return [q for q in dev_ids if q not in held_out]
