@@ -1,4 +1,4 @@
-"""`sciera serve` end to end: a real server (uvicorn, the embedded 1.5B model, the shipped
+"""`sciera serve` end to end: a real server (uvicorn, the embedded 0.5B model, the shipped
 cross-encoder) on a real SciFact slice, driven through its web page in headless Chromium.
 
 The slice holds the first 300 SciFact abstracts plus one hostile record whose title and
@@ -80,7 +80,9 @@ def server(corpus: Path, experiments: Path, gguf_path: Path, tmp_path_factory):
         **os.environ,
         "SCIERA_HOME": str(home),
         "HF_HUB_OFFLINE": "1",
-        # small for 2 cores: 5 BM25 candidates, the best one kept and summarised
+        # small for 2 cores: the 0.5B (this test is about the page, not answer quality),
+        # 5 BM25 candidates, the best one kept and summarised
+        "SCIERA_LLM__MODEL": "qwen2.5-coder-0.5b-instruct-q4_k_m",
         "SCIERA_RETRIEVE__RETRIEVER": "bm25",
         "SCIERA_RERANK__DEPTH": "5",
         "SCIERA_RERANK__TAU": "0",
