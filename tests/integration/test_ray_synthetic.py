@@ -19,7 +19,7 @@ from sciera.train import synthetic
 
 pytestmark = pytest.mark.integration
 pytest.importorskip("ray")
-N = 6
+N = 4
 KEEP = 3
 DEPTH = 30
 
@@ -65,7 +65,7 @@ def test_ray_writes_only_the_missing_queries_and_the_same_ones(
         cache=cache,
         style="claim",
         keep_top=KEEP,
-        options=RayOptions(ray_cluster, shard_size=2),
+        options=RayOptions(ray_cluster, shard_size=1),
         progress=lambda step, n, total: calls.append((n, total)),
     )
     assert calls[-1] == (N - 2, N - 2)  # the two logged passages were not asked again
