@@ -1,5 +1,6 @@
 """`sciera serve` end to end: a real server (uvicorn, the embedded 0.5B model, the shipped
 cross-encoder) on a real SciFact slice, driven through its web page in headless Chromium.
+With SCIERA_SCREENSHOT set (the README's picture) it runs the default 1.5B instead.
 
 The slice holds the first 300 SciFact abstracts plus one hostile record whose title and
 text carry markup: the page must show it as text and run none of it. Needs Debian's
@@ -80,14 +81,16 @@ def server(corpus: Path, experiments: Path, gguf_path: Path, tmp_path_factory):
         **os.environ,
         "SCIERA_HOME": str(home),
         "HF_HUB_OFFLINE": "1",
-        # small for 2 cores: the 0.5B (this test is about the page, not answer quality),
-        # 5 BM25 candidates, the best one kept and summarised
-        "SCIERA_LLM__MODEL": "qwen2.5-coder-0.5b-instruct-q4_k_m",
+        # small for 2 cores: 5 BM25 candidates, the best one kept and summarised
         "SCIERA_RETRIEVE__RETRIEVER": "bm25",
         "SCIERA_RERANK__DEPTH": "5",
         "SCIERA_RERANK__TAU": "0",
         "SCIERA_RERANK__TOP_K": "1",
     }
+    if not os.environ.get("SCIERA_SCREENSHOT"):
+        # the 0.5B: this test is about the page, not answer quality; the README's
+        # screenshot (SCIERA_SCREENSHOT) shows the default 1.5B's answer
+        env["SCIERA_LLM__MODEL"] = "qwen2.5-coder-0.5b-instruct-q4_k_m"
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
