@@ -79,11 +79,16 @@ class ScoredPassage:
 
 @dataclass(frozen=True, slots=True)
 class Ranking:
-    """An ordered list of scored passages for one query, best first."""
+    """An ordered list of scored passages for one query, best first.
+
+    ``calibrated`` says the scores are calibrated P(relevant) (a threshold such as tau
+    means the same for any stage that sets it); otherwise they order passages only.
+    """
 
     query: str
     items: tuple[ScoredPassage, ...]
     stage: str = ""
+    calibrated: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "items", tuple(self.items))
@@ -102,7 +107,7 @@ class Ranking:
         return [item.passage_id for item in self.items]
 
     def top(self, k: int) -> Ranking:
-        return Ranking(self.query, self.items[:k], self.stage)
+        return Ranking(self.query, self.items[:k], self.stage, self.calibrated)
 
     @classmethod
     def from_scores(
@@ -210,3 +215,58 @@ def to_plain(value: Any) -> Any:
 
         return to_plain(asdict(value))
     return value
+
+
+# Claim verification (SciFact's labels; sciera.verify)
+SUPPORT = "SUPPORT"
+CONTRADICT = "CONTRADICT"
+NOT_ENOUGH_INFO = "NOT ENOUGH INFO"
+CONFLICTING = "CONFLICTING"
+VERDICT_LABELS: tuple[str, str, str] = (SUPPORT, CONTRADICT, NOT_ENOUGH_INFO)
+"""An abstract's verdict on a claim, in the order every probability vector uses."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rationale:
+    """One sentence of an abstract chosen as evidence: ``text`` is the sentence verbatim,
+    ``index`` its position in the abstract's sentence list, ``score`` P(rationale)."""
+
+    doc_id: str
+    index: int
+    text: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class AbstractVerdict:
+    """What one abstract says about a claim: ``label`` (one of :data:`VERDICT_LABELS`)
+    with its calibrated ``confidence``, the probabilities of all three labels (``probs``,
+    in :data:`VERDICT_LABELS` order) and the rationale sentences the decision was read
+    from."""
+
+    doc_id: str
+    title: str
+    label: str
+    confidence: float
+    probs: tuple[float, float, float]
+    rationales: tuple[Rationale, ...] = ()
+
+    @property
+    def probabilities(self) -> dict[str, float]:
+        """``{label: probability}`` for the three labels."""
+        return dict(zip(VERDICT_LABELS, self.probs, strict=True))
+
+
+@dataclass(frozen=True, slots=True)
+class Verification:
+    """The verdict of all abstracts on a claim: ``label`` is SUPPORT, CONTRADICT, NOT
+    ENOUGH INFO or CONFLICTING (strong abstracts disagree: ``conflicting`` is then True
+    and ``supporting`` / ``contradicting`` name them)."""
+
+    claim: str
+    verdicts: tuple[AbstractVerdict, ...]
+    label: str
+    confidence: float
+    conflicting: bool = False
+    supporting: tuple[str, ...] = ()
+    contradicting: tuple[str, ...] = ()
