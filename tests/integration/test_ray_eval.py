@@ -16,6 +16,7 @@ from sciera.eval.experiment import parse_experiment
 from sciera.eval.retrieval import read_trec_run
 from sciera.eval.runner import run_experiment
 from sciera.retrieve import build_indexes
+from sciera.scale.executor import RayExecutor
 from sciera.scale.options import RayOptions
 from sciera.settings import load_settings
 
@@ -96,8 +97,9 @@ def test_ray_run_resumes_and_equals_the_single_process_run(ray_cluster, claims, 
     sharded = tmp_path / "sharded"
     with pytest.raises(DriverDied):
         run_experiment(exp, sharded, progress=die_after_seven)
-    options = RayOptions(ray_cluster, shard_size=SHARD)
-    summary = run_experiment(exp, sharded, ray=options)
+    executor = RayExecutor(RayOptions(ray_cluster, shard_size=SHARD))
+    with executor:
+        summary = run_experiment(exp, sharded, executor=executor)
     assert summary.skipped == {"bm25/r0": 7, "ce/r0": 0}
     assert summary.ran == {"bm25/r0": N_CLAIMS - 7, "ce/r0": N_CLAIMS}
     for p in PIPELINES:
@@ -112,12 +114,16 @@ def test_ray_run_resumes_and_equals_the_single_process_run(ray_cluster, claims, 
             ranked_b = sorted(b[qid].items(), key=lambda kv: -kv[1])
             assert [d for d, _ in ranked_a] == [d for d, _ in ranked_b]
             assert [s for _, s in ranked_a] == pytest.approx([s for _, s in ranked_b], abs=1e-4)
-    again = run_experiment(exp, sharded, ray=options)  # nothing left: no worker asked
+    with RayExecutor(RayOptions("127.0.0.1:1")) as nowhere:  # nothing left: no worker asked
+        again = run_experiment(exp, sharded, executor=nowhere)
     assert sum(again.ran.values()) == 0
 
 
 def test_a_bad_address_is_one_line(claims, tmp_path):
     from sciera.errors import ScieraError
 
-    with pytest.raises(ScieraError, match="cannot connect to the Ray cluster"):
-        run_experiment(_experiment(*claims), tmp_path / "x", ray=RayOptions("127.0.0.1:1"))
+    with (
+        pytest.raises(ScieraError, match="cannot connect to the Ray cluster"),
+        RayExecutor(RayOptions("127.0.0.1:1")) as executor,
+    ):
+        run_experiment(_experiment(*claims), tmp_path / "x", executor=executor)

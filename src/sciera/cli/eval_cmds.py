@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from sciera.cli import app
-from sciera.cli.ray_opts import RayCpusOpt, RayOpt, RayWorkersOpt, ShardOpt, ray_options
+from sciera.cli.ray_opts import RayCpusOpt, RayOpt, RayWorkersOpt, ShardOpt, ray_executor
 from sciera.progress import step_progress
 
 eval_app = typer.Typer(help="Evaluate pipeline stages against relevance judgments.")
@@ -168,9 +168,11 @@ def run(
 
     exp = load_experiment(experiment).only(pipeline or [])
     out_dir = out or Path("results") / exp.name
-    options = ray_options(ray, ray_workers, shard_size, ray_cpus)
-    with step_progress(transient=False) as update:
-        summary = run_experiment(exp, out_dir, repeats=repeats, progress=update, ray=options)
+    with (
+        ray_executor(ray, ray_workers, shard_size, ray_cpus) as executor,
+        step_progress(transient=False) as update,
+    ):
+        summary = run_experiment(exp, out_dir, repeats=repeats, progress=update, executor=executor)
     ran = sum(summary.ran.values())
     skipped = sum(summary.skipped.values())
     typer.echo(f"{exp.name}: ran {ran} question runs, resumed past {skipped}; results in {out_dir}")

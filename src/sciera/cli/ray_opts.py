@@ -1,14 +1,16 @@
 """The ``--ray`` options the batch commands share (``eval run``, ``dataset build``,
-``train ... --synthetic``), and the :class:`~sciera.scale.options.RayOptions` they make."""
+``train ... --synthetic``), and the Ray :class:`~sciera.executor.Executor` they make."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 if TYPE_CHECKING:
-    from sciera.scale.options import RayOptions
+    from sciera.executor import Executor
 
 RayOpt = Annotated[
     str | None,
@@ -29,9 +31,23 @@ ShardOpt = Annotated[
 ]
 
 
-def ray_options(
+@contextmanager
+def ray_executor(
     address: str | None, workers: int | None, shard_size: int, cpus: int
-) -> RayOptions | None:
+) -> Iterator[Executor | None]:
+    """The Ray executor of these options (left on exit), or ``None`` without ``--ray``
+    (the command runs here)."""
+    if address is None:
+        yield None
+        return
+    from sciera.scale.executor import RayExecutor
+    from sciera.scale.options import RayOptions
+
+    with RayExecutor(RayOptions(address, workers, shard_size, cpus)) as executor:
+        yield executor
+
+
+def ray_options(address: str | None, workers: int | None, shard_size: int, cpus: int):
     """The options, or ``None`` without ``--ray``."""
     if address is None:
         return None

@@ -25,7 +25,7 @@ records the digest of the question's inputs (:meth:`EvalDataset.input_key`): if 
 dataset has changed under a logged question since (a rebuilt SSLI set with the same ids),
 the run stops with an error instead of mixing old and new results.
 Each repeat r runs with seed ``seeds[r]``; its LLM is cached per seed (see
-:mod:`sciera.eval.runllm`), so re-running reuses every cached call.
+:mod:`sciera.llm.metered`), so re-running reuses every cached call.
 
 Rankings are stored at the dataset's unit: documents (Max-P over passages,
 BEIR) or passages (SSLI, PubMedQA), and scored with trec_eval semantics.
@@ -47,10 +47,10 @@ from sciera.eval.aggregate import JUDGE_STAGE
 from sciera.eval.experiment import Experiment, PipelineSpec
 from sciera.eval.metrics.ranking import neutral_order
 from sciera.eval.resultlog import QueryLog
-from sciera.eval.runllm import MeteredLLM, SeedTagged
 from sciera.eval.runstore import mark_repeat_done, prepare_results_dir, write_repeat_outputs
+from sciera.executor import Executor
 from sciera.generate.base import exact_answer
-from sciera.scale.options import RayOptions
+from sciera.llm.metered import MeteredLLM, SeedTagged
 from sciera.settings import Settings
 from sciera.types import Answer, Evidence, Ranking, ScoredPassage
 
@@ -136,11 +136,13 @@ def run_experiment(
     settings: Settings | None = None,
     llm_factory: LLMFactory | None = None,
     progress: Progress | None = None,
-    ray: RayOptions | None = None,
+    executor: Executor | None = None,
 ) -> RunSummary:
     """Run (or resume) ``exp`` into ``out_dir``; ``repeats`` overrides the experiment's.
-    With ``ray``, the questions run in shards on a Ray cluster's workers
-    (:mod:`sciera.scale.eval_run`); the log, outputs and resume are the same."""
+    Without ``executor`` the questions run here one by one; with one (e.g. the Ray
+    cluster's, :class:`sciera.scale.executor.RayExecutor`) they run in shards of
+    ``executor.shard_size`` on its workers (:class:`EvalTask`); the log, outputs and
+    resume are the same."""
     settings = settings or experiment_settings(exp)
     ds = exp.dataset
     data = load_dataset(ds.type, ds.path, **ds.model_dump(exclude={"type", "path"}))
@@ -162,30 +164,79 @@ def run_experiment(
     summary = RunSummary(out)
     retrievers = Retrievers(exp.corpus, settings)
     factory = llm_factory or default_llm
-    with _worker_pool(ray, exp, settings, data, llm_factory) as pool:
-        _run_all(
-            exp, data, out, plan, identities, settings, retrievers, factory, pool, summary, progress
-        )
+    pool = _worker_pool(executor, exp, settings, data, factory)
+    _run_all(
+        exp, data, out, plan, identities, settings, retrievers, factory, pool, summary, progress
+    )
     return summary
 
 
-@contextmanager
+@dataclass(frozen=True)
+class EvalTask:
+    """An experiment's questions as executor shards ``(pipeline, seed, question ids)``:
+    each worker opens the retrievers once and keeps the pipeline it was last asked for
+    (retriever, models, LLM: each worker loads the embedded model for itself, or uses the
+    OpenAI-compatible server pool the settings name), and answers a shard with
+    :func:`run_questions`, so a record is what the single-process run writes. The dataset
+    travels with the task (once through a cluster's object store)."""
+
+    exp: Experiment
+    settings: Settings
+    data: EvalDataset
+    factory: LLMFactory = default_llm
+
+    def setup(self, threads: int | None) -> Callable[[tuple[str, int, list[str]]], list[dict]]:
+        settings = self.settings
+        if threads is not None:  # the worker's CPUs are its model threads
+            llm = settings.llm.model_copy(update={"threads": threads})
+            settings = settings.model_copy(update={"llm": llm})
+        return _EvalWorker(self, settings, Retrievers(self.exp.corpus, settings))
+
+
+class _EvalWorker:
+    def __init__(self, task: EvalTask, settings: Settings, retrievers: Retrievers) -> None:
+        self.task, self.settings, self.retrievers = task, settings, retrievers
+        self.built: tuple[tuple[str, int], _Stages] | None = None  # one pipeline at a time
+
+    def __call__(self, shard: tuple[str, int, list[str]]) -> list[dict]:
+        pipeline, seed, qids = shard
+        exp = self.task.exp
+        if self.built is None or self.built[0] != (pipeline, seed):
+            self.built = None  # free the previous pipeline's models first
+            spec = next(p for p in exp.pipelines if p.name == pipeline)
+            stages = _build(spec, exp, self.settings, self.retrievers, self.task.factory, seed)
+            self.built = ((pipeline, seed), stages)
+        return list(run_questions(self.built[1], self.task.data, qids, self.settings))
+
+
+class _Sharded:
+    """The questions of one repeat, in shards on ``executor``'s workers."""
+
+    def __init__(self, executor: Executor, task: EvalTask) -> None:
+        self.executor, self.task = executor, task
+
+    def run(self, pipeline: str, repeat: int, qids: list[str]) -> Iterator[dict[str, Any]]:
+        """Records of ``qids`` for ``pipeline`` repeat ``repeat``, shard by shard as they
+        finish (not in ``qids`` order)."""
+        seed = self.task.exp.seed_of(repeat)
+        size = self.executor.shard_size
+        shards = ((pipeline, seed, qids[i : i + size]) for i in range(0, len(qids), size))
+        for _, records in self.executor.map(self.task, shards):
+            yield from records
+
+
 def _worker_pool(
-    ray: RayOptions | None,
+    executor: Executor | None,
     exp: Experiment,
     settings: Settings,
     data: EvalDataset,
-    llm_factory: LLMFactory | None,
-) -> Iterator[Any]:
-    if ray is None:
-        yield None
-        return
-    if llm_factory is not None:
-        raise ScieraError("a Ray run builds each worker's LLM from the settings: no llm_factory")
-    from sciera.scale.eval_run import EvalWorkers
-
-    with EvalWorkers(ray, exp, settings, data) as pool:
-        yield pool
+    factory: LLMFactory,
+) -> _Sharded | None:
+    if executor is None:
+        return None
+    if exp.corpus is None and any(p.retriever != "candidates" for p in exp.pipelines):
+        raise ScieraError("an executor's workers need the experiment's corpus (a path they see)")
+    return _Sharded(executor, EvalTask(exp, settings, data, factory))
 
 
 def _run_all(
@@ -252,13 +303,6 @@ def run_questions(
                 yield _run_agent(stages, data, qid)
             else:
                 yield _run_query(stages, data, qid, ranking, seconds, settings)
-
-
-def build_stages(
-    p: PipelineSpec, exp: Experiment, settings: Settings, retrievers: Retrievers, seed: int
-) -> _Stages:
-    """A pipeline's stages with the default LLM (what a Ray worker builds for itself)."""
-    return _build(p, exp, settings, retrievers, default_llm, seed)
 
 
 def _check_inputs(log: QueryLog, data: EvalDataset) -> None:

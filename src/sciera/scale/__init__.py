@@ -6,8 +6,9 @@
   back-pressure; each finished shard goes into the embedding cache at once, so a killed
   driver or worker loses at most the shards in flight and a rerun embeds only what is
   missing, after which ``sciera index`` builds from the cache exactly as it would alone;
-- :mod:`.eval_run`: ``sciera eval run --ray``: one actor per worker builds the pipeline
-  and answers shards of questions with the runner's own code; the driver logs each
-  finished shard, so a rerun answers only the missing questions;
+- :mod:`.executor`: :class:`~sciera.scale.executor.RayExecutor`, the Ray implementation of
+  :class:`sciera.executor.Executor` (one actor per worker sets the task up once and runs
+  whole shards, at most one in flight each) that ``sciera eval run --ray`` passes to the
+  runner;
 - :mod:`.options`: the ``--ray``/``--ray-workers``/``--shard-size`` options as one value.
 """
