@@ -72,6 +72,8 @@ class EpochTrainer(ABC):
     """Subclasses set ``self.model`` (a torch module with ``save_pretrained``) in
     :meth:`load_model`, then the loop runs with :meth:`fit`."""
 
+    select_metric = "ndcg@10"  # the dev metric that picks the best epoch
+
     def __init__(self, loop: LoopConfig, work: Path, progress: Progress | None) -> None:
         import torch
 
@@ -118,7 +120,7 @@ class EpochTrainer(ABC):
 
     @abstractmethod
     def evaluate(self) -> dict[str, float]:
-        """Dev metrics; ``ndcg@10`` picks the best epoch."""
+        """Dev metrics; :attr:`select_metric` (higher is better) picks the best epoch."""
 
     def is_head(self, name: str) -> bool:
         """Parameters trained at the head learning rate (none by default)."""
@@ -177,7 +179,7 @@ class EpochTrainer(ABC):
             result = self._run_epoch(epoch, deadline)
             self.state.epochs.append(result)
             best = self._best_score()
-            if best is None or result.dev["ndcg@10"] > best:
+            if best is None or result.dev[self.select_metric] > best:
                 self.state.best_epoch = epoch
                 shutil.rmtree(self.best_dir, ignore_errors=True)
                 self.save_model(self.best_dir)
@@ -191,7 +193,7 @@ class EpochTrainer(ABC):
 
     def _best_score(self) -> float | None:
         done = [e for e in self.state.epochs[:-1] if e.epoch == self.state.best_epoch]
-        return done[0].dev["ndcg@10"] if done else None
+        return done[0].dev[self.select_metric] if done else None
 
 
 def steps_for(n_examples: int, batch: int) -> int:
