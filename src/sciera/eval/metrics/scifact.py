@@ -1,0 +1,462 @@
+"""SciFact's claim-verification metrics (Wadden et al. 2020), as ../shared/SPEC.md fixes them.
+
+Gold claims come in SciFact's format (``claims_train.jsonl``)::
+
+    {"id": 52, "claim": "...", "cited_doc_ids": [11, 15],
+     "evidence": {"11": [{"sentences": [0, 1], "label": "SUPPORT"},
+                         {"sentences": [11], "label": "SUPPORT"}],
+                  "15": [{"sentences": [4], "label": "SUPPORT"}]}}
+
+and predictions in SciFact's prediction format, one per claim::
+
+    {"id": 52, "evidence": {"11": {"label": "SUPPORT", "sentences": [1, 11, 13]},
+                            "16": {"label": "CONTRADICT", "sentences": [18, 20]}}}
+
+A gold abstract (a key of ``evidence``) has one label and one or more rationale
+sets (sentence indices into the abstract's sentence list); an abstract cited but
+without evidence is NOT ENOUGH INFO and is no gold abstract. Counts are summed
+over all claims, then precision = correct / predicted, recall = correct / gold,
+F1 their harmonic mean (0 when a denominator or both P and R are 0):
+
+- **abstract level**: every predicted (claim, abstract) whose label is SUPPORT or
+  CONTRADICT is one prediction; a prediction labelled NOT ENOUGH INFO counts as
+  no prediction (neither predicted nor correct). Gold = gold (claim, abstract)
+  pairs. *Label-only*: correct when the abstract is gold evidence for the claim and
+  the label matches. *Rationalized*: also the first :data:`MAX_ABSTRACT_SENTS`
+  predicted sentences (in the order given) contain every sentence of at least one
+  gold rationale set (so a gold set of 4 sentences can never rationalize alone:
+  the paper's rule, not the later leaderboard's relaxation).
+- **sentence level**: every predicted sentence of a non-NEI prediction is one
+  prediction (all of them, not only the first 3); gold = the sentences of all gold
+  rationale sets. *Selection*: a predicted sentence is correct when the abstract
+  is gold evidence and the sentence belongs to a gold rationale set all of whose
+  sentences are predicted for that abstract. *Selection+label*: also the
+  abstract's predicted label equals the gold label.
+
+Doc ids and claim ids are compared as strings (``13734012`` and ``"13734012"`` are
+one abstract). A gold claim without a prediction is scored as predicting nothing;
+a prediction for a claim not among the gold claims is an error. Malformed records
+raise :class:`~sciera.errors.InputError` naming the source, the claim and the field.
+
+Registered specs (``verification`` kind, corpus-level over claims, with
+:func:`~sciera.eval.metrics.evaluate.evaluate_verification`):
+``abstract_label_only_{precision,recall,f1}``, ``abstract_rationalized_*``,
+``sentence_selection_*``, ``sentence_label_*``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sciera.errors import InputError
+
+SUPPORT = "SUPPORT"
+CONTRADICT = "CONTRADICT"
+NEI = "NOT_ENOUGH_INFO"
+LABELS: tuple[str, ...] = (SUPPORT, CONTRADICT)
+"""The labels a gold rationale set may carry; a prediction may also say :data:`NEI`."""
+
+_NEI_NAMES = frozenset({"NOT_ENOUGH_INFO", "NOT ENOUGH INFO", "NEI", "NOTENOUGHINFO"})
+
+MAX_ABSTRACT_SENTS = 3
+"""Abstract-level rationalized scoring reads only this many predicted sentences."""
+
+LEVELS: tuple[str, ...] = (
+    "abstract_label_only",
+    "abstract_rationalized",
+    "sentence_selection",
+    "sentence_label",
+)
+"""The four official scores; each has ``_precision``, ``_recall`` and ``_f1``."""
+
+
+# --- records ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class GoldAbstract:
+    """One gold evidence abstract of a claim: its label and its rationale sets."""
+
+    label: str
+    rationales: tuple[frozenset[int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GoldClaim:
+    """A SciFact claim with its gold evidence (doc id -> :class:`GoldAbstract`)."""
+
+    id: str
+    claim: str
+    evidence: Mapping[str, GoldAbstract]
+    cited_doc_ids: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        """The claim-level label: the one label of its evidence, :data:`NEI` without
+        evidence, ``"CONFLICTING"`` when its abstracts disagree."""
+        labels = {g.label for g in self.evidence.values()}
+        if not labels:
+            return NEI
+        return labels.pop() if len(labels) == 1 else "CONFLICTING"
+
+
+@dataclass(frozen=True, slots=True)
+class AbstractPrediction:
+    """A predicted label and rationale sentences (in rank order) for one abstract."""
+
+    label: str
+    sentences: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimPrediction:
+    """The predictions for one claim: doc id -> :class:`AbstractPrediction`."""
+
+    id: str
+    evidence: Mapping[str, AbstractPrediction]
+
+    def to_json(self) -> dict[str, Any]:
+        """SciFact's prediction format (NEI predictions kept, labelled ``NOT_ENOUGH_INFO``)."""
+        return {
+            "id": int(self.id) if self.id.isdigit() else self.id,
+            "evidence": {
+                doc: {"label": p.label, "sentences": list(p.sentences)}
+                for doc, p in self.evidence.items()
+            },
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """Precision, recall and F1 from counts (0 where undefined)."""
+
+    correct: int
+    predicted: int
+    gold: int
+
+    @property
+    def precision(self) -> float:
+        return self.correct / self.predicted if self.predicted else 0.0
+
+    @property
+    def recall(self) -> float:
+        return self.correct / self.gold if self.gold else 0.0
+
+    @property
+    def f1(self) -> float:
+        p, r = self.precision, self.recall
+        return 2 * p * r / (p + r) if p + r else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """The evaluator's counts, summed over claims (``+`` adds two)."""
+
+    abstract_gold: int = 0
+    abstract_predicted: int = 0
+    abstract_label_only: int = 0
+    abstract_rationalized: int = 0
+    sentence_gold: int = 0
+    sentence_predicted: int = 0
+    sentence_selection: int = 0
+    sentence_label: int = 0
+
+    def __add__(self, other: Counts) -> Counts:
+        return Counts(*(a + b for a, b in zip(_fields(self), _fields(other), strict=True)))
+
+    def score(self, level: str) -> Score:
+        """The :class:`Score` of one of :data:`LEVELS`."""
+        if level not in LEVELS:
+            raise ValueError(f"unknown SciFact level {level!r}; choose from {', '.join(LEVELS)}")
+        if level.startswith("abstract"):
+            return Score(getattr(self, level), self.abstract_predicted, self.abstract_gold)
+        return Score(getattr(self, level), self.sentence_predicted, self.sentence_gold)
+
+    def metrics(self) -> dict[str, float]:
+        """``{level_precision, level_recall, level_f1}`` for the four levels."""
+        out: dict[str, float] = {}
+        for level in LEVELS:
+            s = self.score(level)
+            out |= {
+                f"{level}_precision": s.precision,
+                f"{level}_recall": s.recall,
+                f"{level}_f1": s.f1,
+            }
+        return out
+
+
+def _fields(c: Counts) -> tuple[int, ...]:
+    return (
+        c.abstract_gold,
+        c.abstract_predicted,
+        c.abstract_label_only,
+        c.abstract_rationalized,
+        c.sentence_gold,
+        c.sentence_predicted,
+        c.sentence_selection,
+        c.sentence_label,
+    )
+
+
+# --- parsing ---------------------------------------------------------------------------------
+
+
+def _id(value: Any, source: str, line: int | str | None, field: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or str(value).strip() == "":
+        raise InputError(source, line, field, f"expected a non-empty id, got {value!r}")
+    return str(value).strip()
+
+
+def _sentences(value: Any, source: str, line: int | str | None, field: str) -> tuple[int, ...]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise InputError(source, line, field, f"expected a list of sentence indices, got {value!r}")
+    for ix in value:
+        if isinstance(ix, bool) or not isinstance(ix, int) or ix < 0:
+            raise InputError(source, line, field, f"sentence index {ix!r} is not an integer >= 0")
+    if len(set(value)) != len(value):
+        raise InputError(source, line, field, f"sentence indices repeat: {list(value)}")
+    return tuple(value)
+
+
+def normalize_label(label: Any) -> str:
+    """``SUPPORT``, ``CONTRADICT`` or :data:`NEI` (any of its spellings), upper-cased;
+    anything else raises ValueError."""
+    text = str(label).strip().upper() if isinstance(label, str) else ""
+    if text in LABELS:
+        return text
+    if text in _NEI_NAMES:
+        return NEI
+    raise ValueError(f"unknown label {label!r} (expected SUPPORT, CONTRADICT or NOT_ENOUGH_INFO)")
+
+
+def parse_gold(
+    record: Mapping[str, Any], source: str = "<gold>", line: int | str | None = None
+) -> GoldClaim:
+    """A :class:`GoldClaim` from a SciFact claim record (checked field by field)."""
+    if not isinstance(record, Mapping):
+        raise InputError(source, line, "record", f"expected a JSON object, got {record!r}")
+    cid = _id(record.get("id"), source, line, "id")
+    where = line if line is not None else f"claim {cid}"
+    claim = record.get("claim", "")
+    if not isinstance(claim, str):
+        raise InputError(source, where, "claim", f"expected a string, got {claim!r}")
+    raw_ev = record.get("evidence", {})
+    if not isinstance(raw_ev, Mapping):
+        raise InputError(source, where, "evidence", f"expected an object, got {raw_ev!r}")
+    evidence: dict[str, GoldAbstract] = {}
+    for raw_doc, sets in raw_ev.items():
+        doc = _id(raw_doc, source, where, "evidence")
+        field = f"evidence.{doc}"
+        if isinstance(sets, (str, bytes)) or not isinstance(sets, Sequence) or not sets:
+            raise InputError(source, where, field, "expected a non-empty list of rationale sets")
+        labels: set[str] = set()
+        rationales: list[frozenset[int]] = []
+        seen: set[int] = set()
+        for n, entry in enumerate(sets):
+            if not isinstance(entry, Mapping):
+                raise InputError(source, where, f"{field}[{n}]", f"expected an object: {entry!r}")
+            label = entry.get("label")
+            if label not in LABELS:
+                raise InputError(
+                    source, where, f"{field}[{n}].label", f"{label!r} is not SUPPORT or CONTRADICT"
+                )
+            labels.add(label)
+            sents = _sentences(entry.get("sentences"), source, where, f"{field}[{n}].sentences")
+            if not sents:
+                raise InputError(source, where, f"{field}[{n}].sentences", "empty rationale set")
+            if seen & set(sents):
+                raise InputError(
+                    source,
+                    where,
+                    f"{field}[{n}].sentences",
+                    f"sentences {sorted(seen & set(sents))} are in two rationale sets",
+                )
+            seen |= set(sents)
+            rationales.append(frozenset(sents))
+        if len(labels) > 1:
+            raise InputError(source, where, f"{field}.label", "its rationale sets disagree")
+        evidence[doc] = GoldAbstract(labels.pop(), tuple(rationales))
+    cited = record.get("cited_doc_ids", [])
+    if isinstance(cited, (str, bytes)) or not isinstance(cited, Sequence):
+        raise InputError(source, where, "cited_doc_ids", f"expected a list, got {cited!r}")
+    cited_ids = tuple(_id(d, source, where, "cited_doc_ids") for d in cited)
+    return GoldClaim(cid, claim, evidence, cited_ids)
+
+
+def parse_prediction(
+    record: Mapping[str, Any], source: str = "<predictions>", line: int | str | None = None
+) -> ClaimPrediction:
+    """A :class:`ClaimPrediction` from a record in SciFact's prediction format."""
+    if not isinstance(record, Mapping):
+        raise InputError(source, line, "record", f"expected a JSON object, got {record!r}")
+    cid = _id(record.get("id"), source, line, "id")
+    where = line if line is not None else f"claim {cid}"
+    raw_ev = record.get("evidence", {})
+    if not isinstance(raw_ev, Mapping):
+        raise InputError(source, where, "evidence", f"expected an object, got {raw_ev!r}")
+    evidence: dict[str, AbstractPrediction] = {}
+    for raw_doc, pred in raw_ev.items():
+        doc = _id(raw_doc, source, where, "evidence")
+        field = f"evidence.{doc}"
+        if doc in evidence:
+            raise InputError(source, where, field, "the abstract is predicted twice")
+        if not isinstance(pred, Mapping):
+            raise InputError(source, where, field, f"expected an object, got {pred!r}")
+        try:
+            label = normalize_label(pred.get("label"))
+        except ValueError as exc:
+            raise InputError(source, where, f"{field}.label", str(exc)) from None
+        sents = _sentences(pred.get("sentences", []), source, where, f"{field}.sentences")
+        evidence[doc] = AbstractPrediction(label, sents)
+    return ClaimPrediction(cid, evidence)
+
+
+def _read_jsonl(path: str | Path) -> Iterable[tuple[int, Any]]:
+    with open(path, encoding="utf-8") as fh:
+        for n, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
+            try:
+                yield n, json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise InputError(str(path), n, "record", f"not valid JSON ({exc.msg})") from None
+
+
+def read_gold(path: str | Path) -> list[GoldClaim]:
+    """The claims of a SciFact claims file (JSONL), in file order; ids must be unique."""
+    out = [parse_gold(rec, str(path), n) for n, rec in _read_jsonl(path)]
+    _unique([c.id for c in out], str(path))
+    return out
+
+
+def read_predictions(path: str | Path) -> list[ClaimPrediction]:
+    """The predictions of a file in SciFact's prediction format (JSONL)."""
+    out = [parse_prediction(rec, str(path), n) for n, rec in _read_jsonl(path)]
+    _unique([p.id for p in out], str(path))
+    return out
+
+
+def _unique(ids: Sequence[str], source: str) -> None:
+    seen: set[str] = set()
+    for cid in ids:
+        if cid in seen:
+            raise InputError(source, f"claim {cid}", "id", "the claim appears more than once")
+        seen.add(cid)
+
+
+# --- counting --------------------------------------------------------------------------------
+
+
+def _gold_claims(gold: Iterable[GoldClaim | Mapping[str, Any]]) -> list[GoldClaim]:
+    out = [g if isinstance(g, GoldClaim) else parse_gold(g) for g in gold]
+    _unique([g.id for g in out], "<gold>")
+    return out
+
+
+def _predictions(
+    predictions: Iterable[ClaimPrediction | Mapping[str, Any]],
+) -> dict[str, ClaimPrediction]:
+    preds = [p if isinstance(p, ClaimPrediction) else parse_prediction(p) for p in predictions]
+    _unique([p.id for p in preds], "<predictions>")
+    return {p.id: p for p in preds}
+
+
+def correct_sentences(gold: GoldAbstract, predicted: Iterable[int]) -> set[int]:
+    """The predicted sentences that belong to a gold rationale set all of whose sentences
+    are predicted."""
+    pred = set(predicted)
+    return {ix for ix in pred if any(ix in r and r <= pred for r in gold.rationales)}
+
+
+def is_rationalized(gold: GoldAbstract, predicted: Sequence[int]) -> bool:
+    """Whether the first :data:`MAX_ABSTRACT_SENTS` predicted sentences hold a whole gold
+    rationale set."""
+    first = set(predicted[:MAX_ABSTRACT_SENTS])
+    return any(r <= first for r in gold.rationales)
+
+
+def claim_counts(gold: GoldClaim, prediction: ClaimPrediction | None) -> Counts:
+    """The evaluator's counts for one claim (``None``: nothing predicted)."""
+    abstract_gold = len(gold.evidence)
+    sentence_gold = sum(len(r) for g in gold.evidence.values() for r in g.rationales)
+    predicted = correct_label = rationalized = 0
+    sent_predicted = sent_selection = sent_label = 0
+    for doc, pred in (prediction.evidence if prediction else {}).items():
+        if pred.label == NEI:
+            continue
+        predicted += 1
+        sent_predicted += len(pred.sentences)
+        truth = gold.evidence.get(doc)
+        if truth is None:
+            continue
+        label_ok = pred.label == truth.label
+        n_correct = len(correct_sentences(truth, pred.sentences))
+        sent_selection += n_correct
+        if label_ok:
+            correct_label += 1
+            rationalized += is_rationalized(truth, pred.sentences)
+            sent_label += n_correct
+    return Counts(
+        abstract_gold,
+        predicted,
+        correct_label,
+        rationalized,
+        sentence_gold,
+        sent_predicted,
+        sent_selection,
+        sent_label,
+    )
+
+
+def scifact_counts(
+    gold: Iterable[GoldClaim | Mapping[str, Any]],
+    predictions: Iterable[ClaimPrediction | Mapping[str, Any]],
+) -> Counts:
+    """Counts summed over every gold claim (records or parsed objects on either side)."""
+    claims = _gold_claims(gold)
+    preds = _predictions(predictions)
+    unknown = sorted(set(preds) - {c.id for c in claims})
+    if unknown:
+        shown = ", ".join(unknown[:5]) + (" ..." if len(unknown) > 5 else "")
+        raise ValueError(f"predictions for claims not in the gold claims: {shown}")
+    if not claims:
+        raise ValueError("no claim to evaluate")
+    total = Counts()
+    for claim in claims:
+        total = total + claim_counts(claim, preds.get(claim.id))
+    return total
+
+
+def scifact_metrics(
+    gold: Iterable[GoldClaim | Mapping[str, Any]],
+    predictions: Iterable[ClaimPrediction | Mapping[str, Any]],
+) -> dict[str, float]:
+    """All twelve numbers: ``{level}_{precision,recall,f1}`` for each of :data:`LEVELS`."""
+    return scifact_counts(gold, predictions).metrics()
+
+
+def level_metric(level: str, stat: str) -> Callable[..., float]:
+    """A function (gold claims, predictions) -> one number: ``stat`` (``precision``,
+    ``recall`` or ``f1``) of ``level`` (one of :data:`LEVELS`)."""
+    if level not in LEVELS or stat not in ("precision", "recall", "f1"):
+        raise ValueError(f"no SciFact metric {level}_{stat}")
+
+    def compute(
+        gold: Iterable[GoldClaim | Mapping[str, Any]],
+        predictions: Iterable[ClaimPrediction | Mapping[str, Any]],
+    ) -> float:
+        return float(getattr(scifact_counts(gold, predictions).score(level), stat))
+
+    compute.__name__ = f"{level}_{stat}"
+    compute.__doc__ = f"SciFact {level.replace('_', ' ')} {stat} over all claims."
+    return compute
+
+
+abstract_label_only_f1 = level_metric("abstract_label_only", "f1")
+abstract_rationalized_f1 = level_metric("abstract_rationalized", "f1")
+sentence_selection_f1 = level_metric("sentence_selection", "f1")
+sentence_label_f1 = level_metric("sentence_label", "f1")
