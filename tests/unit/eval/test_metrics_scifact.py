@@ -204,6 +204,10 @@ def test_gold_claim_label():
         },
     }
     assert parse_gold(mixed).label == "CONFLICTING"
+    assert parse_prediction({"id": 1, "evidence": {"2": {"label": "nei"}}}).to_json() == {
+        "id": 1,
+        "evidence": {"2": {"label": "NOT ENOUGH INFO", "sentences": []}},
+    }
 
 
 @pytest.mark.parametrize(

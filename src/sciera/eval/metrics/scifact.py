@@ -53,10 +53,9 @@ from pathlib import Path
 from typing import Any
 
 from sciera.errors import InputError
+from sciera.types import CONFLICTING, CONTRADICT, NOT_ENOUGH_INFO, SUPPORT
 
-SUPPORT = "SUPPORT"
-CONTRADICT = "CONTRADICT"
-NEI = "NOT_ENOUGH_INFO"
+NEI = NOT_ENOUGH_INFO
 LABELS: tuple[str, ...] = (SUPPORT, CONTRADICT)
 """The labels a gold rationale set may carry; a prediction may also say :data:`NEI`."""
 
@@ -97,11 +96,11 @@ class GoldClaim:
     @property
     def label(self) -> str:
         """The claim-level label: the one label of its evidence, :data:`NEI` without
-        evidence, ``"CONFLICTING"`` when its abstracts disagree."""
+        evidence, :data:`~sciera.types.CONFLICTING` when its abstracts disagree."""
         labels = {g.label for g in self.evidence.values()}
         if not labels:
             return NEI
-        return labels.pop() if len(labels) == 1 else "CONFLICTING"
+        return labels.pop() if len(labels) == 1 else CONFLICTING
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +119,7 @@ class ClaimPrediction:
     evidence: Mapping[str, AbstractPrediction]
 
     def to_json(self) -> dict[str, Any]:
-        """SciFact's prediction format (NEI predictions kept, labelled ``NOT_ENOUGH_INFO``)."""
+        """SciFact's prediction format (NEI predictions kept, labelled :data:`NEI`)."""
         return {
             "id": int(self.id) if self.id.isdigit() else self.id,
             "evidence": {
@@ -223,14 +222,14 @@ def _sentences(value: Any, source: str, line: int | str | None, field: str) -> t
 
 
 def normalize_label(label: Any) -> str:
-    """``SUPPORT``, ``CONTRADICT`` or :data:`NEI` (any of its spellings), upper-cased;
-    anything else raises ValueError."""
+    """``SUPPORT``, ``CONTRADICT`` or :data:`NEI` (``NOT ENOUGH INFO``, also spelled
+    ``NOT_ENOUGH_INFO`` or ``NEI``), case-insensitive; anything else raises ValueError."""
     text = str(label).strip().upper() if isinstance(label, str) else ""
     if text in LABELS:
         return text
     if text in _NEI_NAMES:
         return NEI
-    raise ValueError(f"unknown label {label!r} (expected SUPPORT, CONTRADICT or NOT_ENOUGH_INFO)")
+    raise ValueError(f"unknown label {label!r} (expected SUPPORT, CONTRADICT or NOT ENOUGH INFO)")
 
 
 def parse_gold(
