@@ -24,7 +24,8 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 PENDING = {"verify"}
 
 FENCE = re.compile(r"^(`{3,})([^\n`]*)\n(.*?)^\1[ \t]*$", re.S | re.M)
-INLINE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+# a code span may wrap onto the next line, not across a blank one
+INLINE = re.compile(r"(?<!`)`((?:[^`\n]|\n(?!\s*\n))+)`(?!`)")
 FLAG = re.compile(r"(?<![\w-])(--?[A-Za-z][A-Za-z0-9-]*)")
 QUOTED = re.compile(r"\"[^\"]*\"|'[^']*'")
 ENV = re.compile(r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)+")
@@ -78,7 +79,7 @@ def doc_commands(path: Path) -> list[Command]:
         commands += _block_commands(m.group(3), rel, first)
     outside = FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     for m in INLINE.finditer(outside):
-        span = ENV.sub("", m.group(1).strip())
+        span = ENV.sub("", " ".join(m.group(1).split()))
         if re.match(r"(?:sciera [a-z.]|python3? \S+\.py|[\w/]+\.py )", span):
             line = outside.count("\n", 0, m.start()) + 1
             commands.append(Command(f"{rel}:{line}", span))
@@ -253,3 +254,66 @@ def test_block_parser_joins_continuations_and_skips_other_commands(tmp_path):
         "sciera serve --corpus c",
         "sciera eval run X.yaml [--out DIR] [--ray local]",
     ]
+
+
+# -- settings named in the docs ---------------------------------------------------------
+
+# SCIERA_* variables the docs name that are not settings (each read where the comment says)
+OTHER_ENV = {"SCIERA_API_KEY"}  # sciera serve / sciera mcp: the API key (cli/serve_cmds.py)
+FILE_SUFFIXES = {"jsonl", "json", "sqlite", "md", "py", "yaml", "png", "gz", "tsv", "csv", "xml"}
+
+
+def _settings_paths() -> set[str]:
+    from pydantic import BaseModel
+
+    from sciera.settings import Settings
+
+    paths: set[str] = set()
+
+    def walk(model: type[BaseModel], prefix: str) -> None:
+        for name, field in model.model_fields.items():
+            paths.add(prefix + name)
+            annotation = field.annotation
+            if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+                walk(annotation, f"{prefix}{name}.")
+
+    walk(Settings, "")
+    return paths
+
+
+def settings_names(text: str, sections: set[str]) -> tuple[set[str], set[str]]:
+    """(SCIERA_* variables, dotted settings keys such as `rerank.scorer`) a page names."""
+    env = set(re.findall(r"\bSCIERA_[A-Z0-9_]*[A-Z0-9]", text))
+    keys = set()
+    for span in INLINE.findall(FENCE.sub("", text)):
+        span = " ".join(span.split())
+        m = re.match(r"([a-z_]+)\.([a-z_0-9]+)(?=$|[\s:=])", span)
+        if m and m.group(1) in sections and m.group(2) not in FILE_SUFFIXES:
+            keys.add(f"{m.group(1)}.{m.group(2)}")
+    return env, keys
+
+
+def test_every_setting_the_docs_name_exists():
+    paths = _settings_paths()
+    sections = {p for p in paths if "." not in p}
+    problems = []
+    for path in DOCS:
+        env, keys = settings_names(path.read_text(), sections)
+        rel = path.relative_to(ROOT).as_posix()
+        for var in sorted(env - OTHER_ENV):
+            key = var.removeprefix("SCIERA_").lower().replace("__", ".")
+            if key not in paths:
+                problems.append(f"{rel}: {var} is no setting")
+        problems += [f"{rel}: `{k}` is no setting" for k in sorted(keys - paths)]
+    assert not problems, "\n".join(problems)
+    src = " ".join(p.read_text() for p in (ROOT / "src" / "sciera").rglob("*.py"))
+    assert all(var in src for var in OTHER_ENV)
+
+
+def test_settings_checker_on_known_input():
+    env, keys = settings_names(
+        "`SCIERA_LLM__MODEL`, `index.qdrant_local: edge`, `corpus.jsonl`, `llm.x=1`",
+        {"llm", "index", "corpus"},
+    )
+    assert env == {"SCIERA_LLM__MODEL"}
+    assert keys == {"index.qdrant_local", "llm.x"}

@@ -22,3 +22,37 @@ def test_readme_commands_are_what_ci_runs():
         i for i, ln in enumerate(install) if "pip install -e" in ln
     )
     assert any("pytest" in ln for ln in test)
+
+
+def test_readme_is_short():
+    """The README says what sciera is and how to start; everything else lives in docs/."""
+    lines = (ROOT / "README.md").read_text().splitlines()
+    assert len(lines) <= 300, len(lines)
+
+
+def _anchors(page: Path) -> set[str]:
+    """Heading ids as MkDocs' toc extension makes them ({#id}, else the slugified title)."""
+    ids = set()
+    text = re.sub(r"^(`{3,}).*?^\1", "", page.read_text(), flags=re.S | re.M)
+    for title in re.findall(r"^#{1,6} (.+)$", text, flags=re.M):
+        custom = re.search(r"\{#([\w-]+)\}\s*$", title)
+        if custom:
+            ids.add(custom.group(1))
+            continue
+        slug = re.sub(r"[^\w\s-]", "", title.strip().lower())
+        ids.add(re.sub(r"[\s]+", "-", slug))
+    return ids
+
+
+def test_readme_links_resolve():
+    readme = (ROOT / "README.md").read_text()
+    links = re.findall(r"\]\(([^)\s]+)\)", readme)
+    assert any(link.startswith("docs/") for link in links)
+    for link in links:
+        if link.startswith(("http://", "https://")):
+            continue
+        path, _, anchor = link.partition("#")
+        target = ROOT / path
+        assert target.exists(), f"README links to a missing file: {link}"
+        if anchor:
+            assert anchor in _anchors(target), f"README links to a missing anchor: {link}"
