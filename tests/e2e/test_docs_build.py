@@ -3,6 +3,7 @@ broken link or anchor and no API object mkdocstrings cannot find (about 6 s)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,14 +18,15 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_mkdocs_build_strict_offline(tmp_path):
     """The whole site, API reference included, builds with no warning and no network."""
     env = {
-        "PATH": str(Path(sys.executable).parent),
-        "HOME": str(tmp_path),
+        **os.environ,
         "NO_MKDOCS_2_WARNING": "1",
-        "HF_HUB_OFFLINE": "1",
         # no route to the network: a plugin that tried to fetch would fail the build
         "HTTP_PROXY": "http://127.0.0.1:9",
         "HTTPS_PROXY": "http://127.0.0.1:9",
+        "http_proxy": "http://127.0.0.1:9",
+        "https_proxy": "http://127.0.0.1:9",
         "NO_PROXY": "",
+        "no_proxy": "",
     }
     proc = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
