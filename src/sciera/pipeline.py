@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sciera.errors import require_query
-from sciera.eval.metrics.generation import compression_ratio
 from sciera.evidence.base import evidence_text
 from sciera.settings import Settings, load_settings
+from sciera.text import compression_ratio
 from sciera.types import Answer, Evidence, Ranking, to_plain
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
-from sciera.eval.metrics.generation import compression_ratio
+from sciera.text import compression_ratio
 from sciera.types import Evidence, Passage, Ranking
 
 

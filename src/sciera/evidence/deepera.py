@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sciera.errors import ScieraError
-from sciera.eval.metrics.generation import compression_ratio
 from sciera.evidence.base import EvidenceResult, evidence_text
 from sciera.rerank.deepera.agent import STAGE
 from sciera.rerank.deepera.summarize import evidence_from
+from sciera.text import compression_ratio
 from sciera.types import Ranking
 
 if TYPE_CHECKING:

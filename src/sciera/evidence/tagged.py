@@ -16,12 +16,12 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from sciera.eval.metrics.generation import compression_ratio
 from sciera.evidence.attribute import attribute
 from sciera.evidence.base import EvidenceResult
 from sciera.llm.base import Message, ParseFailure
 from sciera.llm.parsing import extract_tag, parse_choice, strip_reasoning
 from sciera.rerank.base import truncate_words
+from sciera.text import compression_ratio
 from sciera.types import Ranking
 
 if TYPE_CHECKING:

@@ -1,13 +1,11 @@
-"""EM, token P/R/F1, ROUGE-L, ROUGE-SU4 and CR on hand-computed examples."""
+"""EM, token P/R/F1, ROUGE-L and ROUGE-SU4 on hand-computed examples."""
 
 from __future__ import annotations
 
 import pytest
 
 from sciera.eval.metrics import (
-    compression_ratio,
     exact_match,
-    normalize_text,
     rouge_l,
     rouge_su4,
     token_f1,
@@ -16,15 +14,6 @@ from sciera.eval.metrics import (
     token_scores,
 )
 from sciera.eval.metrics.generation import lcs_length, rouge_su
-
-
-def test_normalize_text_squad_rules():
-    # lowercase, punctuation dropped (the apostrophe too), article removed, spaces collapsed
-    assert normalize_text("The  Cat's hat!") == "cats hat"
-    assert normalize_text("An apple a day.") == "apple day"
-    assert normalize_text("theater, another") == "theater another"  # only whole-word articles
-    assert normalize_text("well-known (IL-6)") == "wellknown il6"
-    assert normalize_text(" The ") == ""
 
 
 def test_exact_match():
@@ -85,15 +74,3 @@ def test_rouge_su4_units_and_skip_limit():
     assert rouge_su4("a p q r s t b", "a b") == pytest.approx(2 / 15)
     # max_skip = 0 is ROUGE-SU0: bigrams + unigrams; "a b" vs "b a": 2 shared of 3 -> 2/3
     assert rouge_su("a b", "b a", max_skip=0) == pytest.approx(2 / 3)
-
-
-def test_compression_ratio():
-    passages = ["one two three", "four five"]  # 5 whitespace tokens
-    assert compression_ratio(passages, "one two") == pytest.approx(2.5)
-    assert compression_ratio(passages, "") == 5.0  # empty evidence counts as one token
-    # "words" splits on non-word characters: "IL-6 levels" -> [IL, 6, levels]
-    assert compression_ratio(["IL-6 levels rise"], "IL-6", tokenizer="words") == pytest.approx(2.0)
-    assert compression_ratio(["IL-6 levels rise"], "IL-6") == pytest.approx(3.0)
-    assert compression_ratio(["abcd"], "ab", tokenizer=list) == pytest.approx(2.0)
-    with pytest.raises(ValueError, match="unknown tokenizer"):
-        compression_ratio(passages, "x", tokenizer="bpe")

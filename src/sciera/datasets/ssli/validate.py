@@ -5,7 +5,7 @@ whose ``reason`` is a short stable string (counted in ``stats.json``) and whose
 ``detail`` says what triggered it.
 
 Text comparison works on *content words*: SQuAD-normalized tokens
-(:func:`sciera.eval.metrics.generation.normalize_text`: lowercase, ASCII punctuation
+(:func:`sciera.text.normalize_text`: lowercase, ASCII punctuation
 and articles removed) minus a small English stopword list, each reduced to its
 Snowball stem (PyStemmer), so "increased" in an answer matches "increases" in the
 passage.
@@ -55,7 +55,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from sciera.eval.metrics.generation import normalize_text
+from sciera.text import normalize_text
 
 _STOPWORD_TEXT = """
     a an the and or but if of to in on at by for with from as into onto than then that this

@@ -5,12 +5,10 @@
 
 Modules: :mod:`.ranking` (trec_eval-exact nDCG/MAP/MRR/Recall/Precision, HitRate,
 RP), :mod:`.robustness` (NRS, CDR), :mod:`.generation` (EM, token P/R/F1,
-ROUGE-L, ROUGE-SU4, CR), :mod:`.bioasq` (BioASQ exact answers: yes/no accuracy and
+ROUGE-L, ROUGE-SU4), :mod:`.bioasq` (BioASQ exact answers: yes/no accuracy and
 corpus-level macro-F1, factoid strict/lenient/MRR, list P/R/F1), :mod:`.registry`
-(spec parsing), :mod:`.scifact` (SciFact's claim-verification metrics: abstract-level
-label-only and rationalized, sentence-level selection and selection+label) and
-:mod:`.evaluate` (whole runs; ``evaluate_labels`` for the corpus-level ``macro_f1`` spec,
-``evaluate_verification`` for the SciFact specs).
+(spec parsing) and :mod:`.evaluate` (whole runs; ``evaluate_labels`` for the
+corpus-level ``macro_f1`` spec).
 """
 
 from sciera.eval.metrics.bioasq import (
@@ -34,13 +32,10 @@ from sciera.eval.metrics.evaluate import (
     evaluate_per_query,
     evaluate_records,
     evaluate_records_per_query,
-    evaluate_verification,
     ranked_list,
 )
 from sciera.eval.metrics.generation import (
-    compression_ratio,
     exact_match,
-    normalize_text,
     rouge_l,
     rouge_su4,
     token_f1,
@@ -60,14 +55,12 @@ from sciera.eval.metrics.ranking import (
 )
 from sciera.eval.metrics.registry import METRICS, MetricDef, MetricSpec, parse_metric
 from sciera.eval.metrics.robustness import context_discrimination_rate, noise_robustness
-from sciera.eval.metrics.scifact import scifact_metrics
 
 __all__ = [
     "METRICS",
     "MetricDef",
     "MetricSpec",
     "average_precision",
-    "compression_ratio",
     "context_discrimination_rate",
     "evaluate",
     "evaluate_answers",
@@ -77,7 +70,6 @@ __all__ = [
     "evaluate_per_query",
     "evaluate_records",
     "evaluate_records_per_query",
-    "evaluate_verification",
     "exact_match",
     "factoid_lenient",
     "factoid_mrr",
@@ -90,7 +82,6 @@ __all__ = [
     "macro_f1",
     "ndcg",
     "noise_robustness",
-    "normalize_text",
     "parse_metric",
     "precision",
     "ranked_list",
@@ -99,7 +90,6 @@ __all__ = [
     "relative_position",
     "rouge_l",
     "rouge_su4",
-    "scifact_metrics",
     "token_f1",
     "token_precision",
     "token_recall",

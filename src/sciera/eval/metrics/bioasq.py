@@ -1,7 +1,7 @@
 """BioASQ exact-answer metrics: yes/no accuracy and macro-F1, factoid, list.
 
 Semantics follow the official BioASQ Task B (phase B) evaluation, with answers
-compared after :func:`~sciera.eval.metrics.generation.normalize_text` (so case,
+compared after :func:`~sciera.text.normalize_text` (so case,
 punctuation and articles do not matter); a string that normalizes to nothing
 never matches.
 
@@ -52,7 +52,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sciera.eval.metrics.generation import normalize_text
+from sciera.text import normalize_text
 
 FACTOID_MAX_ANSWERS = 5
 """BioASQ accepts up to five ranked entities per factoid question; later ones are ignored."""

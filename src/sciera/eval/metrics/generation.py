@@ -1,6 +1,7 @@
-"""Answer and evidence metrics: EM, token P/R/F1, ROUGE-L, ROUGE-SU4, compression ratio.
+"""Answer metrics: EM, token P/R/F1, ROUGE-L, ROUGE-SU4 (the evidence's compression
+ratio is :func:`sciera.text.compression_ratio`).
 
-EM and the token metrics share :func:`normalize_text` (SQuAD normalization:
+EM and the token metrics share :func:`sciera.text.normalize_text` (SQuAD normalization:
 lowercase, drop ASCII punctuation, drop the articles a/an/the, collapse
 whitespace). When both the prediction and the reference normalize to nothing,
 the token metrics are 1 (SQuAD 2.0 convention); when only one does, they are 0.
@@ -14,31 +15,13 @@ plus unigrams (ROUGE-1.5.5 ``-2 4 -u``).
 from __future__ import annotations
 
 import re
-import string
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
-_PUNCT = frozenset(string.punctuation)
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
+from sciera.text import normalize_text
+
 _ROUGE_TOKEN = re.compile(r"[^\W_]+")
-_WORD = re.compile(r"\w+")
-
-Tokenizer = Callable[[str], Sequence[object]]
-
-TOKENIZERS: dict[str, Tokenizer] = {
-    "whitespace": str.split,
-    "words": _WORD.findall,
-}
-"""Named tokenizers for :func:`compression_ratio`; any ``str -> sequence`` callable works too."""
-
-
-def normalize_text(text: str) -> str:
-    """SQuAD answer normalization shared by EM and the token metrics."""
-    text = text.lower()
-    text = "".join(ch for ch in text if ch not in _PUNCT)
-    text = _ARTICLES.sub(" ", text)
-    return " ".join(text.split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,28 +114,3 @@ def rouge_su(prediction: str, reference: str, max_skip: int = 4) -> float:
 def rouge_su4(prediction: str, reference: str) -> float:
     """ROUGE-SU4 F-measure (the BioASQ ideal-answer metric)."""
     return rouge_su(prediction, reference, max_skip=4)
-
-
-def _tokenizer(tokenizer: str | Tokenizer) -> Tokenizer:
-    if callable(tokenizer):
-        return tokenizer
-    try:
-        return TOKENIZERS[tokenizer]
-    except KeyError:
-        raise ValueError(
-            f"unknown tokenizer {tokenizer!r}; use one of {sorted(TOKENIZERS)} or a callable"
-        ) from None
-
-
-def compression_ratio(
-    passages: Iterable[str], evidence: str, tokenizer: str | Tokenizer = "whitespace"
-) -> float:
-    """EviOmni CR: total tokens of the passages / tokens of the evidence (eq. 9).
-
-    ``tokenizer`` is a name from :data:`TOKENIZERS` or a callable (e.g. an LLM
-    tokenizer's ``encode``). Empty evidence counts as one token so the ratio stays
-    finite: it then equals the passage token count.
-    """
-    tok = _tokenizer(tokenizer)
-    passage_tokens = sum(len(tok(p)) for p in passages)
-    return passage_tokens / max(len(tok(evidence)), 1)

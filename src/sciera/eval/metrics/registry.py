@@ -15,9 +15,7 @@ metrics score extracted evidence against its source passages
 (``evaluate_evidence``), ``label`` metrics score predicted labels against
 gold labels over the whole corpus (``evaluate_labels``; ``macro_f1``), and ``record``
 metrics read how a question was run from its results record (``evaluate_records``:
-``evidence_recall`` over everything retrieved, ``search_calls`` and ``completion``), and
-``verification`` metrics score claim-verification predictions against gold SciFact claims
-over all claims (``evaluate_verification``; SciFact's official four scores, :mod:`.scifact`).
+``evidence_recall`` over everything retrieved, ``search_calls`` and ``completion``).
 """
 
 from __future__ import annotations
@@ -26,9 +24,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from sciera.eval.metrics import bioasq, generation, ranking, robustness, scifact
+from sciera import text
+from sciera.eval.metrics import bioasq, generation, ranking, robustness
 
-Kind = Literal["query", "answer", "evidence", "label", "record", "verification"]
+Kind = Literal["query", "answer", "evidence", "label", "record"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,8 +58,7 @@ class MetricDef:
     ``compute`` takes (QueryInput, k) for ``query`` metrics, (prediction,
     reference) for ``answer`` metrics, (passages, evidence) for ``evidence``
     metrics and (gold labels, predicted labels), aligned over all questions, for
-    ``label`` metrics, (gold claims, predictions) for ``verification`` metrics (see
-    :mod:`.scifact`), and (a results record, the question's judgments) for ``record``
+    ``label`` metrics, and (a results record, the question's judgments) for ``record``
     metrics, which return None for a record they do not apply to. ``weight`` (query metrics) gives a
     query's weight in the mean; a query with weight 0 is left out (CDR weighs each query by its pair
     count). ``exact`` (answer metrics) means the metric scores the structured
@@ -178,7 +176,7 @@ _DEFS: list[MetricDef] = [
     _exact("list_recall", bioasq.list_recall, "BioASQ list recall"),
     _exact("list_f1", bioasq.list_f1, "BioASQ list F-measure"),
     MetricDef("macro_f1", "label", bioasq.yesno_macro_f1, "yes/no(/maybe) macro-F1 (corpus)"),
-    MetricDef("cr", "evidence", generation.compression_ratio, "compression ratio (EviOmni)"),
+    MetricDef("cr", "evidence", text.compression_ratio, "compression ratio (EviOmni)"),
     MetricDef(
         "evidence_recall",
         "record",
@@ -187,16 +185,6 @@ _DEFS: list[MetricDef] = [
     ),
     MetricDef("search_calls", "record", _search_calls, "retrieval calls per question"),
     MetricDef("completion", "record", _completion, "share of runs ended by an answer"),
-    *(
-        MetricDef(
-            f"{level}_{stat}",
-            "verification",
-            scifact.level_metric(level, stat),
-            f"SciFact {level.replace('_', ' ')} {stat} over all claims (Wadden et al. 2020)",
-        )
-        for level in scifact.LEVELS
-        for stat in ("precision", "recall", "f1")
-    ),
 ]
 
 METRICS: dict[str, MetricDef] = {d.pattern: d for d in _DEFS}
