@@ -84,9 +84,9 @@ def config_key(args: argparse.Namespace, model_id: str, scorer_model: str | None
         for k in ("depth", "top_k", "tau", "first_stage", "refuse", "passage_words", "ideal")
     }
     fields["model"] = model_id
-    from sciera.settings import RerankSettings
+    from sciera.settings import DeepEraSettings
 
-    if scorer_model not in (None, RerankSettings.model_fields["scorer_model"].default):
+    if scorer_model not in (None, DeepEraSettings.model_fields["scorer_model"].default):
         fields["scorer_model"] = scorer_model
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:12]
 
@@ -129,22 +129,17 @@ def open_corpus(data: Mapping[str, Any], work: Path, settings: Any, first_stage:
 
 
 class Runner:
+    """One answering pipeline per (setting, extractor), sharing one LLM; every question
+    runs through :meth:`sciera.pipeline.Pipeline.run` with its candidates given."""
+
     def __init__(self, args: argparse.Namespace) -> None:
-        from sciera.generate.llm import LLMGenerator
         from sciera.llm.registry import make_llm
 
         self.args = args
         self.settings = self._settings(args.tau)
         self.llm = make_llm(self.settings)
-        self.generator = LLMGenerator.from_settings(
-            self.settings,
-            llm=self.llm,
-            allow_maybe=True,
-            explain_yesno=False,
-            refuse_on_insufficient=args.refuse == "insufficient",
-        )
-        self.extractors = {
-            (setting, name): self._extractor(name, calibrated=setting == "retrieval")
+        self.pipelines = {
+            (setting, name): self._pipeline(setting, name)
             for setting in args.settings
             for name in args.extractors
         }
@@ -156,39 +151,59 @@ class Runner:
         return load_settings(
             a.preset,
             retrieve={"retriever": a.first_stage},
-            rerank={"depth": a.depth, "top_k": a.top_k, "tau": tau},
+            rerank={"depth": a.depth},
+            filter={"top_k": a.top_k, "tau": tau},
             answer={"passage_words": a.passage_words},
         )
 
-    def _extractor(self, name: str, calibrated: bool) -> Any:
-        """DeepEra's calibrator reads first-stage rank and score; the reasoning setting
-        has no first stage (the question's own contexts, in order), so it grades raw."""
-        from sciera.evidence.registry import make_extractor
-        from sciera.rerank.deepera.agent import DeepEraReranker
+    def _pipeline(self, setting: str, name: str) -> Any:
+        """DeepEra reranks every candidate, keeps those >= tau (at most --top-k) and
+        summarises them; its calibrator reads first-stage rank and score, and the
+        reasoning setting has no first stage (the question's own contexts, in order), so
+        there it grades raw (LLM) or with the logit-only calibrator (cross-encoder). The
+        other extractors read the first stage's top --top-k (retrieval) or every context
+        (reasoning)."""
+        from sciera.pipeline import CANDIDATES, PipelineSpec, build_pipeline
+        from sciera.settings import FilterSettings
 
+        calibrated = setting == "retrieval"
         base, _, tau = name.partition("@")
+        settings = self._settings(float(tau)) if tau else self.settings
+        generator_params = {
+            "allow_maybe": True,
+            "explain_yesno": False,
+            "refuse_on_insufficient": self.args.refuse == "insufficient",
+        }
+        reranker, params = None, {}
+        keep = FilterSettings(use_tau=False, top_k=self.args.top_k if calibrated else None)
+        evidence = base
         if base == "deepera":
-            settings = self._settings(float(tau)) if tau else self.settings
-            cal = "auto" if calibrated else None
-            reranker = DeepEraReranker.from_settings(
-                settings, llm=self.llm, calibrator=cal, scorer="llm"
-            )
-            return make_extractor("deepera", settings, reranker=reranker)
-        if base == "deepera_ce":
-            # the trained cross-encoder scores; without a first stage (reasoning) its
-            # logit-only calibrator, else the card's mode (fused with the first stage)
+            reranker = "deepera"
+            params = {"scorer": "llm", "calibrator": "auto" if calibrated else None}
+        elif base == "deepera_ce":
             from sciera.rerank.registry import make_reranker
 
-            settings = self._settings(float(tau)) if tau else self.settings
+            reranker, evidence = "deepera", "deepera"
             scorer = make_reranker(
                 "cross_encoder",
                 settings,
-                model=settings.rerank.scorer_model,
+                model=settings.deepera.scorer_model,
                 score="auto" if calibrated else "calibrated",
             )
-            reranker = DeepEraReranker.from_settings(settings, llm=self.llm, scorer=scorer)
-            return make_extractor("deepera", settings, reranker=reranker)
-        return make_extractor(name, self.settings, llm=self.llm)
+            params = {"scorer": scorer}
+        if reranker is not None:
+            keep = settings.filter
+        spec = PipelineSpec(
+            retriever=CANDIDATES,
+            reranker=reranker,
+            reranker_params=params,
+            rerank_depth=self.args.depth,
+            filter=keep,
+            evidence=evidence,
+            generator="llm",
+            generator_params=generator_params,
+        )
+        return build_pipeline(spec, settings, llm=self.llm)
 
     def answer(self, setting: str, name: str, pmid: str, item: Mapping[str, Any], retriever):
         from sciera.generate.base import exact_answer
@@ -202,13 +217,12 @@ class Runner:
             ]
             items = tuple(ScoredPassage(p, 1.0, i + 1) for i, p in enumerate(passages))
             candidates = Ranking(question, items, "given")
-            ranking = candidates
         else:
             candidates = retriever.search(question, self.args.depth)
-            deepera = name.startswith("deepera")  # deepera, deepera_ce: rerank all --depth
-            ranking = candidates if deepera else candidates.top(self.args.top_k)
-        ev = self.extractors[setting, name].extract(question, ranking)
-        answer = self.generator.answer(question, ev.evidence, "yesno", sufficient=ev.sufficient)
+        pipe = self.pipelines[setting, name]
+        result = pipe.run(question, "yesno", candidates=candidates)
+        ev, answer = result.evidence, result.answer
+        assert ev is not None and answer is not None
         exact = exact_answer(answer)
         pred = exact[0] if exact else ("refused" if answer.insufficient else "degraded")
         record: dict[str, Any] = {
@@ -228,7 +242,8 @@ class Runner:
         if self.args.ideal and ev.evidence:
             from sciera.eval.metrics.generation import token_f1
 
-            ideal = self.generator.answer(question, ev.evidence, "ideal")
+            # the same evidence answered as a paragraph (the pipeline's own generator)
+            ideal = pipe.generator.answer(question, ev.evidence, "ideal")
             record["ideal"] = ideal.text
             record["ideal_f1"] = token_f1(ideal.text, item.get("LONG_ANSWER") or "")
         record["seconds"] = time.perf_counter() - t0
@@ -451,7 +466,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     data = json.loads(args.data.read_text(encoding="utf-8"))
     pmids = seeded_subset(sorted(data), args.n, args.seed)
     runner = Runner(args)
-    key = config_key(args, runner.llm.model_id, runner.settings.rerank.scorer_model)
+    key = config_key(args, runner.llm.model_id, runner.settings.deepera.scorer_model)
     done = load_done(args.jsonl, key)
     retriever = None
     if "retrieval" in args.settings and not args.report_only:

@@ -99,7 +99,12 @@ class RetrieveSettings(_Section):
     weights: tuple[float, float] = Field(
         (1.0, 1.0), description="Weights of (bm25, dense) in fusion."
     )
-    depth: int = Field(100, ge=1, description="Candidates each retriever feeds into fusion.")
+    passage_depth: int = Field(
+        100,
+        ge=1,
+        description="Passages each first-stage retriever returns at least: what a hybrid "
+        "fuses, and what Max-P aggregates into documents (not the rerank depth).",
+    )
 
 
 class LLMSettings(_Section):
@@ -132,10 +137,31 @@ class LLMSettings(_Section):
 
 
 class RerankSettings(_Section):
-    reranker: str = "deepera"
+    """The rerank stage: which reranker, over how many first-stage candidates."""
+
+    reranker: str = Field("deepera", description="Reranker name (`sciera.rerank.registry`).")
     depth: int = Field(30, ge=1, description="First-stage candidates to rerank.")
-    top_k: int = Field(5, ge=1, description="Passages kept for generation.")
-    tau: float = Field(0.8, ge=0, le=1, description="DeepEra relevance threshold.")
+
+
+class FilterSettings(_Section):
+    """The filter stage: which reranked passages are kept as evidence (DeepEra step 3)."""
+
+    tau: float = Field(
+        0.8,
+        ge=0,
+        le=1,
+        description="Keep passages whose calibrated P(relevant) is at least tau (applied to "
+        "rerankers whose scores are calibrated probabilities; others keep their top_k).",
+    )
+    top_k: int | None = Field(5, ge=1, description="Passages kept at most (None: no limit).")
+    use_tau: bool = Field(
+        True, description="Apply tau (false: DeepEra ablation v2, only top_k applies)."
+    )
+
+
+class DeepEraSettings(_Section):
+    """The DeepEra reranking agent's own options (intent, scorer, guard)."""
+
     scorer: Literal["llm", "cross_encoder"] = Field(
         "cross_encoder",
         description="What scores relevance inside DeepEra: a trained cross-encoder's "
@@ -147,7 +173,20 @@ class RerankSettings(_Section):
         description="The cross-encoder DeepEra's cross_encoder scorer loads (a shipped or "
         "trained name, or a path).",
     )
-    cross_encoder_precision: Literal["auto", "fp32", "int8"] = Field(
+    use_intent: bool = Field(True, description="Recognise the intent first (ablation v1: off).")
+    with_reason: bool = Field(False, description="Ask the LLM grader for a one-line reason.")
+    max_words: int = Field(200, ge=10, description="Words of each passage the LLM reads.")
+    guard: bool = Field(True, description="Drop passages that carry instructions to the grader.")
+    prune: bool = Field(
+        True,
+        description="LLM scorer: skip grading passages the filter could not keep at any grade.",
+    )
+
+
+class CrossEncoderSettings(_Section):
+    """Cross-encoder inference (the reranker and DeepEra's scorer)."""
+
+    precision: Literal["auto", "fp32", "int8"] = Field(
         "auto",
         description="Cross-encoder inference: fp32 (torch), int8 (its ONNX export, quantized "
         "per channel, run by ONNX Runtime: faster on CPU, with calibrators fitted on its "
@@ -208,6 +247,9 @@ class Settings(BaseSettings):
     retrieve: RetrieveSettings = RetrieveSettings()
     llm: LLMSettings = LLMSettings()
     rerank: RerankSettings = RerankSettings()
+    filter: FilterSettings = FilterSettings()
+    deepera: DeepEraSettings = DeepEraSettings()
+    cross_encoder: CrossEncoderSettings = CrossEncoderSettings()
     answer: AnswerSettings = AnswerSettings()
 
 

@@ -84,8 +84,8 @@ def server(corpus: Path, experiments: Path, gguf_path: Path, tmp_path_factory):
         # small for 2 cores: 5 BM25 candidates, the best one kept and summarised
         "SCIERA_RETRIEVE__RETRIEVER": "bm25",
         "SCIERA_RERANK__DEPTH": "5",
-        "SCIERA_RERANK__TAU": "0",
-        "SCIERA_RERANK__TOP_K": "1",
+        "SCIERA_FILTER__TAU": "0",
+        "SCIERA_FILTER__TOP_K": "1",
     }
     if not os.environ.get("SCIERA_SCREENSHOT"):
         # the 0.5B: this test is about the page, not answer quality; the README's

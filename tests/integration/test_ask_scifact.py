@@ -29,7 +29,8 @@ def test_ask_with_rational_evidence(corpus: Path, llm_1p5b, tmp_path: Path) -> N
         llm=llm_1p5b,
         home=tmp_path,
         retrieve={"retriever": "bm25"},
-        rerank={"depth": 2, "top_k": 2, "tau": 0.0},
+        rerank={"depth": 2},
+        filter={"top_k": 2, "tau": 0.0},
         answer={"evidence": "rational", "passage_words": 120, "refuse_on_insufficient": False},
     )
     assert isinstance(a, Answer) and a.question_type == "yesno"

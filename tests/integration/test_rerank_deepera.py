@@ -86,7 +86,7 @@ def test_the_default_model_has_a_bundled_calibrator(llm_1p5b, tmp_path):
     from sciera.rerank.calibrate import BUNDLED
     from sciera.settings import Settings
 
-    settings = Settings(home=tmp_path, rerank={"scorer": "llm"})
+    settings = Settings(home=tmp_path, deepera={"scorer": "llm"})
     agent = DeepEraReranker.from_settings(settings, llm=llm_1p5b)
     assert agent.calibrator is not None, "refit: python benchmarks/rerank_calibrate.py"
     assert agent.calibrator_source.startswith(str(BUNDLED))

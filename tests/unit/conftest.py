@@ -6,4 +6,4 @@ import pytest
 
 @pytest.fixture(autouse=True)
 def _llm_scorer(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SCIERA_RERANK__SCORER", "llm")
+    monkeypatch.setenv("SCIERA_DEEPERA__SCORER", "llm")

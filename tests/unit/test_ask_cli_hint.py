@@ -1,4 +1,4 @@
-"""The refusal hint of `sciera ask` when every candidate fell below DeepEra's tau."""
+"""The refusal hint of `sciera ask` when every candidate fell below the filter's tau."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ def info(scores: list[float], kept: list[bool], tau: float = 0.8) -> dict:
         {"passage_id": f"d{i}#0", "score": s, "kept": k, "title": "", "why": ""}
         for i, (s, k) in enumerate(zip(scores, kept, strict=True))
     ]
-    return {"candidates": rows, "deepera": {"settings": {"tau": tau}}}
+    return {"candidates": rows, "filter": {"tau": tau, "top_k": 5}}
 
 
 def test_hint_names_the_best_candidate_and_tau() -> None:
@@ -24,7 +24,7 @@ def test_pruned_candidates_score_only_a_bound_and_are_not_named() -> None:
     assert _tau_hint(data).startswith("best candidate d0#0 scored 0.410")
 
 
-def test_no_hint_when_something_was_kept_or_without_deepera() -> None:
+def test_no_hint_when_something_was_kept_or_without_a_threshold() -> None:
     assert _tau_hint(info([0.9, 0.1], [True, False])) == ""
     assert _tau_hint({"candidates": info([0.5], [False])["candidates"]}) == ""
     assert _tau_hint({}) == ""

@@ -11,7 +11,7 @@ from tiny_corpus import bm25_corpus
 import sciera
 from fakes import ScriptedLLM
 from sciera.generate.base import exact_answer
-from sciera.pipeline import Pipeline, answer_dict
+from sciera.pipeline import answer_json, pipeline_from_settings
 from sciera.settings import load_settings
 
 DOCS = [
@@ -45,15 +45,16 @@ def overrides(tmp_path: Path, evidence: str = "deepera") -> dict:
     return {
         "home": tmp_path,
         "retrieve": {"retriever": "bm25"},
-        "rerank": {"depth": 3, "top_k": 2, "tau": 0.8},
+        "rerank": {"depth": 3},
+        "filter": {"top_k": 2, "tau": 0.8},
         "answer": {"evidence": evidence},
     }
 
 
 def test_deepera_pipeline_answers_with_cited_passages(corpus, tmp_path):
     llm = scripted()
-    pipe = Pipeline.from_settings(corpus, load_settings(**overrides(tmp_path)), llm=llm)
-    a = pipe.run(Q)
+    pipe = pipeline_from_settings(corpus, load_settings(**overrides(tmp_path)), llm=llm)
+    a = pipe.answer(Q)
     assert exact_answer(a) == ("yes",) and a.question_type == "yesno"
     assert a.text == "Yes. Trials show it works [1], see."
     assert [c.passage_id for c in a.citations] == ["a1#0"]
@@ -68,8 +69,10 @@ def test_deepera_pipeline_answers_with_cited_passages(corpus, tmp_path):
     assert all(r["graded"] for r in rows.values())  # no calibrator: nothing pruned
     # CR: the kept passage (3 title + 6 text words) / the 4-word summary
     assert info["compression_ratio"] == pytest.approx(9 / 4)
-    assert tuple(info["deepera"]["kept_ids"]) == ("a1#0",)
-    json.dumps(answer_dict(a))
+    assert [r["passage_id"] for r in info["candidates"] if r["kept"]] == ["a1#0"]
+    assert info["filter"] == {"tau": 0.8, "top_k": 2, "calibrated": True}
+    assert info["rerank_trace"]["intent"]["intent"] == "factual"
+    json.dumps(answer_json(a))
 
 
 def test_nothing_survives_the_filter_refuses(corpus, tmp_path):

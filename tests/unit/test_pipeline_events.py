@@ -10,7 +10,7 @@ import pytest
 from test_pipeline import DOCS, Q, overrides, scripted
 from tiny_corpus import bm25_corpus
 
-from sciera.pipeline import Pipeline, answer_dict
+from sciera.pipeline import answer_json, pipeline_from_settings
 from sciera.settings import load_settings
 
 
@@ -21,8 +21,8 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_each_stage_reports_json_ready_data_in_order(corpus, tmp_path):
     events: list[tuple[str, dict]] = []
-    pipe = Pipeline.from_settings(corpus, load_settings(**overrides(tmp_path)), llm=scripted())
-    answer = pipe.run(Q, on_event=lambda name, data: events.append((name, data)))
+    pipe = pipeline_from_settings(corpus, load_settings(**overrides(tmp_path)), llm=scripted())
+    answer = pipe.answer(Q, on_event=lambda name, data: events.append((name, data)))
     assert [name for name, _ in events] == ["retrieved", "reranked", "evidence", "answer"]
     for _, data in events:
         assert json.loads(json.dumps(data)) == data  # plain JSON, nothing lost
@@ -31,10 +31,11 @@ def test_each_stage_reports_json_ready_data_in_order(corpus, tmp_path):
     assert [c["rank"] for c in retrieved] == [1, 2, 3] and retrieved[0]["passage_id"] == "a1#0"
     assert retrieved[0]["text"] == DOCS[0][2] and data["retrieved"]["first_stage"] == "bm25"
     assert data["reranked"]["candidates"] == answer.trace["pipeline"]["candidates"]
-    assert data["reranked"]["deepera"]["intent"]["intent"] == "factual"
+    assert data["reranked"]["trace"]["intent"]["intent"] == "factual"
+    assert data["reranked"]["filter"] == {"tau": 0.8, "top_k": 2, "calibrated": True}
     assert data["evidence"]["extractor"] == "deepera"
     assert [e["passage_id"] for e in data["evidence"]["evidence"]] == ["a1#0"]
-    assert data["answer"] == json.loads(json.dumps(answer_dict(answer)))
+    assert data["answer"] == json.loads(json.dumps(answer_json(answer)))
 
 
 class Stop(Exception):
@@ -43,7 +44,7 @@ class Stop(Exception):
 
 def test_an_exception_from_the_callback_stops_before_the_next_stage(corpus, tmp_path):
     llm = scripted()
-    pipe = Pipeline.from_settings(corpus, load_settings(**overrides(tmp_path)), llm=llm)
+    pipe = pipeline_from_settings(corpus, load_settings(**overrides(tmp_path)), llm=llm)
 
     def stop_after_rerank(name: str, data: dict) -> None:
         if name == "reranked":
@@ -58,7 +59,7 @@ def test_without_a_callback_the_answer_is_unchanged(corpus, tmp_path):
     settings = load_settings(**overrides(tmp_path))
 
     def answer(**kwargs):
-        return Pipeline.from_settings(corpus, settings, llm=scripted()).run(Q, **kwargs)
+        return pipeline_from_settings(corpus, settings, llm=scripted()).answer(Q, **kwargs)
 
     plain, heard = answer(), answer(on_event=lambda *_: None)
     assert plain.text == heard.text and plain.citations == heard.citations

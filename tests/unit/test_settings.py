@@ -5,16 +5,17 @@ from sciera.settings import PRESETS, load_settings
 
 
 def test_defaults_follow_the_spec(monkeypatch):
-    monkeypatch.delenv("SCIERA_RERANK__SCORER")  # pinned to llm for the unit tier
+    monkeypatch.delenv("SCIERA_DEEPERA__SCORER")  # pinned to llm for the unit tier
     s = load_settings()
     # the trained models are the defaults (measured: README, benchmarks/rerank_trained.py)
-    assert s.rerank.scorer == "cross_encoder" and s.rerank.scorer_model == "scifact-minilm"
+    assert s.deepera.scorer == "cross_encoder" and s.deepera.scorer_model == "scifact-minilm"
     # int8 where the model's card calibrated it (the shipped one): same SciFact test quality
-    assert s.rerank.cross_encoder_precision == "auto"
+    assert s.cross_encoder.precision == "auto"
     assert s.embed.backend == "scifact-minilm"
     assert (s.bm25.k1, s.bm25.b) == (0.9, 0.4)
     assert s.corpus.max_words == 250
-    assert s.rerank.tau == 0.8 and s.rerank.depth == 30 and s.rerank.top_k == 5
+    assert s.filter.tau == 0.8 and s.rerank.depth == 30 and s.filter.top_k == 5
+    assert s.filter.use_tau and s.rerank.reranker == "deepera"
     assert s.retrieve.rrf_k == 60
     assert s.llm.model == "qwen2.5-coder-1.5b-instruct-q4_k_m"
     assert s.llm.threads == 2
@@ -43,7 +44,7 @@ def test_unknown_preset_and_unknown_field_are_rejected():
     with pytest.raises(ValidationError, match="no_such_field"):
         load_settings(bm25={"no_such_field": 1})
     with pytest.raises(ValidationError):
-        load_settings(rerank={"tau": 1.5})
+        load_settings(filter={"tau": 1.5})
 
 
 def test_home_follows_env(monkeypatch, tmp_path):

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from sciera.cli import app
+from sciera.cli.base import app
 from sciera.errors import ScieraError
 
 
@@ -32,7 +32,7 @@ def _snippet(text: str, width: int = 90) -> str:
 def _tau_hint(info: dict[str, Any]) -> str:
     """When every candidate fell below the threshold: the best score, and how to go on."""
     rows = info.get("candidates", [])
-    tau = info.get("deepera", {}).get("settings", {}).get("tau")
+    tau = info.get("filter", {}).get("tau")
     graded = [r for r in rows if r.get("graded", True)]  # a pruned row's score is a bound
     if not graded or tau is None or any(r["kept"] for r in rows):
         return ""
@@ -92,9 +92,9 @@ def _print(data: dict[str, Any], explain: bool) -> None:
             f"{info['compression_ratio_candidates']:.2f}); sufficient: {info['sufficient']}; "
             f"{secs}"
         )
-    if explain and "deepera" in info:
-        typer.echo("DeepEra trace:")
-        typer.echo(json.dumps(info["deepera"], indent=2, ensure_ascii=False))
+    if explain and info.get("rerank_trace"):
+        typer.echo(f"{info.get('reranker')} trace:")
+        typer.echo(json.dumps(info["rerank_trace"], indent=2, ensure_ascii=False))
 
 
 @app.command("ask")
@@ -106,8 +106,12 @@ def ask(
         str | None, typer.Option("--first-stage", help="bm25 | dense | hybrid")
     ] = None,
     depth: Annotated[int | None, typer.Option(help="First-stage candidates to rerank.")] = None,
-    reranker: Annotated[str | None, typer.Option(help="Reranker name (default deepera).")] = None,
-    tau: Annotated[float | None, typer.Option(help="DeepEra threshold on the score.")] = None,
+    reranker: Annotated[
+        str | None, typer.Option(help="Reranker name (default deepera; none: no reranking).")
+    ] = None,
+    tau: Annotated[
+        float | None, typer.Option(help="Keep passages with calibrated P(relevant) >= tau.")
+    ] = None,
     scorer: Annotated[
         str | None,
         typer.Option(help="DeepEra's relevance scorer: llm | cross_encoder (trained, fast)."),
@@ -153,21 +157,16 @@ def ask(
 ) -> None:
     """Answer QUESTION from the corpus, with citations, the evidence and the candidate table."""
     from sciera.errors import require_query
-    from sciera.pipeline import Pipeline, answer_dict
+    from sciera.pipeline import answer_json, pipeline_from_settings
 
     question = require_query(question, "question")  # before any model loads
     settings = _settings(
         preset,
         {
             "retrieve": {"retriever": first_stage},
-            "rerank": {
-                "depth": depth,
-                "reranker": reranker,
-                "tau": tau,
-                "top_k": top_k,
-                "scorer": scorer,
-                "scorer_model": scorer_model,
-            },
+            "rerank": {"depth": depth, "reranker": reranker},
+            "filter": {"tau": tau, "top_k": top_k},
+            "deepera": {"scorer": scorer, "scorer_model": scorer_model},
             "answer": {
                 "evidence": evidence,
                 "question_type": qtype,
@@ -180,11 +179,11 @@ def ask(
             },
         },
     )
-    answer = Pipeline.from_settings(corpus, settings).run(question)
-    data = answer_dict(answer)
+    pipeline = pipeline_from_settings(corpus, settings)
+    data = answer_json(pipeline.answer(question))
     if as_json:
         if not explain:
-            data["trace"].get("pipeline", {}).pop("deepera", None)
+            data["trace"].get("pipeline", {}).pop("rerank_trace", None)
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
     _print(data, explain)

@@ -8,18 +8,18 @@ from typing import Annotated, Any
 
 import typer
 
-from sciera.cli import app
+from sciera.cli.base import app
 from sciera.errors import ScieraError
 
 
-def _settings(preset: str | None, **rerank: Any) -> Any:
+def _settings(preset: str | None, overrides: dict[str, dict[str, Any]]) -> Any:
     from pydantic import ValidationError
 
     from sciera.settings import load_settings
 
-    overrides = {k: v for k, v in rerank.items() if v is not None}
+    clean = {k: {n: v for n, v in d.items() if v is not None} for k, d in overrides.items()}
     try:
-        return load_settings(preset, rerank=overrides)
+        return load_settings(preset, **{k: v for k, v in clean.items() if v})
     except (ValidationError, ValueError) as exc:
         raise ScieraError(f"invalid settings: {exc}".replace("\n", " ")) from exc
 
@@ -40,7 +40,9 @@ def rerank(
     reranker: Annotated[
         str | None, typer.Option(help="Reranker name (see sciera.rerank.registry).")
     ] = None,
-    tau: Annotated[float | None, typer.Option(help="DeepEra threshold on the score.")] = None,
+    tau: Annotated[
+        float | None, typer.Option(help="Keep passages with calibrated P(relevant) >= tau.")
+    ] = None,
     scorer: Annotated[
         str | None,
         typer.Option(help="DeepEra's relevance scorer: llm | cross_encoder (trained, fast)."),
@@ -53,90 +55,85 @@ def rerank(
         str | None, typer.Option(help="Cross-encoder model name or local path (cross_encoder).")
     ] = None,
     no_intent: Annotated[bool, typer.Option("--no-intent", help="DeepEra ablation v1.")] = False,
-    no_filter: Annotated[bool, typer.Option("--no-filter", help="DeepEra ablation v2.")] = False,
-    no_summary: Annotated[bool, typer.Option("--no-summary", help="DeepEra ablation v3.")] = False,
+    no_filter: Annotated[
+        bool, typer.Option("--no-filter", help="No tau, only --top-k (DeepEra ablation v2).")
+    ] = False,
     reasons: Annotated[bool, typer.Option(help="DeepEra: ask for a one-line reason.")] = False,
-    explain: Annotated[bool, typer.Option(help="Print DeepEra's full trace.")] = False,
+    explain: Annotated[bool, typer.Option(help="Print the reranker's full trace.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     preset: Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")] = None,
 ) -> None:
-    """Retrieve candidates for QUESTION and rerank them; lists scores and filtered passages."""
+    """Retrieve candidates for QUESTION, rerank and filter them as `ask` does; lists the
+    kept passages with their scores, and the filtered ones with why."""
     from sciera.errors import require_query
-    from sciera.rerank.registry import make_reranker
+    from sciera.pipeline import CANDIDATES, PipelineSpec, build_pipeline
     from sciera.retrieve.open import open_retriever
 
     question = require_query(question, "question")
     settings = _settings(
         preset,
-        depth=depth,
-        tau=tau,
-        top_k=top_k,
-        reranker=reranker,
-        scorer=scorer,
-        scorer_model=scorer_model,
+        {
+            "rerank": {"depth": depth, "reranker": reranker},
+            "filter": {"tau": tau, "top_k": top_k, "use_tau": False if no_filter else None},
+            "deepera": {
+                "scorer": scorer,
+                "scorer_model": scorer_model,
+                "use_intent": False if no_intent else None,
+                "with_reason": reasons or None,
+            },
+        },
     )
-    name = settings.rerank.reranker
-    kwargs: dict[str, Any] = {}
-    if name == "deepera":
-        kwargs = {
-            "use_intent": not no_intent,
-            "use_filter": not no_filter,
-            "use_summary": not no_summary,
-            "with_reason": reasons,
-        }
-    elif model is not None:
-        kwargs["model"] = model
+    spec = PipelineSpec(
+        retriever=CANDIDATES,
+        reranker=settings.rerank.reranker,
+        reranker_params={} if model is None else {"model": model},
+        filter=settings.filter,
+    )
+    pipeline = build_pipeline(spec, settings)
     candidates = open_retriever(corpus, first_stage, settings).search(
         question, settings.rerank.depth
     )
-    rr = make_reranker(name, settings, **kwargs)
-    trace = None
-    if name == "deepera":
-        ranked, trace = rr.rerank_with_trace(question, candidates)  # type: ignore[attr-defined]
-    else:
-        ranked = rr.rerank(question, candidates)
-        ranked = ranked.top(settings.rerank.top_k)
+    result = pipeline.run(question, candidates=candidates)
+    name, kept, ranked = spec.reranker, result.kept, result.reranked
+    assert ranked is not None
+    decisions = result.traces["filter"]
+    scores = {it.passage_id: it.score for it in ranked}
+    filtered = [d for d in decisions["decisions"] if not d["kept"]]
+    trace = result.traces.get("rerank") or None
 
     if as_json:
         out: dict[str, Any] = {
             "question": question,
             "reranker": name,
             "first_stage": first_stage,
+            "filter": {"tau": decisions["tau"], "top_k": decisions["top_k"]},
             "results": [
                 {
                     "rank": it.rank,
                     "passage_id": it.passage_id,
                     "score": it.score,
                     "title": it.passage.title,
-                    "summary": it.provenance.get(name, {}).get("summary", ""),
                 }
-                for it in ranked
+                for it in kept
+            ],
+            "filtered": [
+                {"passage_id": d["passage_id"], "score": scores[d["passage_id"]], "why": d["why"]}
+                for d in filtered
             ],
         }
-        if trace is not None:
-            out["filtered"] = [
-                {"passage_id": p.passage_id, "score": p.score, "why": p.filter_reason}
-                for p in trace.passages
-                if not p.kept
-            ]
-            if explain:
-                out["trace"] = trace.to_dict()
+        if explain and trace is not None:
+            out["trace"] = trace
         typer.echo(json.dumps(out, indent=2, ensure_ascii=False))
         return
 
-    typer.echo(f"{name} over {first_stage} top-{settings.rerank.depth}: {len(ranked)} passages")
-    for it in ranked:
+    typer.echo(f"{name} over {first_stage} top-{settings.rerank.depth}: {len(kept)} passages")
+    for it in kept:
         typer.echo(f"{it.rank:>3}. {it.score:.3f}  {it.passage_id}  {_snippet(it.passage.title)}")
-        summary = it.provenance.get(name, {}).get("summary", "")
-        if summary:
-            typer.echo(f"       summary: {_snippet(summary, 110)}")
-    if trace is None:
-        return
-    filtered = [p for p in trace.passages if not p.kept]
     if filtered:
         typer.echo(f"filtered ({len(filtered)}):")
-        for p in filtered:
-            typer.echo(f"       {p.score:.3f}  {p.passage_id}  {p.filter_reason}")
-    typer.echo(f"scores: {trace.score_source}")
-    if explain:
-        typer.echo(trace.to_json())
+        for d in filtered:
+            typer.echo(f"       {scores[d['passage_id']]:.3f}  {d['passage_id']}  {d['why']}")
+    if trace is not None and trace.get("score_source"):
+        typer.echo(f"scores: {trace['score_source']}")
+    if explain and trace is not None:
+        typer.echo(json.dumps(trace, indent=2, ensure_ascii=False))

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from sciera.cli import app
+from sciera.cli.base import app
 from sciera.research.api import RESEARCH_N_CTX
 
 
@@ -70,7 +70,7 @@ def research(
     from sciera.cli.ask_cmds import _print, _settings
     from sciera.errors import require_query
     from sciera.llm.registry import make_llm
-    from sciera.pipeline import answer_dict
+    from sciera.pipeline import answer_json
     from sciera.research.api import ResearchOptions, build_agent
     from sciera.research.trace import explain_lines, write_trace
 
@@ -94,7 +94,7 @@ def research(
     if as_json:
         typer.echo(json.dumps(run.to_dict(), indent=2, ensure_ascii=False))
         return
-    _print(answer_dict(run.answer), explain=False)
+    _print(answer_json(run.answer), explain=False)
     typer.echo(
         f"stopped by {run.stopped_by}{' (partial answer)' if run.partial else ''}; "
         f"{run.search_calls} searches"

@@ -7,14 +7,16 @@ runner's other pipelines so every metric, report and paired test reads it unchan
   retrieved over all calls);
 - ``agent``: search calls, steps, distinct queries and why the run stopped; the record
   metrics ``search_calls`` and ``completion`` read it;
-- ``answer``, judges and ``cost`` (one ``agent`` stage: seconds and LLM tokens) as for a
-  generator; ``trace``: every step, written to ``traces.jsonl``.
+- ``answer`` (its final answer step is the answering pipeline's), and ``trace``: every
+  step, written to ``traces.jsonl``; the runner adds judges and ``cost`` (one ``agent``
+  stage: seconds and LLM tokens).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from sciera.pipeline import answer_json
 from sciera.types import document_of
 
 if TYPE_CHECKING:
@@ -44,17 +46,12 @@ def agent_summary(run: Run) -> dict[str, Any]:
     }
 
 
-def run_agent_query(agent: Any, llm: Any, query: str, unit: str) -> dict[str, Any]:
-    """The record fields of one agent run (the caller adds qid, setting, input, judges)."""
-    from sciera.eval.runner import answer_record, stage_cost
-
-    cost: dict[str, dict[str, float]] = {}
-    with stage_cost(cost, "agent", llm):
-        run = agent.run(query)
+def agent_record(run: Run, unit: str) -> dict[str, Any]:
+    """The record fields of one agent run (the runner adds qid, setting, input, cost,
+    judges)."""
     return {
         "first": seen_ranking(run, unit),
         "agent": agent_summary(run),
-        "answer": answer_record(run.answer),
+        "answer": answer_json(run.answer, trace=False),
         "trace": [s.to_dict() for s in run.steps],
-        "cost": cost,
     }

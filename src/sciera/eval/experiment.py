@@ -14,7 +14,7 @@
         retriever: hybrid
         reranker: deepera
         rerank_depth: 30
-        reranker_params: {tau: 0.8, use_summary: false}
+        filter: {tau: 0.8, top_k: 5}     # ask's filter; default: keep every passage
       - name: agent                    # the research agent instead of rerank + answer
         retriever: hybrid
         agent: research
@@ -35,6 +35,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from sciera.errors import ScieraError
+from sciera.pipeline.spec import CANDIDATES, PipelineSpec
+from sciera.settings import FilterSettings
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 
@@ -121,10 +123,17 @@ class JudgeSpec(_Strict):
         return {k: v for k in ("rubrics", "max_words") if (v := getattr(self, k)) is not None}
 
 
-class PipelineSpec(_Strict):
+class ExperimentPipeline(PipelineSpec):
+    """One pipeline of an experiment: the answering pipeline's spec
+    (:class:`~sciera.pipeline.PipelineSpec`: stages and their options), a name, how a
+    candidate pool is ordered, or a multi-step agent in place of its stages.
+
+    Unlike ``sciera ask``'s, an experiment pipeline's filter keeps every passage unless
+    told (``filter: {tau: 0.8, top_k: 5}`` is ask's); ranking metrics score the kept
+    passages when the filter thresholds, else the whole reranked (or first-stage) order.
+    """
+
     name: str
-    retriever: str = Field("bm25", description="bm25, dense, hybrid or candidates.")
-    depth: int = Field(100, ge=1, description="First-stage depth (documents or passages).")
     pool_order: Literal["given", "neutral"] = Field(
         "given",
         description=(
@@ -134,13 +143,11 @@ class PipelineSpec(_Strict):
             "with a rank-feature calibrator) on SSLI sets, whose distractors are listed last."
         ),
     )
-    reranker: str | None = None
-    rerank_depth: int | None = Field(None, ge=1, description="Candidates given to the reranker.")
-    reranker_params: dict[str, Any] = Field(default_factory=dict)
-    evidence: str | None = None
-    evidence_params: dict[str, Any] = Field(default_factory=dict)
-    generator: str | None = None
-    generator_params: dict[str, Any] = Field(default_factory=dict)
+    filter: FilterSettings = Field(
+        default_factory=lambda: FilterSettings(use_tau=False, top_k=None),
+        description="Which reranked passages the evidence and the answer read: tau over "
+        "calibrated scores (off unless set), at most top_k (default: every passage).",
+    )
     agent: str | None = Field(
         None,
         description=(
@@ -157,41 +164,28 @@ class PipelineSpec(_Strict):
             raise ValueError(f"{value!r} must be one word of letters, digits and _ . + -")
         return value
 
-    @field_validator("retriever")
+    @field_validator("agent")
     @classmethod
-    def _known_retriever(cls, value: str) -> str:
-        from sciera.retrieve.open import RETRIEVERS
+    def _known_agent(cls, value: str | None) -> str | None:
+        from sciera.research.registry import AGENTS
 
-        names = [*sorted(RETRIEVERS), "candidates"]
-        if value not in names:
-            raise ValueError(f"unknown retriever {value!r} (choose from {', '.join(names)})")
+        if value is not None and value not in AGENTS:
+            raise ValueError(f"unknown agent {value!r} (choose from {', '.join(sorted(AGENTS))})")
         return value
 
-    @field_validator("reranker")
+    @field_validator("reranker_params")
     @classmethod
-    def _known_reranker(cls, value: str | None) -> str | None:
-        from sciera.rerank.registry import RERANKERS
-
-        if value is not None and value not in RERANKERS:
+    def _filter_apart(cls, value: dict[str, Any]) -> dict[str, Any]:
+        moved = sorted(set(value) & {"tau", "top_k", "use_filter"})
+        if moved:
             raise ValueError(
-                f"unknown reranker {value!r} (choose from {', '.join(sorted(RERANKERS))})"
+                f"{moved[0]}: the filter stage's option now; give it as filter: "
+                "{tau: ..., top_k: ..., use_tau: ...}"
             )
         return value
 
-    @field_validator("evidence", "generator", "agent")
-    @classmethod
-    def _registered(cls, value: str | None, info: Any) -> str | None:
-        from sciera.eval.stages import STAGES
-
-        if value is not None:
-            try:
-                STAGES[info.field_name].check(value)
-            except LookupError as exc:
-                raise ValueError(str(exc)) from None
-        return value
-
     @model_validator(mode="after")
-    def _agent_alone(self) -> PipelineSpec:
+    def _agent_alone(self) -> ExperimentPipeline:
         if self.agent is None:
             if self.agent_params:
                 raise ValueError("agent_params: given without an agent")
@@ -201,7 +195,7 @@ class PipelineSpec(_Strict):
             raise ValueError(
                 f"{own[0]}: an agent pipeline has its own stages; set them in agent_params"
             )
-        if self.retriever == "candidates":
+        if self.retriever == CANDIDATES:
             raise ValueError("retriever: an agent searches a corpus, not candidate pools")
         from sciera.research.registry import agent_options
 
@@ -211,23 +205,15 @@ class PipelineSpec(_Strict):
             raise ValueError(f"agent_params: {exc}") from None
         return self
 
-    @model_validator(mode="after")
-    def _ensemble_params(self) -> PipelineSpec:
-        if self.reranker == "ensemble":
-            from sciera.rerank.ensemble import check_params
-
-            try:
-                check_params(self.reranker_params)
-            except ValueError as exc:
-                raise ValueError(f"reranker_params.{exc}") from None
-        return self
-
     @property
     def uses_llm(self) -> bool:
-        from sciera.rerank.registry import uses_llm
+        return super().uses_llm or self.agent is not None
 
-        reranker_llm = self.reranker is not None and uses_llm(self.reranker, self.reranker_params)
-        return reranker_llm or bool(self.evidence or self.generator or self.agent)
+    def stages(self) -> PipelineSpec:
+        """The answering pipeline's spec alone (what :func:`sciera.pipeline.build_pipeline`
+        builds)."""
+        fields = set(PipelineSpec.model_fields)
+        return PipelineSpec(**{k: v for k, v in self if k in fields})
 
 
 class Experiment(_Strict):
@@ -240,7 +226,7 @@ class Experiment(_Strict):
     judges: list[JudgeSpec] = Field(default_factory=list)
     repeats: int | None = Field(None, ge=1, description="Default: 3 with an LLM, else 1.")
     seeds: list[int] | None = None
-    pipelines: list[PipelineSpec] = Field(min_length=1)
+    pipelines: list[ExperimentPipeline] = Field(min_length=1)
 
     @field_validator("metrics")
     @classmethod
@@ -269,7 +255,7 @@ class Experiment(_Strict):
     def max_repeats(self) -> int:
         return max(self.repeats_of(p) for p in self.pipelines)
 
-    def repeats_of(self, pipeline: PipelineSpec) -> int:
+    def repeats_of(self, pipeline: ExperimentPipeline) -> int:
         if self.repeats is not None:
             return self.repeats
         return 3 if pipeline.uses_llm or self.judges else 1
@@ -308,7 +294,7 @@ def _check_paths(exp: Experiment, source: str) -> None:
     for i, j in enumerate(exp.judges):
         if j.rubrics is not None and not j.rubrics.is_file():
             raise ScieraError(f"{source}: judges[{i}].rubrics: no such file: {j.rubrics}")
-    needs_corpus = [i for i, p in enumerate(exp.pipelines) if p.retriever != "candidates"]
+    needs_corpus = [i for i, p in enumerate(exp.pipelines) if p.retriever != CANDIDATES]
     if needs_corpus and exp.corpus is None:
         i = needs_corpus[0]
         raise ScieraError(

@@ -44,15 +44,15 @@ from typing import Any
 from sciera.datasets.loaders import EvalDataset, load_dataset
 from sciera.errors import ScieraError
 from sciera.eval.aggregate import JUDGE_STAGE
-from sciera.eval.experiment import Experiment, PipelineSpec
+from sciera.eval.experiment import Experiment, ExperimentPipeline
 from sciera.eval.metrics.ranking import neutral_order
 from sciera.eval.resultlog import QueryLog
 from sciera.eval.runstore import mark_repeat_done, prepare_results_dir, write_repeat_outputs
 from sciera.executor import Executor
-from sciera.generate.base import exact_answer
 from sciera.llm.metered import MeteredLLM, SeedTagged
+from sciera.pipeline import Pipeline, answer_json, build_pipeline
 from sciera.settings import Settings
-from sciera.types import Answer, Evidence, Ranking, ScoredPassage
+from sciera.types import Ranking, ScoredPassage
 
 logger = logging.getLogger(__name__)
 
@@ -83,13 +83,12 @@ class RunSummary:
 
 @dataclass
 class _Stages:
-    spec: PipelineSpec
-    retriever: Any
-    llm: MeteredLLM | None = None
-    reranker: Any = None
-    extractor: Any = None
-    generator: Any = None
+    """One experiment pipeline, built: the answering pipeline, or an agent in its place."""
+
+    spec: ExperimentPipeline
+    pipeline: Pipeline | None = None
     agent: Any = None
+    llm: MeteredLLM | None = None
     judges: list[tuple[str, Any, MeteredLLM]] = field(default_factory=list)
 
 
@@ -281,7 +280,7 @@ def _run_all(
             mark_repeat_done(out, p.name, r, seed, model, identities[p.name] if whole else None)
 
 
-def pipeline_identity(p: PipelineSpec, settings: Settings) -> str:
+def pipeline_identity(p: ExperimentPipeline, settings: Settings) -> str:
     """What a pipeline's results depend on beyond its spec and LLM: the files of the
     models its reranker loads by name (see :func:`~sciera.rerank.registry.reranker_identity`)."""
     if p.reranker is None:
@@ -302,7 +301,7 @@ def run_questions(
             if stages.agent is not None:  # it searches by itself
                 yield _run_agent(stages, data, qid)
             else:
-                yield _run_query(stages, data, qid, ranking, seconds, settings)
+                yield _run_query(stages, data, qid, ranking, seconds)
 
 
 def _check_inputs(log: QueryLog, data: EvalDataset) -> None:
@@ -321,7 +320,7 @@ def _check_inputs(log: QueryLog, data: EvalDataset) -> None:
         )
 
 
-def stages_model(p: PipelineSpec, factory: LLMFactory, settings: Settings, seed: int) -> str:
+def stages_model(p: ExperimentPipeline, factory: LLMFactory, settings: Settings, seed: int) -> str:
     """The LLM model id recorded in the manifest ("" for pipelines without an LLM)."""
     if not p.uses_llm:
         return ""
@@ -329,45 +328,30 @@ def stages_model(p: PipelineSpec, factory: LLMFactory, settings: Settings, seed:
 
 
 def _build(
-    p: PipelineSpec,
+    p: ExperimentPipeline,
     exp: Experiment,
     settings: Settings,
     retrievers: Retrievers,
     factory: LLMFactory,
     seed: int,
 ) -> _Stages:
-    from sciera.eval.stages import LLM_RERANKERS, STAGES
-
     if p.agent is not None:
         return _build_agent(p, exp, settings, factory, seed)
-    stages = _Stages(p, retrievers.get(p.retriever))
-    if p.uses_llm:
-        stages.llm = MeteredLLM(factory(settings, seed))
-    llm_kw = {"llm": stages.llm} if stages.llm is not None else {}
-    if p.reranker is not None:
-        from sciera.rerank.registry import make_reranker
-
-        kw = {**p.reranker_params, **(llm_kw if p.reranker in LLM_RERANKERS else {})}
-        stages.reranker = make_reranker(p.reranker, settings, **kw)
-    if p.evidence is not None:
-        stages.extractor = STAGES["evidence"].make(
-            p.evidence, settings, **{**p.evidence_params, **llm_kw}
-        )
+    llm = MeteredLLM(factory(settings, seed)) if p.uses_llm else None
+    pipeline = build_pipeline(p.stages(), settings, retriever=retrievers.get(p.retriever), llm=llm)
+    stages = _Stages(p, pipeline, llm=pipeline.llm)
     if p.generator is not None:
-        stages.generator = STAGES["generator"].make(
-            p.generator, settings, **{**p.generator_params, **llm_kw}
-        )
         stages.judges = _judges(exp, settings, stages.llm, factory, seed)
     return stages
 
 
 def _build_agent(
-    p: PipelineSpec, exp: Experiment, settings: Settings, factory: LLMFactory, seed: int
+    p: ExperimentPipeline, exp: Experiment, settings: Settings, factory: LLMFactory, seed: int
 ) -> _Stages:
     """An agent pipeline: the agent searches the corpus itself (no shared retriever), with
     the pipeline's first stage and a context long enough for its growing conversation."""
-    from sciera.eval.stages import STAGES
     from sciera.research.api import RESEARCH_N_CTX
+    from sciera.research.registry import make_agent
 
     settings = settings.model_copy(
         update={
@@ -377,12 +361,9 @@ def _build_agent(
             ),
         }
     )
-    stages = _Stages(p, None, MeteredLLM(factory(settings, seed)))
-    stages.agent = STAGES["agent"].make(
-        p.agent or "", settings, corpus=exp.corpus, llm=stages.llm, **p.agent_params
-    )
-    stages.judges = _judges(exp, settings, stages.llm, factory, seed)
-    return stages
+    llm = MeteredLLM(factory(settings, seed))
+    agent = make_agent(p.agent or "", settings, corpus=exp.corpus, llm=llm, **p.agent_params)
+    return _Stages(p, agent=agent, llm=llm, judges=_judges(exp, settings, llm, factory, seed))
 
 
 def _judges(
@@ -408,9 +389,10 @@ def _judges(
 
 
 @contextmanager
-def stage_cost(
+def _metered(
     cost: dict[str, dict[str, float]], name: str, llm: MeteredLLM | None
 ) -> Iterator[None]:
+    """Time the block and count the LLM calls and tokens it made, as ``cost[name]``."""
     from sciera.llm.accounting import stage
 
     before = llm.totals() if llm is not None else {}
@@ -438,9 +420,10 @@ def _first_stage(st: _Stages, data: EvalDataset, qids: list[str]) -> tuple[list[
     """First-stage rankings of ``qids`` (one batched search) and the seconds per question."""
     p = st.spec
     start = time.perf_counter()
+    retriever = st.pipeline.retriever if st.pipeline is not None else None
     if st.agent is not None:
         return [Ranking(data.queries[q], (), "agent") for q in qids], 0.0
-    if st.retriever is None:
+    if retriever is None:
         out = []
         for qid in qids:
             pool = data.candidates.get(qid, ())
@@ -455,61 +438,57 @@ def _first_stage(st: _Stages, data: EvalDataset, qids: list[str]) -> tuple[list[
             out.append(Ranking(data.queries[qid], items, "candidates"))
     else:
         k = 10 * p.depth if data.unit == "document" else p.depth
-        out = st.retriever.search_many([data.queries[q] for q in qids], k)
+        out = retriever.search_many([data.queries[q] for q in qids], k)
     return out, (time.perf_counter() - start) / max(len(qids), 1)
 
 
+PIPELINE_COST = ("rerank", "evidence", "generate")
+"""The pipeline's stage costs a result line keeps (its first stage is timed per batch)."""
+
+
 def _run_query(
-    st: _Stages,
-    data: EvalDataset,
-    qid: str,
-    ranking: Ranking,
-    first_seconds: float,
-    settings: Settings,
+    st: _Stages, data: EvalDataset, qid: str, ranking: Ranking, first_seconds: float
 ) -> dict[str, Any]:
-    p, query = st.spec, data.queries[qid]
-    cost: dict[str, dict[str, float]] = {"first_stage": {"seconds": first_seconds}}
+    """One question through the pipeline (its first-stage candidates given), as a record."""
+    assert st.pipeline is not None
+    pipe, query = st.pipeline, data.queries[qid]
     rec: dict[str, Any] = {"qid": qid, "setting": data.setting(qid), "input": data.input_key(qid)}
+    rec["first"] = unit_scores(ranking, data.unit, st.spec.depth)
+    result = pipe.run(query, candidates=ranking)
+    cost = {"first_stage": {"seconds": first_seconds}}
+    cost.update({k: v for k, v in result.cost.items() if k in PIPELINE_COST})
     rec["cost"] = cost  # judges add their rows to it
-    rec["first"] = unit_scores(ranking, data.unit, p.depth)
-    final = ranking
-    if st.reranker is not None:
-        inp = ranking.top(p.rerank_depth or settings.rerank.depth)
-        with stage_cost(cost, "rerank", st.llm):
-            if hasattr(st.reranker, "rerank_with_trace"):
-                final, trace = st.reranker.rerank_with_trace(query, inp)
-                rec["trace"] = trace.to_dict()
-            else:
-                final = st.reranker.rerank(query, inp)
-        rec["rerank_input"] = len(unit_scores(inp, data.unit, None))
-        rec["reranked"] = unit_scores(final, data.unit, None)
-    evidence = [Evidence(it.passage, it.score) for it in final.top(settings.rerank.top_k)]
-    if st.extractor is not None:
-        with stage_cost(cost, "evidence", st.llm):
-            out = st.extractor.extract(query, final)
-        evidence = list(getattr(out, "evidence", out))
+    if result.reranked is not None:
+        if result.traces.get("rerank"):
+            rec["trace"] = result.traces["rerank"]
+        rec["rerank_input"] = len(unit_scores(ranking.top(pipe.rerank_depth), data.unit, None))
+        rec["reranked"] = unit_scores(result.final, data.unit, None)
+    if result.evidence is not None:
+        ev = result.evidence
         rec["evidence"] = [
             {"passage_id": e.passage.passage_id, "score": e.score, "summary": e.summary}
-            for e in evidence
+            for e in ev.evidence
         ]
-        rec["evidence_text"] = "\n".join(e.text for e in evidence)
-        rec["evidence_sources"] = [it.passage.contents for it in final]
-        if getattr(out, "trace", None):
-            rec["evidence_trace"] = dict(out.trace)
-    if st.generator is not None:
-        with stage_cost(cost, "generate", st.llm):
-            answer: Answer = st.generator.answer(query, evidence)
-        rec["answer"] = answer_record(answer)
-        _judge(st, data, qid, answer.text, rec)
+        rec["evidence_text"] = ev.text
+        rec["evidence_sources"] = [it.passage.contents for it in result.kept]
+        if ev.trace:
+            rec["evidence_trace"] = dict(ev.trace)
+    if result.answer is not None:
+        rec["answer"] = answer_json(result.answer, trace=False)
+        _judge(st, data, qid, result.answer.text, rec)
     return rec
 
 
 def _run_agent(st: _Stages, data: EvalDataset, qid: str) -> dict[str, Any]:
-    from sciera.eval.agent_query import run_agent_query
+    from sciera.eval.agent_query import agent_record
 
     rec: dict[str, Any] = {"qid": qid, "setting": data.setting(qid), "input": data.input_key(qid)}
-    rec.update(run_agent_query(st.agent, st.llm, data.queries[qid], data.unit))
-    _judge(st, data, qid, rec["answer"]["text"], rec)
+    cost: dict[str, dict[str, float]] = {}
+    with _metered(cost, "agent", st.llm):
+        run = st.agent.run(data.queries[qid])
+    rec.update(agent_record(run, data.unit))
+    rec["cost"] = cost
+    _judge(st, data, qid, run.answer.text, rec)
     return rec
 
 
@@ -521,20 +500,9 @@ def _judge(st: _Stages, data: EvalDataset, qid: str, answer: str, rec: dict[str,
     cost = rec.setdefault("cost", {})
     judged = {}
     for name, judge, judge_llm in st.judges:
-        if refs or not getattr(judge, "needs_reference", True):
-            with stage_cost(cost, f"{JUDGE_STAGE}{name}", judge_llm):
+        if refs or not judge.needs_reference:
+            with _metered(cost, f"{JUDGE_STAGE}{name}", judge_llm):
                 verdict = judge.judge(data.queries[qid], refs[0] if refs else "", answer)
             judged[name] = verdict.to_dict()
     if judged:
         rec["judges"] = judged
-
-
-def answer_record(a: Answer) -> dict[str, Any]:
-    return {
-        "text": a.text,
-        "exact": list(exact_answer(a)),
-        "question_type": a.question_type,
-        "insufficient": a.insufficient,
-        "citations": [[c.marker, c.passage_id] for c in a.citations],
-        "evidence_ids": [e.passage.passage_id for e in a.evidence],
-    }

@@ -1,4 +1,5 @@
-"""The LLM an experiment repeat talks to: seeded, cached, and metered per pipeline stage.
+"""LLM wrappers: a seed-tagged model id (cache entries per seed), and a meter of every
+reply (what a pipeline run costs, by stage).
 
 ``CachedLLM`` keys its entries by model id, method, messages and call parameters;
 the backend's sampling seed is not among them. So that repeat r (seed s) does not
@@ -18,6 +19,8 @@ from typing import Any
 
 from sciera.llm.accounting import UsageTracker
 from sciera.llm.base import LLM, SEED_TAG, ChoiceProbs, Completion, JSONResult, Message
+
+COST_KEYS = ("llm_calls", "prompt_tokens", "completion_tokens", "cache_hits")
 
 
 class SeedTagged:

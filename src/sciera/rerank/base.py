@@ -22,11 +22,43 @@ class Reranker(Protocol):
     name: str
 
     def rerank(self, query: str, ranking: Ranking) -> Ranking:
-        """Return a new ranking of (a subset of) ``ranking``'s passages, best first."""
+        """Return a new ranking of ``ranking``'s passages, best first."""
+        ...
+
+    def rerank_traced(self, query: str, ranking: Ranking) -> tuple[Ranking, dict[str, Any]]:
+        """:meth:`rerank` and the reranker's own JSON-ready trace (``{}`` when it keeps none)."""
         ...
 
     def score(self, query: str, passage: Passage) -> float:
         """Relevance of one passage to the query (higher is more relevant)."""
+        ...
+
+
+class RerankerBase:
+    """What every reranker shares: ``rerank_traced`` is ``rerank`` with an empty trace,
+    unless the reranker records one of its own (DeepEra)."""
+
+    name: str
+
+    def rerank(self, query: str, ranking: Ranking) -> Ranking:
+        raise NotImplementedError
+
+    def rerank_traced(self, query: str, ranking: Ranking) -> tuple[Ranking, dict[str, Any]]:
+        return self.rerank(query, ranking), {}
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """What scores all of a query's candidates in one pass with calibrated P(relevant):
+    DeepEra's trained scorer (a cross-encoder trained by ``sciera train cross-encoder``)."""
+
+    name: str
+    model_name: str
+    score_mode: str
+    calibrator: Any  # a fitted Calibrator: the scores are probabilities
+
+    def assess(self, query: str, ranking: Ranking) -> tuple[list[float], list[float]]:
+        """(P(relevant), raw model outputs) of ``ranking``'s passages in input order."""
         ...
 
 
@@ -40,6 +72,8 @@ def rescored(
     stage: str,
     details: Sequence[Mapping[str, Any]] | None = None,
     query: str | None = None,
+    *,
+    calibrated: bool = False,
 ) -> Ranking:
     """A new ranking of ``ranking``'s items with new scores, sorted descending.
 
@@ -61,7 +95,7 @@ def rescored(
         ScoredPassage(sp.passage, sp.score, rank=n + 1, provenance=sp.provenance)
         for n, (_, _, sp) in enumerate(rows)
     )
-    return Ranking(ranking.query if query is None else query, items, stage)
+    return Ranking(ranking.query if query is None else query, items, stage, calibrated)
 
 
 def truncate_words(text: str, max_words: int) -> str:

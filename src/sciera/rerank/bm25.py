@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from sciera.rerank.base import rescored
+from sciera.rerank.base import RerankerBase, rescored
 from sciera.retrieve.bm25 import index_token_ids
 from sciera.retrieve.tokenize import BM25Tokenizer
 from sciera.settings import BM25Settings
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from sciera.settings import Settings
 
 
-class BM25Reranker:
+class BM25Reranker(RerankerBase):
     """Scores each passage by BM25 with IDF over the ranking's own passages."""
 
     name = "bm25"

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from sciera.rerank.base import rescored
+from sciera.rerank.base import RerankerBase, rescored
 from sciera.types import Passage, Ranking
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ def _unit(x: np.ndarray) -> np.ndarray:
     return x / np.where(norms == 0, 1.0, norms)
 
 
-class EmbeddingReranker:
+class EmbeddingReranker(RerankerBase):
     """Scores each passage by cosine(query, passage.contents) with any ``sciera.embed`` embedder."""
 
     name = "embedding"

@@ -21,62 +21,17 @@ dense "hybrid" over a fixed candidate pool with rank-based normalization::
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sciera.rerank.base import Reranker, rescored
+from sciera.rerank.base import Reranker, RerankerBase, rescored
 from sciera.rerank.normalize import NORMALIZERS, normalize
+from sciera.rerank.registry import MemberSpec, parse_members
 from sciera.types import Passage, Ranking
 
 if TYPE_CHECKING:
     from sciera.settings import Settings
 
 BIOASQ_WEIGHTS = (1.0, 7.0)  # cross_encoder, llm_listwise
-_MEMBER_KEYS = frozenset({"name", "weight", "params"})
-
-
-@dataclass(frozen=True, slots=True)
-class MemberSpec:
-    """A member named in a config: ``{name: <registered reranker>, weight: 1.0, params: {}}``."""
-
-    name: str
-    weight: float = 1.0
-    params: Mapping[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def parse(cls, value: Any) -> MemberSpec:
-        from sciera.rerank.registry import RERANKERS
-
-        if not isinstance(value, Mapping):
-            raise ValueError("expected a mapping {name, weight, params}")
-        extra = sorted(set(value) - _MEMBER_KEYS)
-        if extra:
-            raise ValueError(f"unknown keys {extra} (allowed: name, weight, params)")
-        name = value.get("name")
-        if name not in RERANKERS:
-            raise ValueError(
-                f"unknown reranker {name!r} (choose from {', '.join(sorted(RERANKERS))})"
-            )
-        weight = value.get("weight", 1.0)
-        if isinstance(weight, bool) or not isinstance(weight, int | float) or weight < 0:
-            raise ValueError(f"weight must be a number >= 0, got {weight!r}")
-        params = value.get("params", {})
-        if not isinstance(params, Mapping):
-            raise ValueError("params must be a mapping")
-        return cls(name, float(weight), dict(params))
-
-
-def parse_members(members: Any) -> list[MemberSpec]:
-    """Named members of a config; errors say which one (``members[1]: ...``)."""
-    if not isinstance(members, Sequence) or isinstance(members, str) or not members:
-        raise ValueError("members: expected a non-empty list of {name, weight, params}")
-    out = []
-    for i, value in enumerate(members):
-        try:
-            out.append(MemberSpec.parse(value))
-        except ValueError as exc:
-            raise ValueError(f"members[{i}]: {exc}") from None
-    return out
 
 
 def check_params(params: Mapping[str, Any]) -> None:
@@ -90,7 +45,7 @@ def check_params(params: Mapping[str, Any]) -> None:
         )
 
 
-class EnsembleReranker:
+class EnsembleReranker(RerankerBase):
     name = "ensemble"
 
     def __init__(

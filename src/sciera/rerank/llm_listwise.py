@@ -21,7 +21,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from sciera.llm.base import context_limits
-from sciera.rerank.base import rescored, truncate_words
+from sciera.rerank.base import RerankerBase, rescored, truncate_words
 from sciera.types import Passage, Ranking
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ def windows(n: int, window: int, step: int) -> list[tuple[int, int]]:
         end -= step
 
 
-class LLMListwiseReranker:
+class LLMListwiseReranker(RerankerBase):
     name = "llm_listwise"
 
     def __init__(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sciera.rerank.base import rescored, truncate_words
+from sciera.rerank.base import RerankerBase, rescored, truncate_words
 from sciera.types import Passage, Ranking
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 GRADES = tuple(str(i) for i in range(11))
 
 
-class _PointwiseBase:
+class _PointwiseBase(RerankerBase):
     name = ""
     prompt = ""
     choices: tuple[str, ...] = ()

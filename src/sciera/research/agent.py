@@ -15,10 +15,11 @@ tried so far), ``context_full`` (the conversation plus the next reply would not 
 LLM's context window). An ``answer`` before any search is refused with a note: the
 agent must look first.
 
-Whatever ends the run, the final answer comes from the same generator ``sciera ask``
-uses, over the gathered passages (each once, best score first, injection-flagged ones
-left out, at most ``top_k``), so typing, citations and refusal behave as in ``ask``; a run
-a limit ended is marked partial.
+Whatever ends the run, the final answer comes from the same pipeline ``sciera ask``
+runs (``answerer``: its filter and generator, the gathered passages as its candidates:
+each once, best score first, injection-flagged ones left out; the filter keeps at most
+``top_k``), so typing, citations and refusal behave as in ``ask``; a run a limit ended is
+marked partial.
 
 Per-step evidence extraction (EviOmni): an optional ``extractor``
 (:class:`~sciera.evidence.base.EvidenceExtractor`) condenses each search's results before
@@ -50,8 +51,8 @@ from sciera.research.trace import Run, Step
 
 if TYPE_CHECKING:
     from sciera.evidence.base import EvidenceExtractor
-    from sciera.generate.base import Generator
     from sciera.llm.base import LLM
+    from sciera.pipeline import Pipeline
     from sciera.types import Ranking
 
 PROMPT = "research_agent"
@@ -90,10 +91,9 @@ class ResearchAgent:
     llm: LLM
     search_tool: SearchTool
     reader: DocumentReader | None
-    generator: Generator
+    answerer: Pipeline
     rewriter: QueryRewriter
     limits: Limits = field(default_factory=Limits)
-    top_k: int = 5
     first_stage: str = "bm25"
     lexical_raw: bool = True
     passage_tokens: int = 512
@@ -174,7 +174,7 @@ class ResearchAgent:
             if observation:
                 messages.append(Message("user", observation))
 
-        answer = self.generator.answer(question, pool.evidence(self.top_k), question_type)
+        answer = self.answerer.answer(question, question_type, candidates=pool.ranking(question))
         seconds = time.perf_counter() - t_run
         info = {
             "stopped_by": stopped,
@@ -203,7 +203,7 @@ class ResearchAgent:
             "max_steps": self.limits.max_steps,
             "budget_tokens": self.limits.budget_tokens,
             "max_seconds": self.limits.max_seconds,
-            "top_k": self.top_k,
+            "top_k": self.answerer.filter.top_k,
             "passage_tokens": self.passage_tokens,
             "token_counter": "llm" if (self.cutter or TokenCutter()).count else "words*0.75",
             "extractor": getattr(self.extractor, "name", None),

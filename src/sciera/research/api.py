@@ -12,6 +12,7 @@ from sciera.research.q2q import Q2Q_MODES
 
 if TYPE_CHECKING:
     from sciera.llm.base import LLM
+    from sciera.pipeline import PipelineSpec
     from sciera.research.agent import ResearchAgent
     from sciera.research.trace import Run
     from sciera.settings import Settings
@@ -39,7 +40,7 @@ class ResearchOptions:
     k: int = 5  # passages each search shows the agent
     passage_tokens: int = 512
     document_tokens: int = 2048
-    top_k: int | None = None  # evidence passed to the generator; None: settings.rerank.top_k
+    top_k: int | None = None  # evidence passed to the generator; None: settings.filter.top_k
     extract: str | None = None  # per-step evidence extractor (sciera.evidence.registry name)
     question_type: str | None = None  # every answer of this type; None: per question
 
@@ -60,9 +61,10 @@ class ResearchOptions:
 def build_agent(
     corpus: str | Path, settings: Settings, llm: LLM, options: ResearchOptions
 ) -> ResearchAgent:
-    """Open the corpus and build every part; one LLM is shared by all."""
+    """Open the corpus and build every part; one LLM is shared by all. The answer step is
+    the pipeline ``sciera ask`` runs (:func:`answer_spec`) over the gathered passages."""
     from sciera.corpus.store import PassageStore
-    from sciera.generate.registry import make_generator
+    from sciera.pipeline import build_pipeline
     from sciera.research.agent import ResearchAgent
     from sciera.research.limits import Limits
     from sciera.research.q2q import QueryRewriter
@@ -76,28 +78,43 @@ def build_agent(
         from sciera.rerank.registry import make_reranker, uses_llm
 
         kwargs: dict[str, Any] = {"llm": llm} if uses_llm(options.reranker) else {}
-        if options.reranker == "deepera":
-            kwargs["use_summary"] = False  # the agent reads passages, not summaries
         reranker = make_reranker(options.reranker, settings, **kwargs)
     extractor = None
     if options.extract:
         from sciera.evidence.registry import make_extractor
 
         extractor = make_extractor(options.extract, settings, llm=llm)
+    answerer = build_pipeline(answer_spec(settings, options), settings, llm=llm)
     return ResearchAgent(
         llm=llm,
         search_tool=SearchTool(retriever, reranker, options.depth, options.k),
         reader=DocumentReader(PassageStore.open(corpus)),
-        generator=make_generator("llm", settings, llm=llm, question_type=options.question_type),
+        answerer=answerer,
         rewriter=QueryRewriter(llm, options.q2q),
         limits=Limits(options.max_steps, options.budget_tokens, options.max_seconds),
-        top_k=options.top_k or settings.rerank.top_k,
         first_stage=first,
         lexical_raw=options.lexical_raw,
         passage_tokens=options.passage_tokens,
         document_tokens=options.document_tokens,
         extractor=extractor,
         cutter=TokenCutter.for_llm(llm),
+    )
+
+
+def answer_spec(settings: Settings, options: ResearchOptions) -> PipelineSpec:
+    """The agent's answer step: the gathered passages are the candidates (best score
+    first), the filter keeps the best ``top_k`` (the scores come from several searches, so
+    no threshold), and the generator ``sciera ask`` uses answers from them as they are."""
+    from sciera.pipeline import CANDIDATES, PipelineSpec
+    from sciera.settings import FilterSettings
+
+    top_k = options.top_k or settings.filter.top_k
+    params = {} if options.question_type is None else {"question_type": options.question_type}
+    return PipelineSpec(
+        retriever=CANDIDATES,
+        filter=FilterSettings(use_tau=False, top_k=top_k),
+        generator="llm",
+        generator_params=params,
     )
 
 

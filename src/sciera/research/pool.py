@@ -1,12 +1,12 @@
-"""The passages a run gathered, as the final answer's evidence: each passage once (its
+"""The passages a run gathered, as the final answer's candidates: each passage once (its
 best score), passages the injection guard flagged left out, best-scored first (ties: the
-order they were found), at most ``top_k``."""
+order they were found)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sciera.types import Evidence, Passage, ScoredPassage
+from sciera.types import Passage, Ranking, ScoredPassage
 
 
 class EvidencePool:
@@ -32,7 +32,8 @@ class EvidencePool:
     def __len__(self) -> int:
         return len(self._best.keys() - self._excluded)
 
-    def evidence(self, top_k: int) -> tuple[Evidence, ...]:
+    def ranking(self, question: str) -> Ranking:
         rows = [r for pid, r in self._best.items() if pid not in self._excluded]
         rows.sort(key=lambda r: (-r[0], r[1]))
-        return tuple(Evidence(p, s) for s, _, p in rows[:top_k])
+        items = tuple(ScoredPassage(p, s, i + 1) for i, (s, _, p) in enumerate(rows))
+        return Ranking(question, items, "research")

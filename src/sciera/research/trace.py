@@ -73,7 +73,7 @@ class Run:
         return self.stopped_by != "answer"
 
     def final_dict(self) -> dict[str, Any]:
-        from sciera.pipeline import answer_dict
+        from sciera.pipeline import answer_json
 
         return {
             "type": "final",
@@ -86,7 +86,7 @@ class Run:
             "completion_tokens": self.completion_tokens,
             "seconds": self.seconds,
             "settings": to_plain(self.settings),
-            "answer": answer_dict(self.answer),
+            "answer": answer_json(self.answer),
         }
 
     def to_dict(self) -> dict[str, Any]:

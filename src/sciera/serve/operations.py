@@ -36,9 +36,11 @@ def search(res: Resources, body: SearchRequest) -> dict[str, Any]:
 
 
 def rerank_job(res: Resources, body: RerankRequest) -> tuple[Job, bool]:
-    """(the job, whether it uses the LLM): ``depth`` first-stage candidates reranked, the
-    best k kept; DeepEra also lists what it filtered, with its trace. Names are resolved
-    (and bad ones refused) before anything runs."""
+    """(the job, whether it uses the LLM): ``depth`` first-stage candidates reranked and
+    filtered as ``ask`` filters them (tau over calibrated scores), the best k of the kept
+    listed, with what the filter dropped and why, and the reranker's own trace (DeepEra:
+    intent and every passage's score). Names are resolved (and bad ones refused) before
+    anything runs."""
     corpus = res.resolve(body.corpus)
     first = body.retriever or res.settings.retrieve.retriever
     name = body.reranker or res.settings.rerank.reranker
@@ -47,17 +49,14 @@ def rerank_job(res: Resources, body: RerankRequest) -> tuple[Job, bool]:
         with res.retriever(corpus, first) as retriever:
             candidates = retriever.search(body.query, body.depth)
         checkpoint(cancelled)
-        trace = None
         with res.reranker(name) as reranker:
-            if hasattr(reranker, "rerank_with_trace"):
-                ranked, deepera = reranker.rerank_with_trace(body.query, candidates)
-                trace = deepera.to_dict()
-            else:
-                ranked = reranker.rerank(body.query, candidates)
+            ranked, trace = reranker.rerank_traced(body.query, candidates)
+        kept, decisions = res.filter().apply(ranked)
+        scores = {it.passage_id: it.score for it in ranked}
         filtered = [
-            {"passage_id": p["passage_id"], "score": p["score"], "why": p["filter_reason"]}
-            for p in (trace or {}).get("passages", [])
-            if not p["kept"]
+            {"passage_id": d["passage_id"], "score": scores[d["passage_id"]], "why": d["why"]}
+            for d in decisions["decisions"]
+            if not d["kept"]
         ]
         return {
             "query": body.query,
@@ -65,9 +64,10 @@ def rerank_job(res: Resources, body: RerankRequest) -> tuple[Job, bool]:
             "first_stage": first,
             "depth": body.depth,
             "reranker": name,
-            "items": hits(ranked.top(body.k)),
+            "items": hits(kept.top(body.k)),
             "filtered": filtered,
-            "trace": trace,
+            "filter": {k: v for k, v in decisions.items() if k != "decisions"},
+            "trace": trace or None,
         }
 
     return job, res.reranker_uses_llm(name)
@@ -76,7 +76,7 @@ def rerank_job(res: Resources, body: RerankRequest) -> tuple[Job, bool]:
 def ask_job(res: Resources, body: AskRequest, forward: Forward | None = None) -> Job:
     """The answering pipeline for ``body`` as a job: every stage event is a cancellation
     checkpoint and goes to ``forward`` (a stream, progress reports); the job returns the
-    ``answer`` event's payload (:func:`sciera.pipeline.answer_dict`). The corpus is
+    ``answer`` event's payload (:func:`sciera.pipeline.answer_json`). The corpus is
     resolved (an unknown one refused) before anything runs."""
     corpus = res.resolve(body.corpus)
 

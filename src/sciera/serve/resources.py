@@ -28,6 +28,7 @@ from sciera.serve.errors import NotFound
 from sciera.settings import Settings
 
 if TYPE_CHECKING:
+    from sciera.filter import ThresholdFilter
     from sciera.llm.base import LLM
     from sciera.pipeline import Pipeline
     from sciera.rerank.base import Reranker
@@ -46,9 +47,9 @@ def _make_llm(settings: Settings) -> LLM:
 
 
 def _make_pipeline(corpus: Path, settings: Settings, llm: LLM) -> Pipeline:
-    from sciera.pipeline import Pipeline
+    from sciera.pipeline import pipeline_from_settings
 
-    return Pipeline.from_settings(corpus, settings, llm=llm)
+    return pipeline_from_settings(corpus, settings, llm=llm)
 
 
 @dataclass
@@ -144,6 +145,13 @@ class Resources:
         return self._use(
             ("pipeline", corpus), lambda: self._pipeline_factory(path, self.settings, self.llm())
         )
+
+    def filter(self) -> ThresholdFilter:
+        """The filter stage ``ask`` applies (tau over calibrated scores, at most top_k)."""
+        from sciera.filter import ThresholdFilter
+
+        f = self.settings.filter
+        return ThresholdFilter(f.tau if f.use_tau else None, f.top_k)
 
     @staticmethod
     def reranker_uses_llm(name: str) -> bool:

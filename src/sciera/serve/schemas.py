@@ -97,7 +97,7 @@ class SearchResponse(BaseModel):
 
 
 class Filtered(BaseModel):
-    """A candidate DeepEra dropped, and why."""
+    """A candidate the filter dropped, and why."""
 
     passage_id: str
     score: float
@@ -112,15 +112,20 @@ class RerankResponse(BaseModel):
     reranker: str
     items: list[Hit]
     filtered: list[Filtered] = Field(
-        default_factory=list, description="DeepEra only: the candidates it filtered out."
+        default_factory=list,
+        description="The candidates the filter dropped (tau over calibrated scores, top_k, "
+        "or excluded by the reranker), and why.",
+    )
+    filter: dict[str, Any] = Field(
+        default_factory=dict, description="The filter as applied: tau (None: off), top_k."
     )
     trace: dict[str, Any] | None = Field(
-        None, description="DeepEra only: intent, every candidate's score and fate."
+        None, description="The reranker's own trace (DeepEra: intent, every candidate's score)."
     )
 
 
 class AskResponse(BaseModel):
-    """:func:`sciera.pipeline.answer_dict`: the answer, its citations and evidence, the trace."""
+    """:func:`sciera.pipeline.answer_json`: the answer, its citations and evidence, the trace."""
 
     question: str
     question_type: str

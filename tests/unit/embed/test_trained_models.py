@@ -9,7 +9,7 @@ from pathlib import Path
 
 from sciera.embed.cache import embedder_identity
 from sciera.embed.registry import resolve_model, weights_id, with_home
-from sciera.retrieve.build import dense_params
+from sciera.retrieve.manifest import dense_params
 from sciera.settings import EmbedSettings, Settings
 
 

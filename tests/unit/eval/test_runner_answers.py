@@ -15,46 +15,47 @@ from fakes import ScriptedLLM
 from sciera.eval.experiment import parse_experiment
 from sciera.eval.report import write_report
 from sciera.eval.runner import run_experiment
-from sciera.eval.stages import STAGES, StageRegistry
+from sciera.evidence.base import EvidenceResult
 from sciera.llm.base import Message
 from sciera.types import Answer, Evidence
 
 
-class TopOne:
+class _Double:
+    def __init__(self, llm) -> None:
+        self.llm = llm
+
+    @classmethod
+    def from_settings(cls, settings, llm=None):
+        return cls(llm)
+
+
+class TopOne(_Double):
     """Evidence: the best passage, summarized as its first word."""
 
     name = "top_one"
 
-    def __init__(self, llm) -> None:
-        self.llm = llm
-
     def extract(self, question, ranking):
         top = ranking.items[0]
-        return [Evidence(top.passage, top.score, summary=top.passage.text.split()[0])]
+        ev = (Evidence(top.passage, top.score, summary=top.passage.text.split()[0]),)
+        return EvidenceResult(ev, None, 1.0)
 
 
-class Echo:
+class Echo(_Double):
     """Generator: asks the LLM, which the script makes answer per question."""
 
     name = "echo"
 
-    def __init__(self, llm) -> None:
-        self.llm = llm
-
-    def answer(self, question, evidence):
+    def answer(self, question, evidence, question_type=None, *, sufficient=None):
         text = self.llm.complete([Message("user", f"Answer {question}")]).text
         return Answer(question, text, "factoid", evidence=tuple(evidence))
 
 
-class Decide:
+class Decide(_Double):
     """Yes/no/maybe generator: the LLM's reply is the exact answer ("refuse": none)."""
 
     name = "decide"
 
-    def __init__(self, llm) -> None:
-        self.llm = llm
-
-    def answer(self, question, evidence):
+    def answer(self, question, evidence, question_type=None, *, sufficient=None):
         label = self.llm.complete([Message("user", f"Decide {question}")]).text
         exact = () if label == "refuse" else (label,)
         text = f"{label.capitalize()}, says the abstract [1]."
@@ -63,18 +64,16 @@ class Decide:
 
 @pytest.fixture
 def stage_registries(monkeypatch):
+    """The doubles registered by name in the real registries, as a backend would be."""
+    from sciera.evidence.registry import EXTRACTORS
+    from sciera.generate.registry import GENERATORS
+
     mod = types.ModuleType("answer_stage_doubles")
-    mod.EXTRACTORS = {"top_one": TopOne}
-    mod.GENERATORS = {"echo": Echo, "decide": Decide}
-    mod.make_extractor = lambda name, settings, llm=None: TopOne(llm)
-    mod.make_generator = lambda name, settings, llm=None: mod.GENERATORS[name](llm)
+    mod.TopOne, mod.Echo, mod.Decide = TopOne, Echo, Decide
     monkeypatch.setitem(sys.modules, "answer_stage_doubles", mod)
-    for kind, names, factory in (
-        ("evidence", "EXTRACTORS", "make_extractor"),
-        ("generator", "GENERATORS", "make_generator"),
-    ):
-        reg = StageRegistry(kind, "answer_stage_doubles", names, factory)
-        monkeypatch.setitem(STAGES, kind, reg)
+    monkeypatch.setitem(EXTRACTORS, "top_one", "answer_stage_doubles:TopOne")
+    monkeypatch.setitem(GENERATORS, "echo", "answer_stage_doubles:Echo")
+    monkeypatch.setitem(GENERATORS, "decide", "answer_stage_doubles:Decide")
 
 
 def scripted(settings, seed: int) -> ScriptedLLM:

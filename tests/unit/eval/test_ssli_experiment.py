@@ -187,7 +187,8 @@ def test_deepera_experiment_is_a_paired_subset_beside_hybrid(tmp_path: Path) -> 
         1,
     )
     params = deepera.reranker_params
-    assert (params["use_filter"], params["top_k"]) == (False, None)
+    # no filter: the whole reranked order is scored (an experiment's default)
+    assert (deepera.filter.use_tau, deepera.filter.top_k) == (False, None)
     calibrator = json.loads((REPO / params["calibrator"]).read_text())
     assert calibrator["features"] == ["grade"]  # reads no rank: the pool is a set
 

@@ -5,14 +5,12 @@ from __future__ import annotations
 import pytest
 
 from fakes import ScriptedLLM
-from sciera.errors import ScieraError
 from sciera.evidence.base import EvidenceExtractor
 from sciera.evidence.deepera import DeepEraExtractor
 from sciera.evidence.full import FullExtractor
 from sciera.evidence.rational import RationalExtractor
 from sciera.evidence.registry import make_extractor
 from sciera.evidence.vanilla import VanillaExtractor
-from sciera.rerank.deepera.agent import DeepEraReranker
 from sciera.settings import load_settings
 from sciera.types import Passage, Ranking, ScoredPassage
 
@@ -151,43 +149,43 @@ def test_vanilla_does_not_judge_sufficiency():
     assert res.compression_ratio == pytest.approx(13 / 6)
 
 
-def test_deepera_reads_summaries_of_a_deepera_ranking():
-    prov = [{"deepera": {"summary": "Albendazole treats filariasis."}}, {"deepera": {}}]
-    res = DeepEraExtractor().extract(Q, ranking("deepera", prov))
-    assert [e.summary for e in res.evidence] == ["Albendazole treats filariasis.", ""]
-    assert res.trace["unsummarized"] == ["d2#0"]
-    assert res.sufficient is None
-    # evidence text: summary (3 words) + full passage 2 (6 words) = 9 words
-    assert res.compression_ratio == pytest.approx(13 / 9)
-
-
-def test_deepera_empty_ranking_is_insufficient():
-    res = DeepEraExtractor().extract(Q, Ranking(Q, (), "deepera"))
-    assert res.evidence == () and res.sufficient is False
-
-
-def test_deepera_needs_a_reranker_for_other_rankings():
-    with pytest.raises(ScieraError, match="deepera reranker"):
-        DeepEraExtractor().extract(Q, ranking())
-
-
-def test_deepera_runs_its_reranker_on_a_fixed_pool():
-    llm = (
+def _summaries() -> ScriptedLLM:
+    return (
         ScriptedLLM()
         .on(
             "Research question",
             {"topic": "t", "entity_type": "e", "intent": "factual", "expected_answer_type": "a"},
         )
         .on("Write the summary", "Albendazole treats filariasis.")
-        .on("Curcumin reduces", probs={"1": 1.0})
-        .on("Albendazole treats", probs={"9": 1.0})
     )
-    extractor = DeepEraExtractor(DeepEraReranker(llm, tau=0.8))
-    res = extractor.extract(Q, ranking())
-    assert [e.passage.passage_id for e in res.evidence] == ["d1#0"]
-    assert res.evidence[0].summary == "Albendazole treats filariasis."
-    assert res.evidence[0].score == pytest.approx(0.9)
-    assert res.trace["deepera"]["kept_ids"] == ("d1#0",)
+
+
+def test_deepera_summarizes_every_kept_passage_with_the_reranker_intent():
+    intent = {"topic": "t", "entity_type": "e", "intent": "causal", "expected_answer_type": "a"}
+    llm = _summaries()
+    prov = [{"deepera": {"intent": intent}}, {"deepera": {"intent": intent}}]
+    res = DeepEraExtractor(llm).extract(Q, ranking("deepera", prov))
+    assert [e.summary for e in res.evidence] == ["Albendazole treats filariasis."] * 2
+    assert res.trace["unsummarized"] == [] and res.trace["intent"]["intent"] == "causal"
+    assert "Research question" not in " ".join(c.prompt for c in llm.calls)  # intent reused
+    assert res.sufficient is None
+    # the kept passages (13 words) against the two 3-word summaries
+    assert res.compression_ratio == pytest.approx(13 / 6)
+
+
+def test_deepera_empty_ranking_is_insufficient():
+    llm = _summaries()
+    res = DeepEraExtractor(llm).extract(Q, Ranking(Q, (), "deepera"))
+    assert res.evidence == () and res.sufficient is False and llm.calls == []
+
+
+def test_deepera_over_another_reranker_recognises_the_intent_itself():
+    llm = _summaries()
+    res = DeepEraExtractor(llm).extract(Q, ranking())
+    assert [e.passage.passage_id for e in res.evidence] == ["d1#0", "d2#0"]
+    assert res.trace["intent_recognized"] and res.trace["intent"]["intent"] == "factual"
+    no_intent = DeepEraExtractor(_summaries(), use_intent=False).extract(Q, ranking())
+    assert no_intent.trace["intent"] is None
 
 
 def test_registry_builds_every_extractor():
@@ -195,6 +193,6 @@ def test_registry_builds_every_extractor():
     llm = ScriptedLLM(default="<extract>x")
     for name in ("rational", "vanilla", "full"):
         assert make_extractor(name, s, llm=llm).name == name
-    assert make_extractor("deepera", s, reranker=None).name == "deepera"
+    assert make_extractor("deepera", s, llm=llm).name == "deepera"
     with pytest.raises(ValueError, match="unknown evidence extractor"):
         make_extractor("nope", s)

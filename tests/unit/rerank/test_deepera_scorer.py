@@ -1,9 +1,11 @@
 """DeepEra with a trained scorer in place of the LLM's grades: the scorer's calibrated
-probabilities are filtered at tau, the LLM still reads the intent and writes summaries."""
+probabilities are filtered at tau, the LLM reads the intent only to write summaries."""
 
 import pytest
 
 from conftest import QUERY, OverlapLLM, make_ranking
+from sciera.evidence.deepera import DeepEraExtractor
+from sciera.filter import ThresholdFilter
 from sciera.rerank.deepera.agent import DeepEraReranker
 
 PROBS = {"d1#0": 0.1, "d2#0": 0.95, "d3#0": 0.85, "d4#0": 0.2, "d5#0": 0.4}
@@ -29,7 +31,9 @@ class _Scorer:
 def test_scorer_replaces_llm_grades():
     llm, scorer = OverlapLLM(), _Scorer()
     agent = DeepEraReranker(llm, tau=0.8, top_k=5, scorer=scorer)
-    out, trace = agent.rerank_with_trace(QUERY, make_ranking())
+    ranked, trace = agent.rerank_with_trace(QUERY, make_ranking())
+    out, _ = ThresholdFilter(0.8, 5).apply(ranked)
+    evidence = DeepEraExtractor(llm).extract(QUERY, out)
     assert out.passage_ids == ["d2#0", "d3#0"]
     assert [it.score for it in out] == pytest.approx([0.95, 0.85])
     assert {p.passage_id: p.score for p in trace.passages} == pytest.approx(PROBS)
@@ -40,16 +44,18 @@ def test_scorer_replaces_llm_grades():
     assert trace.settings["scorer"] == "cross_encoder:fixed"
     assert trace.score_source.startswith("cross_encoder:fixed P(relevant), fused")
     assert out.items[0].provenance["deepera"]["scorer"] == "cross_encoder:fixed"
-    assert out.items[0].provenance["deepera"]["summary"]
+    assert evidence.evidence[0].summary
 
 
 def test_with_a_scorer_nothing_kept_means_no_llm_call():
     """The intent only serves the summaries when a trained scorer grades: a question whose
     candidates all fall below tau costs no LLM call at all."""
     llm = OverlapLLM()
-    out, trace = DeepEraReranker(llm, tau=0.99, scorer=_Scorer()).rerank_with_trace(
+    ranked, trace = DeepEraReranker(llm, tau=0.99, scorer=_Scorer()).rerank_with_trace(
         QUERY, make_ranking()
     )
+    out, _ = ThresholdFilter(0.99, 5).apply(ranked)
+    DeepEraExtractor(llm).extract(QUERY, out)
     assert out.passage_ids == [] and llm.calls == []
     assert trace.intent is None and "intent" not in trace.stage_seconds
 
@@ -62,13 +68,14 @@ def test_scorer_keeps_the_injection_guard():
     items = (*ranking.items, ScoredPassage(bad, 0.1, len(ranking) + 1))
     PROBS["d9#0"] = 0.99
     try:
-        out, trace = DeepEraReranker(OverlapLLM(), tau=0.8, scorer=_Scorer()).rerank_with_trace(
+        ranked, trace = DeepEraReranker(OverlapLLM(), tau=0.8, scorer=_Scorer()).rerank_with_trace(
             QUERY, Ranking(ranking.query, items, ranking.stage)
         )
     finally:
         del PROBS["d9#0"]
+    out, _ = ThresholdFilter(0.8, 5).apply(ranked)
     assert "d9#0" not in out.passage_ids
-    assert "instructions" in next(p for p in trace.passages if p.passage_id == "d9#0").filter_reason
+    assert "instructions" in next(p for p in trace.passages if p.passage_id == "d9#0").excluded
 
 
 def test_uncalibrated_scorer_is_refused():

@@ -37,7 +37,7 @@ def cli(monkeypatch, tmp_path):
 def test_text_output_lists_kept_and_filtered(cli):
     out = cli("--reranker", "deepera", "--depth", "5")
     assert "deepera over hybrid top-5: 2 passages" in out
-    assert "1. 1.000  d2#0" in out and "summary: Vitamin D and fractures" in out
+    assert "1. 1.000  d2#0  Vitamin D and fractures" in out
     assert "filtered (3):" in out and "score 0.300 < tau 0.80" in out
     assert "raw grade expectation (no calibrator)" in out
 
@@ -53,12 +53,13 @@ def test_json_with_explain_has_the_trace(cli):
             "1",
             "--json",
             "--explain",
-            "--no-summary",
+            "--no-filter",
         )
     )
     assert [r["passage_id"] for r in data["results"]] == ["d2#0"]
     assert {f["passage_id"]: f["why"] for f in data["filtered"]}["d5#0"] == "beyond top_k=1"
-    assert data["trace"]["settings"]["use_summary"] is False
+    assert data["filter"] == {"tau": None, "top_k": 1}  # --no-filter: top_k alone
+    assert data["trace"]["settings"]["prune_tau"] is None
     assert data["trace"]["intent"]["intent"] == "mechanism"
 
 

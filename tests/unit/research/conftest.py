@@ -16,4 +16,4 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def overrides(tmp_path: Path) -> dict:
-    return {"home": tmp_path, "retrieve": {"retriever": "bm25"}, "rerank": {"top_k": 2}}
+    return {"home": tmp_path, "retrieve": {"retriever": "bm25"}, "filter": {"top_k": 2}}

@@ -38,7 +38,7 @@ def experiment(beir_set: Path, corpus: Path, pipelines: list[dict]):
         "name": "research",
         "dataset": {"type": "beir", "path": str(beir_set)},
         "corpus": str(corpus),
-        "settings": {"retrieve": {"retriever": "bm25"}, "rerank": {"top_k": 2}},
+        "settings": {"retrieve": {"retriever": "bm25"}, "filter": {"top_k": 2}},
         "metrics": ["evidence_recall", "recall@5", "search_calls", "completion"],
         "repeats": 1,
         "pipelines": pipelines,
@@ -150,7 +150,7 @@ def test_an_agent_on_a_typed_dataset_is_scored_on_its_exact_answer(corpus, tmp_p
         "name": "research_pubmedqa",
         "dataset": {"type": "pubmedqa", "path": str(path), "unit": "document"},
         "corpus": str(corpus),
-        "settings": {"retrieve": {"retriever": "bm25"}, "rerank": {"top_k": 2}},
+        "settings": {"retrieve": {"retriever": "bm25"}, "filter": {"top_k": 2}},
         "metrics": ["yesno_accuracy", "macro_f1", "evidence_recall", "search_calls"],
         "repeats": 1,
         "pipelines": [

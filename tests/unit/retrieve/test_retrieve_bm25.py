@@ -108,7 +108,7 @@ def test_memory_mapped_load_scores_the_same(bm25, tiny_passages, tmp_path):
 
 
 def test_mmap_is_not_an_index_parameter():
-    from sciera.retrieve.build import bm25_params
+    from sciera.retrieve.manifest import bm25_params
     from sciera.settings import load_settings
 
     on = load_settings(bm25={"mmap": True})

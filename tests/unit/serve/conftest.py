@@ -28,7 +28,8 @@ def settings(tmp_path: Path) -> Settings:
     return load_settings(
         home=tmp_path,
         retrieve={"retriever": "bm25"},
-        rerank={"depth": 3, "top_k": 2, "tau": 0.8},
+        rerank={"depth": 3},
+        filter={"top_k": 2, "tau": 0.8},
         answer={"evidence": "deepera"},
     )
 

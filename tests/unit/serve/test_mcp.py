@@ -166,7 +166,7 @@ def test_rerank_with_deepera_lists_kept_and_filtered(make_mcp):
     data = call(make_mcp(), "rerank", args).structured_content
     assert [it["passage_id"] for it in data["items"]] == ["a1#0"]
     assert {f["passage_id"] for f in data["filtered"]} == {"c1#0", "m1#0"}
-    assert data["trace"]["kept_ids"] == ["a1#0"]
+    assert data["trace"]["intent"]["intent"] == "factual"
 
 
 def test_rerank_with_bm25_calls_no_llm(make_mcp):

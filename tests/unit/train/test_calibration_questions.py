@@ -11,8 +11,8 @@ import pytest
 from sciera.train import calibration_questions as cq
 from sciera.train.cross_encoder_run import calibrate_on_dev
 from sciera.train.data import TrainQuery
+from sciera.train.lineage import spec_from_card
 from sciera.train.prepare import DataSpec, run_key
-from sciera.train.recalibrate import spec_from_card
 from sciera.train.splits import SplitGuard
 
 

@@ -7,8 +7,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from sciera.errors import ScieraError  # noqa: E402
+from sciera.train.lineage import spec_from_card  # noqa: E402
 from sciera.train.prepare import DataSpec, run_key  # noqa: E402
-from sciera.train.recalibrate import spec_from_card  # noqa: E402
 from sciera.train.soup import Ingredient, SoupJob, average, check_compatible, greedy  # noqa: E402
 
 

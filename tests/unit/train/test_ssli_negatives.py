@@ -87,7 +87,7 @@ def test_calibration_questions_stay_off_the_abstracts_of_a_models_ssli_negatives
     card lists (training counts their questions as training queries)."""
     from types import SimpleNamespace
 
-    from sciera.train.recalibrate import trained_beyond_labels
+    from sciera.train.lineage import trained_beyond_labels
 
     path = tmp_path / "instances.jsonl"
     _write(path, [_instance("q1", "ssli", "d1", ["close"]), _instance("q2", "ssli", "d2", [])])

@@ -55,6 +55,7 @@ class JudgeScore:
 @runtime_checkable
 class Judge(Protocol):
     name: str
+    needs_reference: bool  # False: it judges answers to questions without a reference too
 
     def judge(self, question: str, reference: str, candidate: str) -> JudgeScore: ...
 

@@ -30,6 +30,7 @@ GRADES: tuple[str, ...] = ("0", "1", "2", "3", "4", "5")
 
 class LFSJudge:
     name = "lfs"
+    needs_reference = True
 
     def __init__(self, llm: LLM, *, samples: int | None = None, temperature: float = 0.7) -> None:
         if samples is not None and samples < 1:

@@ -1,5 +1,6 @@
 """DeepEra, the deep evidence reranking agent (paper Algorithm 1): intention recognition ->
-relevance assessment -> evidence filtering (score >= tau) -> evidence summarization."""
+relevance assessment (steps 1-2; filtering is the filter stage, summaries the deepera
+evidence extractor)."""
 
 from sciera.rerank.deepera.agent import DeepEraReranker
 from sciera.rerank.deepera.trace import DeepEraTrace, PassageTrace

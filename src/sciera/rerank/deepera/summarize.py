@@ -1,7 +1,7 @@
 """Step 4, evidence summarization: each kept passage condensed to 1-2 sentences conditioned
 on the intent, keeping the original terminology (prompt ``deepera_summarize``). The summary
-is attached next to the passage (provenance and :class:`~sciera.types.Evidence`); the
-original text is never replaced."""
+is attached next to the passage (:class:`~sciera.types.Evidence`, by the ``deepera``
+evidence extractor); the original text is never replaced."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from sciera.llm.parsing import strip_reasoning
 from sciera.rerank.base import truncate_words
 from sciera.rerank.deepera.intent import describe_intent
-from sciera.types import Evidence, Intent, Passage, Ranking
+from sciera.types import Intent, Passage
 
 if TYPE_CHECKING:
     from sciera.llm.base import LLM, Completion
@@ -36,12 +36,3 @@ def summarize_passage(
     reply = llm.complete(messages, max_tokens=max_tokens)
     text = " ".join(strip_reasoning(reply.text).split()).strip().strip('"')
     return text, reply
-
-
-def evidence_from(ranking: Ranking) -> tuple[Evidence, ...]:
-    """Evidence records (passage, score, summary) from a DeepEra ranking."""
-    out = []
-    for item in ranking.items:
-        summary = str(item.provenance.get("deepera", {}).get("summary", "") or "")
-        out.append(Evidence(item.passage, item.score, summary))
-    return tuple(out)

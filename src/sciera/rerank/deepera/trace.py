@@ -27,10 +27,8 @@ class PassageTrace:
     grade_mass: float  # probability mass the grades had before normalization
     calibrated: float | None
     score: float
-    kept: bool
-    filter_reason: str  # "" when kept
+    excluded: str = ""
     reason: str = ""  # optional one-line justification from the LLM
-    summary: str = ""
     parse_failed: bool = False
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -43,12 +41,11 @@ class DeepEraTrace:
     intent: Intent | None  # None when use_intent is off
     intent_fallback: bool  # the intent call failed; a neutral intent was used
     intent_error: str
-    settings: dict[str, Any]  # use_intent, use_filter, use_summary, tau, top_k, ...
+    settings: dict[str, Any]  # use_intent, prune_tau, prune_top_k, scorer, ...
     model_id: str
     prompt_versions: dict[str, str]
     score_source: str  # "calibrated:<artifact>" or "raw grade expectation (no calibrator)"
     passages: tuple[PassageTrace, ...]
-    kept_ids: tuple[str, ...]
     prompt_tokens: int
     completion_tokens: int
     seconds: float
@@ -65,9 +62,8 @@ class DeepEraTrace:
         d = dict(data)
         d["intent"] = Intent(**d["intent"]) if d.get("intent") else None
         d["passages"] = tuple(PassageTrace(**p) for p in d["passages"])
-        d["kept_ids"] = tuple(d["kept_ids"])
         return cls(**d)
 
     def scores(self) -> dict[str, float]:
-        """Score of every candidate (kept or not): the full reranked order for evaluation."""
+        """Score of every candidate: the full reranked order for evaluation."""
         return {p.passage_id: p.score for p in self.passages}

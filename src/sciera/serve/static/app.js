@@ -140,7 +140,7 @@ async function ask(event) {
   showError("ask-error", "");
   $("answer-box").hidden = true;
   resetStages();
-  state = { texts: {}, table: [], deepera: null, evidence: [] };
+  state = { texts: {}, table: [], trace: null, evidenceTrace: null, evidence: [] };
   $("ask-button").disabled = true;
   try {
     const resp = await fetch("v1/ask", {
@@ -166,11 +166,12 @@ function onEvent(name, data) {
     stageDone(name, `${(data.candidates || []).length} candidates, ${fmt(data.seconds, 1)} s`);
   } else if (name === "reranked") {
     state.table = data.candidates || [];
-    state.deepera = data.deepera || null;
+    state.trace = data.trace || null;
     const kept = state.table.filter((c) => c.kept).length;
     stageDone(name, `${kept} kept of ${state.table.length} by ${data.reranker}, ${fmt(data.seconds, 1)} s`);
   } else if (name === "evidence") {
     state.evidence = data.evidence || [];
+    state.evidenceTrace = data.trace || null;
     const verdict = data.sufficient === false ? "insufficient" : "sufficient";
     stageDone(name, `${state.evidence.length} passages, ${verdict}, ${fmt(data.seconds, 1)} s`);
   } else if (name === "answer") {
@@ -199,7 +200,8 @@ function renderAnswer(answer) {
       " " + (c.title || c.passage_id),
     ])
   );
-  const intent = state.deepera && state.deepera.intent;
+  // the intent DeepEra's grader read, or the one its summaries were written for
+  const intent = (state.trace && state.trace.intent) || (state.evidenceTrace && state.evidenceTrace.intent);
   $("intent").hidden = !intent;
   if (intent) {
     $("intent").textContent =
@@ -207,8 +209,6 @@ function renderAnswer(answer) {
       `expected answer: ${intent.expected_answer_type})`;
   }
   const evidence = answer.evidence && answer.evidence.length ? answer.evidence : state.evidence;
-  const traced = {};
-  for (const p of (state.deepera && state.deepera.passages) || []) traced[p.passage_id] = p;
   $("evidence").replaceChildren(
     ...evidence.map((e) => card(e.passage_id, {
       id: "ev-" + e.n, n: e.n, title: e.title, score: e.score, kept: true, summary: e.summary,
@@ -221,7 +221,6 @@ function renderAnswer(answer) {
   $("filtered").replaceChildren(
     ...filtered.map((c) => card(c.passage_id, {
       title: c.title, score: c.score, kept: false, why: c.why, rank: c.first_stage_rank,
-      summary: (traced[c.passage_id] || {}).summary,
     }))
   );
   $("answer-box").hidden = false;

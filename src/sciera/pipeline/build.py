@@ -1,0 +1,85 @@
+"""Build a :class:`~sciera.pipeline.run.Pipeline` from a :class:`PipelineSpec`: every stage
+from its registry by its explicit name, one LLM shared by all (metered per stage)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sciera.filter import ThresholdFilter
+from sciera.pipeline.run import Pipeline
+from sciera.pipeline.spec import CANDIDATES, PipelineSpec
+from sciera.settings import Settings
+
+if TYPE_CHECKING:
+    from sciera.llm.base import LLM
+    from sciera.retrieve.base import Retriever
+
+
+def build_pipeline(
+    spec: PipelineSpec,
+    settings: Settings,
+    *,
+    corpus: str | Path | None = None,
+    llm: LLM | None = None,
+    retriever: Retriever | None = None,
+) -> Pipeline:
+    """The stages ``spec`` names. ``retriever`` is an already opened first stage (else it
+    is opened over ``corpus``; a ``candidates`` pipeline has none); ``llm`` is shared by
+    every stage that calls one (else built from the settings, when one does)."""
+    from sciera.evidence.registry import make_extractor
+    from sciera.generate.registry import make_generator
+    from sciera.llm.metered import MeteredLLM
+    from sciera.rerank.registry import make_reranker, uses_llm
+
+    # the stages read the spec's filter (DeepEra prunes only what it would drop)
+    settings = settings.model_copy(update={"filter": spec.filter})
+    if retriever is None and spec.retriever != CANDIDATES:
+        if corpus is None:
+            from sciera.errors import ScieraError
+
+            raise ScieraError(f"retriever {spec.retriever!r} needs a corpus directory")
+        from sciera.retrieve.open import open_retriever
+
+        retriever = open_retriever(corpus, spec.retriever, settings)
+    metered = None
+    if spec.uses_llm:
+        if llm is None:
+            from sciera.llm.registry import make_llm
+
+            llm = make_llm(settings)
+        metered = llm if isinstance(llm, MeteredLLM) else MeteredLLM(llm)
+    with_llm: dict[str, Any] = {"llm": metered} if metered is not None else {}
+
+    reranker = None
+    if spec.reranker is not None:
+        params = dict(spec.reranker_params)
+        if uses_llm(spec.reranker, params):
+            params = {**with_llm, **params}
+        reranker = make_reranker(spec.reranker, settings, **params)
+    f = spec.filter
+    extractor = None
+    if spec.evidence is not None:
+        extractor = make_extractor(spec.evidence, settings, **{**with_llm, **spec.evidence_params})
+    generator = None
+    if spec.generator is not None:
+        generator = make_generator(
+            spec.generator, settings, **{**with_llm, **spec.generator_params}
+        )
+    return Pipeline(
+        spec,
+        retriever,
+        reranker,
+        ThresholdFilter(f.tau if f.use_tau else None, f.top_k),
+        extractor,
+        generator,
+        metered,
+        spec.rerank_depth or settings.rerank.depth,
+    )
+
+
+def pipeline_from_settings(
+    corpus: str | Path, settings: Settings, *, llm: LLM | None = None
+) -> Pipeline:
+    """The answering pipeline ``settings`` describe over ``corpus`` (``sciera ask``'s)."""
+    return build_pipeline(PipelineSpec.from_settings(settings), settings, corpus=corpus, llm=llm)
