@@ -36,13 +36,13 @@ SHIPPED = "grade+p_yes+first_stage"
 def kept_lists(records: list[dict], scores: np.ndarray, tau: float | None, top_k: int) -> list:
     """Per claim, the candidate indices DeepEra keeps, best first: its own filter
     (score >= tau, at most top_k; tau None = ablation v2, top_k only)."""
-    from sciera.rerank.deepera.filter import filter_evidence
+    from sciera.filter import filter_evidence
 
     out, start = [], 0
     for r in records:
         s = scores[start : start + len(r["rows"])]
         start += len(r["rows"])
-        decisions = filter_evidence(s, tau=tau or 0.0, top_k=top_k, use_filter=tau is not None)
+        decisions = filter_evidence(s, tau=tau, top_k=top_k)
         out.append([d.index for d in decisions if d.kept])
     return out
 

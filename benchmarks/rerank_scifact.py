@@ -19,10 +19,10 @@ Run from the repository root with the venv active (no network needed)::
    ``<out-dir>/rerank_scifact_candidates_<tag>.json`` and reused by reruns.
 3. Rerankers (one shared LLM, the default model): ``first_stage`` (no rerank), ``embedding``,
    ``llm_pointwise``, ``llm_graded``, ``llm_listwise``, ``deepera`` (intent + filter +
-   summary, calibrator "auto"; returns only the kept passages, so its metrics are on the
-   filtered list) and ``deepera_nofilter`` (use_filter/use_summary off, top_k None: the
-   full score ordering), ``cross_encoder`` (the shipped trained cross-encoder, its card's
-   scoring) and ``deepera_ce`` (DeepEra with ``scorer="cross_encoder"``: the cross-encoder's
+   summary, calibrator "auto"; its pipeline's filter keeps passages >= tau, at most top_k,
+   so its metrics are on the filtered list) and ``deepera_nofilter`` (no filter, no
+   summaries: the full score ordering), ``cross_encoder`` (the shipped trained
+   cross-encoder, its card's scoring) and ``deepera_ce`` (DeepEra with ``scorer="cross_encoder"``: the cross-encoder's
    calibrated P(relevant) replaces the LLM's grade; the LLM writes the intent and the
    summaries). For every claim every selected reranker runs before the next claim,
    so a partial run still gives paired comparisons.
@@ -136,7 +136,7 @@ def first_stage(
         log("building indexes (bm25 + dense) ...")
         build_indexes(args.work, settings, embedder=embedder, progress=build_progress)
         hybrid = open_retriever(args.work, "hybrid", settings, embedder)
-    passage_depth = max(settings.retrieve.depth, 10 * args.depth)
+    passage_depth = max(settings.retrieve.passage_depth, 10 * args.depth)
     retriever = MaxPRetriever(hybrid, depth=passage_depth)
     retriever.search(next(iter(queries.values())), args.depth)  # warm-up (model load)
     for qid, text in queries.items():
@@ -166,39 +166,50 @@ def candidate_ranking(store: PassageStore, query: str, items: list) -> Ranking:
 def build_rerankers(
     names: list[str], settings: Settings, embedder: Any, llm: Any, calibrator: str
 ) -> dict[str, Any]:
-    from sciera.rerank.registry import make_reranker
+    """One pipeline per reranker over the given candidates (its first stage): the
+    reranker, then the filter (``deepera``, ``deepera_ce``: ask's tau and top_k, and the
+    summaries of the kept passages; every other: no filter, the whole reranked order)."""
+    from sciera.pipeline import CANDIDATES, PipelineSpec, build_pipeline
+    from sciera.settings import FilterSettings
 
     cal: Any = None if calibrator == "none" else calibrator
+    whole = FilterSettings(use_tau=False, top_k=None)
+    specs: dict[str, dict[str, Any]] = {
+        "embedding": {"reranker": "embedding", "reranker_params": {"embedder": embedder}},
+        # the LLM grades (named: the default scorer is trained)
+        "deepera": {
+            "reranker": "deepera",
+            "reranker_params": {"calibrator": cal, "scorer": "llm"},
+            "filter": settings.filter,
+            "evidence": "deepera",
+        },
+        # the trained cross-encoder scores, the LLM the rest
+        "deepera_ce": {
+            "reranker": "deepera",
+            "reranker_params": {"scorer": "cross_encoder"},
+            "filter": settings.filter,
+            "evidence": "deepera",
+        },
+        "deepera_nofilter": {
+            "reranker": "deepera",
+            "reranker_params": {"calibrator": cal, "scorer": "llm"},
+        },
+    }
     out: dict[str, Any] = {}
     for name in names:
-        if name == "embedding":
-            out[name] = make_reranker(name, settings, embedder=embedder)
-        elif name == "deepera":  # the LLM grades (named: the default scorer is trained)
-            out[name] = make_reranker(name, settings, llm=llm, calibrator=cal, scorer="llm")
-        elif name == "deepera_ce":  # the trained cross-encoder scores, the LLM the rest
-            out[name] = make_reranker("deepera", settings, llm=llm, scorer="cross_encoder")
-        elif name == "cross_encoder":
-            out[name] = make_reranker(name, settings)
-        elif name == "deepera_nofilter":
-            out[name] = make_reranker(
-                "deepera",
-                settings,
-                llm=llm,
-                calibrator=cal,
-                scorer="llm",
-                use_filter=False,
-                use_summary=False,
-                top_k=None,
-            )
-        elif name != "first_stage":
-            out[name] = make_reranker(name, settings, llm=llm)
+        if name == "first_stage":
+            continue
+        spec = {"reranker": name, "filter": whole, **specs.get(name, {})}
+        pipe = PipelineSpec(retriever=CANDIDATES, rerank_depth=10_000, **spec)
+        out[name] = build_pipeline(pipe, settings, llm=llm)
     return out
 
 
-def reranker_config(reranker: Any, n_ctx: int) -> dict[str, Any]:
+def reranker_config(pipeline: Any, n_ctx: int) -> dict[str, Any]:
     """What defines a reranker's results: its scalar settings, its LLM (model id and
-    context, which decides how listwise windows are cut) and, for DeepEra, the
-    calibrator's content (not where it was loaded from)."""
+    context, which decides how listwise windows are cut), for DeepEra the calibrator's
+    content (not where it was loaded from), and the filter."""
+    reranker = pipeline.reranker
     config = {
         k: v
         for k, v in vars(reranker).items()
@@ -210,6 +221,9 @@ def reranker_config(reranker: Any, n_ctx: int) -> dict[str, Any]:
     cal = getattr(reranker, "calibrator", None)
     if cal is not None:
         config["calibrator_sha256"] = hashlib.sha256(cal.to_json().encode()).hexdigest()[:16]
+    f = pipeline.filter
+    if f.tau is not None or f.top_k is not None:
+        config["filter"] = {"tau": f.tau, "top_k": f.top_k}
     return config
 
 
@@ -262,20 +276,22 @@ def metered(llm: Any, name: str, row: dict[str, Any]) -> Iterator[None]:
         row.update({k: v - before[k] for k, v in llm.totals().items()})
 
 
-def run_one(name: str, reranker: Any, llm: Any, ranking: Ranking) -> dict[str, Any]:
+def run_one(name: str, pipeline: Any, llm: Any, ranking: Ranking) -> dict[str, Any]:
+    """One claim through a reranker's pipeline: the ranking evaluation scores (the kept
+    passages when its filter thresholds), its trace, what it cost."""
     row: dict[str, Any] = {"reranker": name}
     with metered(llm if name in LLM_RERANKERS else None, name, row):
-        if name.startswith("deepera"):
-            ranked, trace = reranker.rerank_with_trace(ranking.query, ranking)
-        else:
-            ranked, trace = reranker.rerank(ranking.query, ranking), None
+        result = pipeline.run(ranking.query, candidates=ranking)
+    ranked = result.final
     row["ranked"] = [it.passage.doc_id for it in ranked]
     row["scores"] = [round(it.score, 6) for it in ranked]
-    if trace is not None:
-        t = trace.to_dict()
-        t.pop("query")
+    trace = result.traces.get("rerank")
+    if trace:
+        t = dict(trace)
+        t.pop("query", None)
         row["trace"] = t
-        row["seconds_without_summary"] = row["seconds"] - t["stage_seconds"].get("summarize", 0)
+        summaries = result.cost.get("evidence", {}).get("seconds", 0.0)
+        row["seconds_without_summary"] = row["seconds"] - summaries
     return row
 
 
@@ -592,7 +608,7 @@ def main() -> None:
     if todo and missing:
         first_stage(args, settings, embedder, missing, cands)
     if LLM_RERANKERS & set(todo):
-        from sciera.eval.runllm import MeteredLLM
+        from sciera.llm.metered import MeteredLLM
         from sciera.llm.registry import make_llm
 
         llm = MeteredLLM(make_llm(settings))
