@@ -435,3 +435,126 @@ def soup(
     typer.echo(f"chosen: {' + '.join(result.card['soup']['chosen'])}")
     _modes("dev", result.card["dev"]["modes"])
     typer.echo(json.dumps({"model_dir": str(result.model_dir)}))
+
+
+@train_app.command("verifier")
+def verifier(
+    out: OutOpt,
+    claims: Annotated[
+        Path, typer.Option(help="SciFact training claims (claims_train.jsonl).")
+    ] = Path("../shared/data/scifact/claims_train.jsonl"),
+    sentences: Annotated[
+        Path, typer.Option(help="The abstracts as sentence lists (corpus_sentences.jsonl).")
+    ] = Path("../shared/data/scifact/corpus_sentences.jsonl"),
+    corpus: Annotated[
+        Path | None,
+        typer.Option(help="Ingested, indexed corpus: retrieved non-evidence abstracts."),
+    ] = None,
+    pubmedqa: Annotated[
+        Path | None, typer.Option(help="PubMedQA PQA-L JSON: yes/no/maybe questions.")
+    ] = None,
+    pubmedqa_all: Annotated[
+        bool, typer.Option(help="Train on every PubMedQA question (none held out).")
+    ] = False,
+    base: Annotated[
+        str,
+        typer.Option(
+            help="Start from: 'scifact-minilm' (the shipped relevance cross-encoder), "
+            "'minilm', 'e5', 'e5-enpt' or a folder."
+        ),
+    ] = "scifact-minilm",
+    epochs: Annotated[int, typer.Option(min=1)] = 4,
+    lr: Annotated[float, typer.Option(help="Learning rate of the pretrained body.")] = 3e-5,
+    head_lr: Annotated[float, typer.Option(help="Learning rate of the heads.")] = 5e-4,
+    context: Annotated[
+        str, typer.Option(help="A sentence's context for the selector: none, title, neighbours.")
+    ] = "title",
+    depth: DepthOpt = 10,
+    retriever: RetrieverOpt = "hybrid",
+    retrieved_negatives: Annotated[
+        int, typer.Option(min=0, help="Retrieved non-evidence abstracts per training claim.")
+    ] = 2,
+    open_k: Annotated[
+        int, typer.Option(min=1, help="First-stage abstracts per dev claim choosing the policy.")
+    ] = 5,
+    dev_fraction: DevFractionOpt = 0.12,
+    cv_fold: Annotated[
+        int | None, typer.Option(min=0, help="Hold out this fold of the training claims.")
+    ] = None,
+    cv_folds: Annotated[int, typer.Option(min=2)] = 5,
+    exclude_qrels: ExcludeQrelsOpt = None,
+    exclude_ssli: ExcludeSsliOpt = None,
+    ssli_negatives: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--ssli-negatives",
+            help="Training-side SSLI set (packed or not): its distractors as NOT ENOUGH INFO.",
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option()] = 0,
+    time_budget: TimeBudgetOpt = None,
+    fp16: Fp16Opt = True,
+    overwrite: OverwriteOpt = False,
+    max_claims: Annotated[
+        int | None, typer.Option(min=1, help="Train on the first N training claims only.")
+    ] = None,
+    preset: PresetOpt = None,
+) -> None:
+    """Fine-tune the claim verifier (rationale selector + verdict model, one encoder) on
+    SciFact claims; resumable (rerun the same command), the best dev epoch kept, calibrated
+    and its decision policy chosen on dev, with a model card."""
+    from sciera.progress import step_progress
+    from sciera.settings import load_settings
+    from sciera.train.verifier_data import VerifierDataSpec, check_spec_paths
+    from sciera.train.verifier_fit import VerifierConfig
+    from sciera.train.verifier_run import VerifierJob, train_verifier
+
+    try:
+        config = VerifierConfig(
+            base=base,
+            epochs=epochs,
+            lr=lr,
+            head_lr=head_lr,
+            seed=seed,
+            time_budget_minutes=time_budget,
+            context=context,
+        )
+        data = VerifierDataSpec(
+            claims=claims,
+            sentences=sentences,
+            corpus=corpus,
+            retriever=retriever,
+            depth=depth,
+            retrieved_negatives=retrieved_negatives,
+            dev_fraction=dev_fraction,
+            seed=seed,
+            cv_folds=cv_folds,
+            cv_fold=cv_fold,
+            pubmedqa=pubmedqa,
+            pubmedqa_all=pubmedqa_all,
+            ssli_negatives=tuple(ssli_negatives or ()),
+            exclude_qrels=tuple(exclude_qrels or ()),
+            exclude_ssli=tuple(exclude_ssli or ()),
+            max_claims=max_claims,
+        )
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    check_spec_paths(data)
+    job = VerifierJob(data, out, config, open_k=open_k, fp16=fp16, overwrite=overwrite)
+    _quiet_transformers()
+    with step_progress(transient=False) as update:
+        result = train_verifier(job, load_settings(preset), update)
+    card = result.card
+    typer.echo(
+        f"model: {result.model_dir} (best epoch {card['best_epoch']}, "
+        f"{card['train_seconds'] / 60:.1f} min)"
+    )
+    for setting in ("oracle", "open"):
+        m = card["dev"].get(setting)
+        if m:
+            typer.echo(
+                f"dev {setting:<6} abstract label-only F1 {m['abstract_label_only_f1']:.4f}  "
+                f"sentence selection+label F1 {m['sentence_label_f1']:.4f}"
+            )
+    typer.echo(f"policy: {json.dumps(card['policy'])}")
+    typer.echo(json.dumps({"model_dir": str(result.model_dir)}))

@@ -1,0 +1,205 @@
+"""The verifier's model card: ``sciera-card.json`` (read back by the loaders: heads, inputs,
+calibrators, decision policy) and its ``README.md`` rendering, in the style of the
+cross-encoder's card (:mod:`sciera.artifacts.card`). Every field is filled by the trainer."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from sciera.verify.network import CARD_FILE
+
+LEVELS = (
+    ("abstract_label_only", "abstract label-only"),
+    ("abstract_rationalized", "abstract rationalized"),
+    ("sentence_selection", "sentence selection"),
+    ("sentence_label", "sentence selection+label"),
+)
+
+
+def _f(x: Any) -> str:
+    return f"{x:.3f}" if isinstance(x, float) else str(x)
+
+
+def _scifact_rows(label: str, m: Mapping[str, float] | None) -> list[str]:
+    if not m:
+        return []
+    cells = " | ".join(
+        f"{_f(m[f'{k}_precision'])} / {_f(m[f'{k}_recall'])} / **{_f(m[f'{k}_f1'])}**"
+        for k, _ in LEVELS
+    )
+    return [f"| {label} | {cells} |"]
+
+
+def _scifact_table(title: str, section: Mapping[str, Any] | None) -> list[str]:
+    if not section:
+        return []
+    head = " | ".join(name for _, name in LEVELS)
+    return [
+        f"## {title} ({section['claims']} claims)",
+        "",
+        "Precision / recall / F1 per level.",
+        "",
+        f"| setting | {head} |",
+        "|---|" + "---|" * len(LEVELS),
+        *_scifact_rows("oracle (cited abstracts given)", section.get("oracle")),
+        *_scifact_rows("open (first-stage top abstracts)", section.get("open")),
+        "",
+        *(
+            [
+                f"Verdict head on gold rationales: accuracy "
+                f"{_f(section['oracle_rationale']['accuracy'])}, macro-F1 "
+                f"{_f(section['oracle_rationale']['macro_f1'])}, ECE "
+                f"{_f(section['oracle_rationale']['ece'])} "
+                f"({section['oracle_rationale']['n']} evidence abstracts).",
+                "",
+            ]
+            if section.get("oracle_rationale")
+            else []
+        ),
+        *(
+            [
+                f"Claim level (open, strong {section['open_claims']['strong']}): "
+                f"{section['open_claims']['refusal_rate']:.3f} of "
+                f"{section['open_claims']['answerable']} answerable claims get NOT ENOUGH "
+                f"INFO; {section['open_claims']['decided']} decisions, precision "
+                f"{section['open_claims']['precision']:.3f}.",
+                "",
+            ]
+            if section.get("open_claims")
+            else []
+        ),
+    ]
+
+
+def _epochs(rows: list[Mapping[str, Any]], metric: str) -> list[str]:
+    keys = [
+        k
+        for k in (
+            metric,
+            "abstract_label_only_f1",
+            "sentence_label_f1",
+            "oracle_rationale_accuracy",
+            "rationale_ap",
+            "pubmedqa_accuracy",
+            "pubmedqa_macro_f1",
+        )
+        if any(k in r["dev"] for r in rows)
+    ]
+    return [
+        "| epoch | steps | loss | " + " | ".join(keys) + " | minutes |",
+        "|---|---|---|" + "---|" * len(keys) + "---|",
+        *(
+            f"| {r['epoch']}{' (partial)' if r.get('partial') else ''} | {r['steps']} | "
+            f"{r['mean_loss']:.3f} | "
+            + " | ".join(_f(r["dev"].get(k, "")) for k in keys)
+            + f" | {r['seconds'] / 60:.1f} |"
+            for r in rows
+        ),
+    ]
+
+
+def _pubmedqa(section: Mapping[str, Any] | None) -> list[str]:
+    if not section:
+        return []
+    lines = [
+        "## PubMedQA, held-out questions",
+        "",
+        "| task | n | accuracy | macro-F1 |",
+        "|---|---|---|---|",
+    ]
+    names = {
+        "reasoning": "reasoning setting (own contexts)",
+        "reasoning_majority": "always the majority label",
+        "bioasq_proxy": "BioASQ-format proxy (yes/no, long answer as snippet)",
+    }
+    for key, name in names.items():
+        if key in section:
+            s = section[key]
+            lines.append(f"| {name} | {s['n']} | {s['accuracy']:.3f} | {s['macro_f1']:.3f} |")
+    return [*lines, ""]
+
+
+def render(card: Mapping[str, Any]) -> str:
+    data, dev, policy = card["data"], card["dev"], card["policy"]
+    vc, rc = dev["verdict_calibration"], dev["rationale_calibration"]
+    lines = [
+        f"# {card['name']}",
+        "",
+        f"A {card['kind']} trained by sciera from `{card['base']}`.",
+        "",
+        "Reproduce:",
+        "",
+        "```bash",
+        card["command"],
+        "```",
+        "",
+        "## Data and splits",
+        "",
+        f"- claims: `{data['claims']}`, sentences: `{data['sentences']}`",
+        f"- training claims: {data['train_claims']}; dev claims (whole claims, seed "
+        f"{card['config']['seed']}): {data['dev_claims']}"
+        + (
+            " (the shipped cross-encoder's and embedder's dev split: never trained on by the "
+            "first stage or the reranker)"
+            if card.get("dev_same_as_shipped_reranker")
+            else ""
+        )
+        + (f"; held-out CV fold: {data['test_claims']}" if data.get("test_claims") else ""),
+        f"- rationale negatives and NOT ENOUGH INFO from: {data['negatives_from']}",
+        f"- sentence examples (before per-epoch sampling): {json.dumps(data['sentence_examples'])}",
+        f"- verdict examples: {json.dumps(data['verdict_examples'])}",
+        f"- PubMedQA: {data['pubmedqa_train']} questions trained on, "
+        f"{data['pubmedqa_held_out']} held out",
+        *(
+            [f"- SSLI distractors (NOT ENOUGH INFO): {json.dumps(data['ssli_negatives'])}"]
+            if data.get("ssli_negatives")
+            else []
+        ),
+        f"- zero-shot sentence scorer (picks hard negatives and noisy rationales): "
+        f"`{data.get('zero_shot_scorer')}`",
+        f"- left out: {json.dumps(data['skipped'])}",
+        f"- never trained on: {json.dumps(card['splits'])}",
+        "",
+        "## Hyperparameters",
+        "",
+        "```json",
+        json.dumps(card["config"], indent=1),
+        "```",
+        "",
+        f"## Training (dev split after every epoch; `{card['select_metric']}` picks the epoch)",
+        "",
+        "Per-epoch dev numbers: oracle setting, uncalibrated, rationale threshold 0.5, no "
+        "fallback.",
+        "",
+        *_epochs(card["epochs"], card["select_metric"]),
+        "",
+        f"Best epoch: {card['best_epoch']}; training time {card['train_seconds'] / 60:.1f} min.",
+        "",
+        "## Calibration and decision policy (chosen on the dev claims)",
+        "",
+        f"- P(rationale): Platt scaling on {rc['sentences']} dev sentences ({rc['rationales']} "
+        f"rationales); ECE {rc['ece_sigmoid']:.4f} (sigmoid) -> {rc['ece']:.4f}",
+        f"- verdict: temperature scaling on {vc['inputs']} dev verdict inputs "
+        f"{json.dumps(vc['labels'])}; top-label ECE {vc['ece_softmax']:.4f} (softmax) -> "
+        f"{vc['ece']:.4f} (in-sample)",
+        f"- policy (best mean of abstract label-only F1 and sentence selection+label F1, open "
+        f"setting, first-stage top {dev['open_k']}): `{json.dumps(policy)}`",
+        f"- `strong` (claim level: fewest refusals of answerable dev claims with decision "
+        f"precision >= 0.70): {policy['strong']}",
+        "",
+        *_scifact_table("Dev claims, with the chosen policy", dev),
+        *_scifact_table("Held-out CV fold", card.get("test_fold")),
+        *_pubmedqa(card.get("pubmedqa_held_out")),
+        f"Versions: {json.dumps(card['versions'])}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_card(model_dir: str | Path, card: Mapping[str, Any]) -> None:
+    model_dir = Path(model_dir)
+    (model_dir / CARD_FILE).write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+    (model_dir / "README.md").write_text(render(card), encoding="utf-8")

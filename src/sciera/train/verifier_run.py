@@ -1,0 +1,424 @@
+"""``sciera train verifier``: from SciFact claims (and PubMedQA questions, SSLI distractors)
+to a verifier model folder with its card.
+
+Steps: split guard -> dev split of whole claims (and a held-out CV fold when asked) ->
+retrieved negatives (resumable) -> zero-shot sentence scores (resumable) ->
+:func:`sciera.train.verifier_fit.fit_verifier` (resumable per epoch) -> on the dev claims:
+a Platt calibrator for P(rationale), a temperature calibrator for the verdict, the decision
+policy (rationale threshold, fallback, minimum label confidence: the best mean of abstract
+label-only F1 and sentence selection+label F1 in the open setting) and the aggregate's
+``strong`` threshold (the fewest refusals of answerable claims whose decisions keep
+precision >= 0.70) -> the model folder with its card. Work files live in
+``<model dir>.work/`` until the model is written, so rerunning the same command resumes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+import shutil
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from itertools import product
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sciera.errors import ScieraError
+from sciera.settings import Settings, load_settings
+from sciera.train.verifier_data import NEI, VerifierData, VerifierDataSpec, prepare_verifier
+from sciera.train.verifier_eval import (
+    SELECT,
+    answer_questions,
+    label_scores,
+    oracle_rationale_verdicts,
+    scifact_scores,
+    verify_claims,
+)
+from sciera.train.verifier_fit import VerifierConfig, fit_verifier, load_for_training
+from sciera.types import NOT_ENOUGH_INFO, VERDICT_LABELS, Verification
+from sciera.verify import calibration
+from sciera.verify.aggregate import aggregate
+from sciera.verify.base import AbstractText, Probs, VerdictInput
+from sciera.verify.network import CARD_FILE, VerifierNetwork
+from sciera.verify.trained import TrainedSelector, TrainedVerdict
+from sciera.verify.verifier import VerifyPolicy, pick_rationales
+
+Progress = Callable[[str, int, int], None]
+RATIONALE_CALIBRATOR = "sciera-rationale-calibrator.json"
+VERDICT_CALIBRATOR = "sciera-verdict-calibrator.json"
+GRID = {
+    "min_rationale": (0.3, 0.4, 0.5, 0.6, 0.7),
+    "fallback": (0, 1, 2),
+    "min_confidence": (0.0, 0.4, 0.5, 0.6, 0.7),
+}
+STRONG_GRID = tuple(round(0.3 + 0.05 * i, 2) for i in range(14))  # 0.3 .. 0.95
+MIN_PRECISION = 0.70  # the issue's bar for the decisions verify gives
+BASE_POLICY = VerifyPolicy(min_rationale=0.5, max_rationales=3, fallback=2)
+
+
+@dataclass(frozen=True)
+class VerifierJob:
+    """Everything ``sciera train verifier`` takes."""
+
+    data: VerifierDataSpec
+    out: str
+    config: VerifierConfig = field(default_factory=VerifierConfig)
+    open_k: int = 5  # first-stage abstracts per dev claim when choosing the policy
+    fp16: bool = True
+    overwrite: bool = False
+
+
+@dataclass(frozen=True)
+class VerifierResult:
+    model_dir: Path
+    card: dict[str, Any]
+
+
+def run_key(job: VerifierJob) -> str:
+    """What the epochs depend on (the time budget aside, so a run resumes with a larger
+    one)."""
+    conf = {k: v for k, v in asdict(job.config).items() if k != "time_budget_minutes"}
+    blob = json.dumps({"config": conf, "data": asdict(job.data)}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+# --- memoized backends (the policy search asks the same things many times) -------------------
+
+
+class _MemoSelector:
+    name = "memo"
+
+    def __init__(self, inner: TrainedSelector) -> None:
+        self.inner, self.cache = inner, {}
+
+    def score_many(self, claim: str, abstracts: Sequence[AbstractText]) -> list[list[float]]:
+        todo = [a for a in abstracts if (claim, a.doc_id) not in self.cache]
+        if todo:
+            for a, s in zip(todo, self.inner.score_many(claim, todo), strict=True):
+                self.cache[(claim, a.doc_id)] = s
+        return [self.cache[(claim, a.doc_id)] for a in abstracts]
+
+
+class _MemoVerdict:
+    name = "memo"
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.cache = inner, {}
+
+    def predict_many(self, claim: str, inputs: Sequence[VerdictInput]) -> list[Probs]:
+        todo = [v for v in dict.fromkeys(inputs) if (claim, v) not in self.cache]
+        if todo:
+            for v, p in zip(todo, self.inner.predict_many(claim, todo), strict=True):
+                self.cache[(claim, v)] = p
+        return [self.cache[(claim, v)] for v in inputs]
+
+
+# --- calibration and the decision policy -----------------------------------------------------
+
+
+def _open_candidates(data: VerifierData, ids: Sequence[str], k: int) -> dict[str, list[str]]:
+    return {cid: data.retrieved.get(cid, [])[:k] for cid in ids}
+
+
+def _union_candidates(data: VerifierData, ids: Sequence[str], k: int) -> dict[str, list[str]]:
+    return {cid: data.candidates(cid, k) for cid in ids}
+
+
+def fit_rationale_calibrator(
+    net: VerifierNetwork, data: VerifierData, candidates: Mapping[str, Sequence[str]]
+) -> tuple[calibration.PlattScaling, dict[str, float]]:
+    """Platt scaling of the rationale logit on every sentence of the dev candidates."""
+    selector = TrainedSelector(network=net)
+    xs, ys = [], []
+    for cid, docs in candidates.items():
+        c = data.claims[cid]
+        abstracts = [data.abstracts[d] for d in docs]
+        for a, x in zip(abstracts, selector.logits(c.claim, abstracts), strict=True):
+            rat = set().union(*c.evidence[a.doc_id].rationales) if a.doc_id in c.evidence else set()
+            xs += [float(v) for v in x]
+            ys += [int(i in rat) for i in range(len(x))]
+    x, y = np.asarray(xs), np.asarray(ys)
+    cal = calibration.PlattScaling.fit(x, y)
+    stats = {
+        "sentences": len(y),
+        "rationales": int(y.sum()),
+        "ece_sigmoid": calibration.binary_ece(calibration.sigmoid(x), y),
+        "ece": calibration.binary_ece(cal(x), y),
+    }
+    return cal, stats
+
+
+def _verdict_rows(
+    net: VerifierNetwork,
+    data: VerifierData,
+    candidates: Mapping[str, Sequence[str]],
+    policy: VerifyPolicy,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(verdict logits, labels) of the verdict inputs ``policy`` picks on the dev
+    candidates: the gold label for an evidence abstract, NOT ENOUGH INFO otherwise."""
+    selector, verdict = TrainedSelector(network=net), TrainedVerdict(network=net)
+    zs, ys = [], []
+    for cid, docs in candidates.items():
+        c = data.claims[cid]
+        abstracts = [data.abstracts[d] for d in docs]
+        inputs, labels = [], []
+        for a, s in zip(abstracts, selector.score_many(c.claim, abstracts), strict=True):
+            idx, _ = pick_rationales(s, policy)
+            if not idx:
+                continue
+            inputs.append(VerdictInput(tuple(a.sentences[i] for i in idx), a.title))
+            g = c.evidence.get(a.doc_id)
+            labels.append(VERDICT_LABELS.index(g.label) if g else NEI)
+        if inputs:
+            zs.append(verdict.logits(c.claim, inputs))
+            ys += labels
+    return np.vstack(zs) if zs else np.zeros((0, 3)), np.asarray(ys, dtype=int)
+
+
+def claim_table(
+    data: VerifierData, ids: Sequence[str], results: Mapping[str, Verification]
+) -> list[dict[str, float]]:
+    """For each ``strong`` of :data:`STRONG_GRID`: the share of answerable claims (with
+    evidence) refused (NOT ENOUGH INFO) and the precision of the decisions given (SUPPORT,
+    CONTRADICT or CONFLICTING matching the claim's gold label)."""
+    rows = []
+    for strong in STRONG_GRID:
+        refused = answerable = decided = right = 0
+        for cid in ids:
+            gold = data.claims[cid].label
+            gold = NOT_ENOUGH_INFO if gold == "NOT_ENOUGH_INFO" else gold
+            v = results[cid]
+            label = aggregate(v.claim, v.verdicts, strong).label
+            if gold != NOT_ENOUGH_INFO:
+                answerable += 1
+                refused += label == NOT_ENOUGH_INFO
+            if label != NOT_ENOUGH_INFO:
+                decided += 1
+                right += label == gold
+        rows.append(
+            {
+                "strong": strong,
+                "refusal_rate": refused / answerable if answerable else 0.0,
+                "precision": right / decided if decided else 0.0,
+                "decided": decided,
+                "answerable": answerable,
+            }
+        )
+    return rows
+
+
+def choose_strong(rows: Sequence[Mapping[str, float]]) -> float:
+    """The ``strong`` with the fewest refusals whose decisions keep precision >=
+    :data:`MIN_PRECISION` (ties: the higher precision); else the most precise."""
+    ok = [r for r in rows if r["precision"] >= MIN_PRECISION and r["decided"]]
+    if ok:
+        return float(min(ok, key=lambda r: (r["refusal_rate"], -r["precision"]))["strong"])
+    return float(max(rows, key=lambda r: (r["precision"], -r["strong"]))["strong"])
+
+
+@dataclass
+class Chosen:
+    policy: VerifyPolicy
+    rationale: calibration.PlattScaling
+    verdict: calibration.TemperatureScaling
+    report: dict[str, Any]
+
+
+def calibrate_and_choose(
+    net: VerifierNetwork, data: VerifierData, open_k: int, progress: Progress | None = None
+) -> Chosen:
+    """Fit both calibrators on the dev claims, then choose the policy and ``strong``."""
+    dev = data.dev_ids
+    union = _union_candidates(data, dev, open_k)
+    open_ = _open_candidates(data, dev, open_k)
+    if progress:
+        progress("calibrating on dev", 0, 3)
+    rat_cal, rat_stats = fit_rationale_calibrator(net, data, union)
+    net.rationale_calibrator = rat_cal
+    z, y = _verdict_rows(net, data, union, BASE_POLICY)
+    temp = calibration.TemperatureScaling.fit(z, y)
+    net.verdict_calibrator = temp
+    ver_stats = {
+        "inputs": len(y),
+        "labels": {VERDICT_LABELS[k]: int((y == k).sum()) for k in range(3)},
+        "ece_softmax": calibration.top_label_ece(calibration.softmax(z), y),
+        "ece": calibration.top_label_ece(temp(z), y),
+        "accuracy": float((temp(z).argmax(1) == y).mean()) if len(y) else 0.0,
+    }
+    if progress:
+        progress("calibrating on dev", 1, 3)
+    selector = _MemoSelector(TrainedSelector(network=net))
+    verdict = _MemoVerdict(TrainedVerdict(network=net))
+    trials = []
+    for mr, fb, mc in product(GRID["min_rationale"], GRID["fallback"], GRID["min_confidence"]):
+        policy = VerifyPolicy(min_rationale=mr, fallback=fb, min_confidence=mc)
+        res = verify_claims(selector, verdict, data, dev, policy=policy, candidates=open_)
+        m = scifact_scores(data, dev, res)
+        trials.append({"policy": asdict(policy), **{k: round(v, 4) for k, v in m.items()}})
+    best = max(trials, key=lambda t: (t[SELECT], t["abstract_label_only_f1"]))
+    policy = VerifyPolicy(**best["policy"])
+    if progress:
+        progress("calibrating on dev", 2, 3)
+    results = verify_claims(selector, verdict, data, dev, policy=policy, candidates=open_)
+    table = claim_table(data, dev, results)
+    policy = replace(policy, strong=choose_strong(table))
+    if progress:
+        progress("calibrating on dev", 3, 3)
+    report = {
+        "rationale_calibration": rat_stats,
+        "verdict_calibration": ver_stats,
+        "policy_trials": sorted(trials, key=lambda t: -t[SELECT])[:10],
+        "strong_table": table,
+        "open_k": open_k,
+    }
+    return Chosen(policy, rat_cal, temp, report)
+
+
+# --- held-out reports ------------------------------------------------------------------------
+
+
+def evaluate_claims(
+    net: VerifierNetwork, data: VerifierData, ids: Sequence[str], policy: VerifyPolicy, open_k: int
+) -> dict[str, Any]:
+    """SciFact metrics in the oracle (cited abstracts) and open (first-stage top ``open_k``)
+    settings, the verdict head on gold rationales, and the claim-level refusal table."""
+    if not ids:
+        return {}
+    selector, verdict = TrainedSelector(network=net), TrainedVerdict(network=net)
+    out: dict[str, Any] = {"claims": len(ids)}
+    oracle = verify_claims(selector, verdict, data, ids, policy=policy)
+    out["oracle"] = {k: round(v, 4) for k, v in scifact_scores(data, ids, oracle).items()}
+    if data.retrieved:
+        cands = _open_candidates(data, ids, open_k)
+        res = verify_claims(selector, verdict, data, ids, policy=policy, candidates=cands)
+        out["open"] = {k: round(v, 4) for k, v in scifact_scores(data, ids, res).items()}
+        rows = [r for r in claim_table(data, ids, res) if r["strong"] == policy.strong]
+        out["open_claims"] = rows[0] if rows else None
+    probs, y = oracle_rationale_verdicts(verdict, data, ids)
+    if len(y):
+        s = label_scores(probs, y)
+        out["oracle_rationale"] = {**s, "ece": calibration.top_label_ece(probs, y)}
+    return out
+
+
+def evaluate_pubmedqa(net: VerifierNetwork, data: VerifierData) -> dict[str, Any]:
+    """Held-out PubMedQA questions: reasoning setting (own contexts) and the BioASQ-format
+    proxy (yes/no questions, the long answer as the gold snippet, yes vs no)."""
+    items = data.pubmedqa_held
+    if not items:
+        return {}
+    selector, verdict = TrainedSelector(network=net), TrainedVerdict(network=net)
+    y = [q.label for q in items]
+    p = answer_questions(selector, verdict, items)
+    majority = max(range(3), key=y.count)
+    out = {
+        "reasoning": label_scores(p, y),
+        "reasoning_majority": label_scores(np.eye(3)[[majority] * len(y)], y),
+    }
+    yn = [q for q in items if q.label != NEI and q.long_answer]
+    if yn:
+        pb = np.asarray(
+            [verdict.predict_many(q.question, [VerdictInput((q.long_answer,), "")])[0] for q in yn]
+        )
+        pb[:, 2] = 0.0  # yes/no only: SUPPORT vs CONTRADICT
+        out["bioasq_proxy"] = label_scores(pb, [q.label for q in yn])
+    return out
+
+
+# --- the job ---------------------------------------------------------------------------------
+
+
+def train_verifier(
+    job: VerifierJob,
+    settings: Settings | None = None,
+    progress: Progress | None = None,
+    command: str | None = None,
+) -> VerifierResult:
+    from sciera.artifacts.card import versions
+    from sciera.train.prepare import open_work
+
+    settings = settings or load_settings()
+    cfg, spec = job.config, job.data
+    model_dir, work = open_work(job.out, settings, job.overwrite, run_key(job))
+    started = time.monotonic()
+    data = prepare_verifier(spec, settings, work, progress)
+    state = fit_verifier(cfg, data, work, progress)
+    if state.best_epoch is None:
+        raise ScieraError("training ended before one epoch was evaluated; raise the time budget")
+    model, tok = load_for_training(str(work / "best"))
+    model.eval()
+    net = VerifierNetwork(model, tok, cfg.inputs)
+    chosen = calibrate_and_choose(net, data, job.open_k, progress)
+    card: dict[str, Any] = {
+        "name": model_dir.name,
+        "kind": "claim verifier (rationale selector + verdict model, one encoder)",
+        "base": cfg.base,
+        "command": command or shlex.join(["sciera", *sys.argv[1:]]),
+        "config": {**asdict(cfg), "fp16": job.fp16, "open_k": job.open_k},
+        "data": data.card_data(spec),
+        "splits": data.guard.describe(),
+        "heads": {"rationale": 0, "verdict": [1, 2, 3], "labels": list(VERDICT_LABELS)},
+        "inputs": cfg.inputs,
+        "calibrators": {"rationale": RATIONALE_CALIBRATOR, "verdict": VERDICT_CALIBRATOR},
+        "policy": asdict(chosen.policy),
+        "epochs": [asdict(e) for e in state.epochs],
+        "best_epoch": state.best_epoch,
+        "select_metric": SELECT,
+        "train_seconds": state.seconds,
+        "dev": {
+            **chosen.report,
+            **evaluate_claims(net, data, data.dev_ids, chosen.policy, job.open_k),
+        },
+        "versions": versions(),
+    }
+    if data.test_ids:
+        card["test_fold"] = evaluate_claims(net, data, data.test_ids, chosen.policy, job.open_k)
+    if data.pubmedqa_held:
+        card["pubmedqa_held_out"] = evaluate_pubmedqa(net, data)
+    card["dev_same_as_shipped_reranker"] = _same_dev_as_reranker(data.dev_ids)
+    card["wall_seconds"] = time.monotonic() - started
+
+    def save(folder: Path) -> None:
+        if job.fp16:
+            model.half()
+        model.save_pretrained(str(folder))
+        tok.save_pretrained(str(folder))
+        calibration.save(chosen.rationale, folder / RATIONALE_CALIBRATOR)
+        calibration.save(chosen.verdict, folder / VERDICT_CALIBRATOR)
+
+    install(model_dir, work, card, save)
+    return VerifierResult(model_dir, card)
+
+
+def _same_dev_as_reranker(dev_ids: Sequence[str]) -> bool:
+    """Whether the dev claims are the shipped cross-encoder's (and embedder's) dev queries,
+    which the first stage and the reranker never trained on."""
+    from sciera.artifacts.registry import CROSS_ENCODER, SHIPPED
+
+    card = SHIPPED[CROSS_ENCODER]["scifact-minilm"] / CARD_FILE
+    if not card.is_file():
+        return False
+    theirs = json.loads(card.read_text(encoding="utf-8"))["data"].get("dev_qids") or []
+    return sorted(theirs) == sorted(dev_ids)
+
+
+def install(
+    model_dir: Path, work: Path, card: dict[str, Any], save: Callable[[Path], None]
+) -> None:
+    """Write the model and its card into a temporary folder, then swap it in."""
+    from sciera.train.verifier_card import write_card
+
+    tmp = model_dir.with_name(model_dir.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    save(tmp)
+    write_card(tmp, card)
+    if model_dir.exists():
+        shutil.rmtree(model_dir)
+    tmp.rename(model_dir)
+    (work / "card.json").write_text(json.dumps(card, indent=1) + "\n")

@@ -1,0 +1,102 @@
+"""The LLM as a verdict model: its probabilities over three answer words, read in one
+forward pass (:meth:`sciera.llm.base.LLM.choice_logprobs`), never from free text.
+
+A claim is asked as true / false / unknown, a question (text ending in ``?``) as yes / no /
+maybe; the words map to SUPPORT / CONTRADICT / NOT ENOUGH INFO. The evidence (rationale
+sentences and title) goes into an ``<evidence>`` block it cannot escape. Zero-shot, the
+probabilities are the model's own (uncalibrated); :class:`CombinedVerdict` fits them with
+the trained head's on dev.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from sciera.llm.base import LLM
+from sciera.verify.base import Probs, VerdictInput, VerdictModel
+
+if TYPE_CHECKING:
+    from sciera.llm.prompting import PromptTemplate
+    from sciera.settings import Settings
+    from sciera.verify.calibration import LogisticCombiner
+
+PROMPTS = Path(__file__).parent / "prompts"
+CHOICES = {"claim": ("true", "false", "unknown"), "question": ("yes", "no", "maybe")}
+
+
+@lru_cache(maxsize=2)
+def _prompt(kind: str) -> PromptTemplate:
+    from sciera.llm.prompting import PromptTemplate
+
+    return PromptTemplate.from_file(PROMPTS / f"verdict_{kind}.yaml")
+
+
+def kind_of(text: str) -> str:
+    """``question`` for text ending in a question mark, else ``claim``."""
+    return "question" if text.rstrip().endswith("?") else "claim"
+
+
+def evidence_block(item: VerdictInput) -> str:
+    from sciera.llm.prompting import delimit
+
+    body = " ".join(s.strip() for s in item.sentences)
+    if item.title.strip():
+        return delimit(body, "evidence", title=item.title.strip())
+    return delimit(body, "evidence")
+
+
+class LLMVerdict:
+    """Zero-shot label probabilities from an LLM (one ``choice_logprobs`` call per abstract,
+    cached by the LLM layer)."""
+
+    name = "llm"
+
+    def __init__(self, llm: LLM) -> None:
+        self.llm = llm
+
+    @classmethod
+    def from_settings(cls, settings: Settings, llm: LLM | None = None, **_: Any) -> LLMVerdict:
+        if llm is None:
+            from sciera.llm.registry import make_llm
+
+            llm = make_llm(settings)
+        return cls(llm)
+
+    @staticmethod
+    def version() -> str:
+        return "+".join(_prompt(k).version for k in sorted(CHOICES))
+
+    def predict_many(self, claim: str, inputs: Sequence[VerdictInput]) -> list[Probs]:
+        kind = kind_of(claim)
+        words = CHOICES[kind]
+        out: list[Probs] = []
+        for item in inputs:
+            messages = _prompt(kind).render(claim=claim, evidence=evidence_block(item))
+            probs = self.llm.choice_logprobs(messages, words).probs
+            p = np.array([probs.get(w, 0.0) for w in words], dtype=float)
+            p = p / p.sum() if p.sum() > 0 else np.full(3, 1 / 3)
+            out.append((float(p[0]), float(p[1]), float(p[2])))
+        return out
+
+
+class CombinedVerdict:
+    """A trained verdict model and the LLM's label probabilities, combined by a logistic
+    regression fitted on dev (:class:`~sciera.verify.calibration.LogisticCombiner`)."""
+
+    name = "combined"
+
+    def __init__(self, model: VerdictModel, llm: VerdictModel, combiner: LogisticCombiner) -> None:
+        self.model, self.llm, self.combiner = model, llm, combiner
+
+    def predict_many(self, claim: str, inputs: Sequence[VerdictInput]) -> list[Probs]:
+        if not inputs:
+            return []
+        a = np.array(self.model.predict_many(claim, inputs))
+        b = np.array(self.llm.predict_many(claim, inputs))
+        p = self.combiner(a, b)
+        return [(float(x), float(y), float(z)) for x, y, z in p]

@@ -1,0 +1,173 @@
+"""The trained verifier network: one MiniLM-family encoder with two heads.
+
+The network is a Hugging Face sequence classifier with four outputs: output 0 is the
+rationale head's logit (is this sentence evidence for the claim?), outputs 1-3 the verdict
+head's logits over SUPPORT / CONTRADICT / NOT ENOUGH INFO. Both heads read the same
+encoder, so one set of weights (float16 on disk, float32 in memory: float16 matmuls are
+slow on CPU) serves rationale selection and label prediction.
+
+A model folder holds the weights and tokenizer, ``sciera-card.json`` (what the loaders read:
+heads, max lengths, the selector's context, calibrator files, the decision policy chosen on
+dev) and the calibrators. Resolved, in order: a model sciera ships (:data:`SHIPPED`); one
+you trained (``SCIERA_HOME/models/<name>``); a local folder.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sciera.errors import ScieraError, require
+
+MODELS_DIR = Path(__file__).parent / "models"
+DEFAULT_MODEL = "scifact-verifier"
+SHIPPED: dict[str, Path] = {DEFAULT_MODEL: MODELS_DIR / DEFAULT_MODEL}
+CARD_FILE = "sciera-card.json"
+RATIONALE = 0
+VERDICT = slice(1, 4)
+NUM_LABELS = 4
+
+
+def resolve_model(model: str, home: str | Path | None = None) -> Path:
+    """The folder of ``model``: shipped name, trained name under ``home/models``, or path."""
+    if model in SHIPPED:
+        path = SHIPPED[model]
+        if not (path / CARD_FILE).is_file():
+            raise ScieraError(f"shipped verifier {model!r} is missing from {path}")
+        return path
+    if home is not None and "/" not in model and (Path(home) / "models" / model).is_dir():
+        return Path(home) / "models" / model
+    path = Path(model)
+    if not (path / CARD_FILE).is_file():
+        raise ScieraError(
+            f"verifier {model!r}: no sciera model card ({CARD_FILE}) in {path}; name a model "
+            "made by `sciera train verifier` or a shipped one "
+            f"({', '.join(SHIPPED)})"
+        )
+    return path
+
+
+def read_card(path: str | Path) -> dict[str, Any]:
+    return json.loads((Path(path) / CARD_FILE).read_text(encoding="utf-8"))
+
+
+def encode(tokenizer: Any, pairs: Sequence[tuple[str, str]], max_length: int) -> Any:
+    """Token tensors of ``pairs`` (claim first), cut to ``max_length`` from the longer side."""
+    return tokenizer(
+        [a for a, _ in pairs],
+        [b for _, b in pairs],
+        truncation="longest_first",
+        max_length=max_length,
+        padding=True,
+        return_tensors="pt",
+    )
+
+
+def batched_logits(
+    model: Any,
+    tokenizer: Any,
+    pairs: Sequence[tuple[str, str]],
+    max_length: int,
+    batch_size: int = 32,
+    column: int | None = None,
+) -> np.ndarray:
+    """The logits of each pair (``[n, outputs]``, or ``[n]`` of one ``column``), batched by
+    length (less padding), in input order; the model is put in eval mode and back."""
+    import torch
+
+    width = int(model.config.num_labels)
+    out = np.zeros((len(pairs), width), dtype=np.float32)
+    order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+    was = model.training
+    model.eval()
+    with torch.inference_mode():
+        for start in range(0, len(order), batch_size):
+            idx = order[start : start + batch_size]
+            tokens = encode(tokenizer, [pairs[i] for i in idx], max_length)
+            out[idx] = model(**tokens).logits.float().numpy()
+    model.train(was)
+    return out if column is None else out[:, column]
+
+
+class VerifierNetwork:
+    """A verifier network ready to score: the model, its tokenizer, how it reads its inputs
+    (``inputs``: the selector's context and each head's max length) and its calibrators
+    (``None``: a plain sigmoid / softmax). :meth:`load` reads a model folder; training builds
+    one around the model it is training, so dev evaluation runs the inference code."""
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        inputs: dict[str, Any],
+        *,
+        card: dict[str, Any] | None = None,
+        rationale_calibrator: Any = None,
+        verdict_calibrator: Any = None,
+        batch_size: int = 32,
+        path: Path | None = None,
+    ) -> None:
+        self.model, self.tokenizer, self.inputs = model, tokenizer, dict(inputs)
+        self.card = card or {"inputs": self.inputs}
+        self.rationale_calibrator = rationale_calibrator
+        self.verdict_calibrator = verdict_calibrator
+        self.batch_size = batch_size
+        self.path = path
+        self.sep = tokenizer.sep_token or "[SEP]"
+        self._lock = threading.Lock()  # torch modules are not safe to call concurrently
+
+    @classmethod
+    def load(cls, path: str | Path, batch_size: int = 32) -> VerifierNetwork:
+        """A model folder written by ``sciera train verifier``."""
+        from sciera.verify import calibration
+
+        transformers = require("transformers", "dense")
+        import torch
+
+        path = Path(path)
+        card = read_card(path)
+        tokenizer = transformers.AutoTokenizer.from_pretrained(str(path))
+        model = transformers.AutoModelForSequenceClassification.from_pretrained(
+            str(path), dtype=torch.float32
+        )
+        model.float().eval()
+        cal = card.get("calibrators", {})
+        return cls(
+            model,
+            tokenizer,
+            card["inputs"],
+            card=card,
+            rationale_calibrator=calibration.load(path / cal["rationale"])
+            if "rationale" in cal
+            else None,
+            verdict_calibrator=calibration.load(path / cal["verdict"])
+            if "verdict" in cal
+            else None,
+            batch_size=batch_size,
+            path=path,
+        )
+
+    @property
+    def context(self) -> str:
+        return str(self.inputs["context"])
+
+    def max_length(self, head: str) -> int:
+        return int(self.inputs[f"max_length_{head}"])
+
+    def logits(self, pairs: Sequence[tuple[str, str]], head: str) -> np.ndarray:
+        with self._lock:
+            return batched_logits(
+                self.model, self.tokenizer, pairs, self.max_length(head), self.batch_size
+            )
+
+
+@lru_cache(maxsize=4)
+def load_network(path: str) -> VerifierNetwork:
+    """One loaded network per folder, shared by the selector and the verdict backends."""
+    return VerifierNetwork.load(path)

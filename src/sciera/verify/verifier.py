@@ -1,0 +1,118 @@
+"""Verify a claim against given abstracts: rationale selection, then a verdict per abstract,
+then the overall verdict (:func:`sciera.verify.aggregate.aggregate`). No retrieval here:
+the caller (the pipeline's verify stage, a benchmark) decides which abstracts to read.
+
+Per abstract, with a :class:`VerifyPolicy`:
+
+1. the selector gives P(rationale) for every sentence (one batched call for all abstracts);
+2. the rationales are the sentences with P >= ``min_rationale``, at most
+   ``max_rationales`` (the best), in abstract order; when none passes, the verdict model
+   still reads the ``fallback`` best sentences (0: the abstract is NOT ENOUGH INFO without
+   a verdict call, as in VeriSci);
+3. the verdict model gives P(SUPPORT), P(CONTRADICT), P(NOT ENOUGH INFO) for those sentences
+   (one batched call); the label is the most probable one, or NOT ENOUGH INFO when its
+   probability is below ``min_confidence``.
+
+An abstract's ``rationales`` are the sentences its verdict was read from, verbatim with
+their indices and scores. The policy's defaults are placeholders; a trained model's card
+carries the values chosen on its dev split (:meth:`VerifyPolicy.from_card`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+from sciera.types import NOT_ENOUGH_INFO, VERDICT_LABELS, AbstractVerdict, Rationale, Verification
+from sciera.verify.aggregate import DEFAULT_STRONG, aggregate
+from sciera.verify.base import AbstractText, RationaleSelector, VerdictInput, VerdictModel
+
+_NEI = VERDICT_LABELS.index(NOT_ENOUGH_INFO)
+
+
+@dataclass(frozen=True)
+class VerifyPolicy:
+    """How selector scores and verdict probabilities become decisions."""
+
+    min_rationale: float = 0.5
+    max_rationales: int = 3
+    fallback: int = 2
+    min_confidence: float = 0.0
+    strong: float = DEFAULT_STRONG
+
+    def __post_init__(self) -> None:
+        if self.max_rationales < 1 or self.fallback < 0:
+            raise ValueError("max_rationales must be >= 1 and fallback >= 0")
+        for name in ("min_rationale", "min_confidence", "strong"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+
+    @classmethod
+    def from_card(cls, card: Mapping[str, Any], **overrides: Any) -> VerifyPolicy:
+        """The policy a model card states (its ``policy`` section), with ``overrides``."""
+        names = {f.name for f in fields(cls)}
+        given = {k: v for k, v in (card.get("policy") or {}).items() if k in names}
+        return cls(**{**given, **{k: v for k, v in overrides.items() if v is not None}})
+
+
+def pick_rationales(scores: Sequence[float], policy: VerifyPolicy) -> tuple[list[int], bool]:
+    """(sentence indices in abstract order, whether they passed ``min_rationale``): the
+    passing ones (best ``max_rationales``), else the ``fallback`` best."""
+    order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+    passing = [i for i in order if scores[i] >= policy.min_rationale][: policy.max_rationales]
+    if passing:
+        return sorted(passing), True
+    return sorted(order[: min(policy.fallback, policy.max_rationales)]), False
+
+
+def decide(probs: Sequence[float], policy: VerifyPolicy) -> tuple[str, float]:
+    """(label, confidence) from label probabilities: the most probable label, NOT ENOUGH
+    INFO when that is below ``min_confidence``."""
+    best = max(range(3), key=lambda i: probs[i])
+    if best != _NEI and probs[best] < policy.min_confidence:
+        return NOT_ENOUGH_INFO, float(probs[_NEI])
+    return VERDICT_LABELS[best], float(probs[best])
+
+
+def verify_abstracts(
+    claim: str,
+    abstracts: Sequence[AbstractText | tuple[str, str, Sequence[str]]],
+    selector: RationaleSelector,
+    verdict: VerdictModel,
+    policy: VerifyPolicy | None = None,
+) -> Verification:
+    """The verdict of each abstract on ``claim`` and the overall one. ``abstracts`` are
+    :class:`AbstractText` or ``(doc_id, title, sentences)`` tuples; verdicts keep their
+    order."""
+    policy = policy or VerifyPolicy()
+    items = [
+        a if isinstance(a, AbstractText) else AbstractText(a[0], a[1], tuple(a[2]))
+        for a in abstracts
+    ]
+    items = [a for a in items if a.sentences]
+    scores = selector.score_many(claim, items) if items else []
+    picks = [pick_rationales(s, policy) for s in scores]
+    asked = [k for k, (idx, _) in enumerate(picks) if idx]
+    probs = verdict.predict_many(
+        claim,
+        [
+            VerdictInput(tuple(items[k].sentences[i] for i in picks[k][0]), items[k].title)
+            for k in asked
+        ],
+    )
+    by_item = dict(zip(asked, probs, strict=True))
+    verdicts = []
+    for k, item in enumerate(items):
+        idx = picks[k][0]
+        p = by_item.get(k, (0.0, 0.0, 1.0))
+        label, confidence = decide(p, policy)
+        rationales = tuple(
+            Rationale(item.doc_id, i, item.sentences[i], float(scores[k][i])) for i in idx
+        )
+        verdicts.append(
+            AbstractVerdict(
+                item.doc_id, item.title, label, confidence, tuple(map(float, p)), rationales
+            )  # type: ignore[arg-type]
+        )
+    return aggregate(claim, verdicts, policy.strong)

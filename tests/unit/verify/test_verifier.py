@@ -1,0 +1,114 @@
+"""verify_abstracts: rationale picking, decisions and the records it returns, with
+deterministic stand-in backends (no model)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from sciera.types import CONTRADICT, NOT_ENOUGH_INFO, SUPPORT
+from sciera.verify import AbstractText, VerdictInput, VerifyPolicy, verify_abstracts
+from sciera.verify.base import predict_one, score_one
+from sciera.verify.verifier import decide, pick_rationales
+
+
+class WordSelector:
+    """P(rationale) = 0.9 for a sentence containing the claim's last word, else 0.1."""
+
+    name = "words"
+
+    def score_many(self, claim: str, abstracts: Sequence[AbstractText]) -> list[list[float]]:
+        key = claim.rstrip(".").split()[-1].lower()
+        return [[0.9 if key in s.lower() else 0.1 for s in a.sentences] for a in abstracts]
+
+
+class CueVerdict:
+    """SUPPORT when the rationale says "increases", CONTRADICT for "decreases", else NEI;
+    records what it was asked."""
+
+    name = "cues"
+
+    def __init__(self) -> None:
+        self.asked: list[VerdictInput] = []
+
+    def predict_many(self, claim: str, inputs: Sequence[VerdictInput]):
+        self.asked += inputs
+        out = []
+        for item in inputs:
+            text = " ".join(item.sentences)
+            if "increases" in text:
+                out.append((0.8, 0.1, 0.1))
+            elif "decreases" in text:
+                out.append((0.1, 0.7, 0.2))
+            else:
+                out.append((0.2, 0.2, 0.6))
+        return out
+
+
+ABSTRACTS = [
+    ("d1", "Trial one", ["Background on risk.", "Vitamin D increases bone density.", "End."]),
+    ("d2", "Trial two", ["Vitamin D decreases bone density in mice.", "Other."]),
+    ("d3", "Unrelated", ["Nothing here.", "Still nothing."]),
+]
+
+
+def test_verdicts_quote_rationales_verbatim_with_indices_and_scores():
+    verdict = CueVerdict()
+    policy = VerifyPolicy(min_rationale=0.5, fallback=0, strong=0.6)
+    out = verify_abstracts("Vitamin D raises density.", ABSTRACTS, WordSelector(), verdict, policy)
+    by_doc = {v.doc_id: v for v in out.verdicts}
+    assert by_doc["d1"].label == SUPPORT and by_doc["d2"].label == CONTRADICT
+    assert [(r.index, r.text, r.score) for r in by_doc["d1"].rationales] == [
+        (1, "Vitamin D increases bone density.", 0.9)
+    ]
+    assert by_doc["d1"].rationales[0].text in ABSTRACTS[0][2]
+    # no sentence passes and no fallback: NEI without asking the verdict model
+    assert by_doc["d3"].label == NOT_ENOUGH_INFO and by_doc["d3"].rationales == ()
+    assert len(verdict.asked) == 2 and all(i.title for i in verdict.asked)
+    assert out.conflicting and out.supporting == ("d1",) and out.contradicting == ("d2",)
+
+
+def test_fallback_reads_the_best_sentences_when_none_passes():
+    verdict = CueVerdict()
+    policy = VerifyPolicy(min_rationale=0.95, fallback=1)
+    out = verify_abstracts(
+        "Vitamin D raises density.", ABSTRACTS[:1], WordSelector(), verdict, policy
+    )
+    assert [r.index for r in out.verdicts[0].rationales] == [1]
+    assert out.verdicts[0].label == SUPPORT and out.label == SUPPORT
+
+
+def test_min_confidence_turns_a_weak_label_into_not_enough_info():
+    policy = VerifyPolicy(min_rationale=0.5, min_confidence=0.75)
+    out = verify_abstracts(
+        "Vitamin D raises density.", ABSTRACTS[:2], WordSelector(), CueVerdict(), policy
+    )
+    labels = {v.doc_id: v.label for v in out.verdicts}
+    assert labels == {"d1": SUPPORT, "d2": NOT_ENOUGH_INFO}  # 0.7 < 0.75
+    assert out.verdicts[1].confidence == pytest.approx(0.2)
+
+
+def test_pick_rationales_keeps_the_best_in_abstract_order():
+    policy = VerifyPolicy(min_rationale=0.5, max_rationales=2, fallback=2)
+    assert pick_rationales([0.6, 0.9, 0.7, 0.1], policy) == ([1, 2], True)
+    assert pick_rationales([0.1, 0.3, 0.2], policy) == ([1, 2], False)
+    assert pick_rationales([], policy) == ([], False)
+    assert decide((0.2, 0.3, 0.5), policy) == (NOT_ENOUGH_INFO, 0.5)
+
+
+def test_empty_abstracts_are_skipped_and_single_forms_work():
+    out = verify_abstracts("x density", [("e", "t", [])], WordSelector(), CueVerdict())
+    assert out.verdicts == () and out.label == NOT_ENOUGH_INFO
+    assert score_one(WordSelector(), "x density", ["density", "no"]) == [0.9, 0.1]
+    assert predict_one(CueVerdict(), "x", ["it increases"]) == (0.8, 0.1, 0.1)
+
+
+def test_policy_from_card_and_bounds():
+    card = {"policy": {"min_rationale": 0.4, "strong": 0.7, "unknown": 1}}
+    p = VerifyPolicy.from_card(card, fallback=0, min_confidence=None)
+    assert (p.min_rationale, p.strong, p.fallback, p.min_confidence) == (0.4, 0.7, 0, 0.0)
+    with pytest.raises(ValueError):
+        VerifyPolicy(min_rationale=1.2)
+    with pytest.raises(ValueError):
+        VerifyPolicy(max_rationales=0)
