@@ -70,11 +70,11 @@ def rebuild(model: str):
     """(settings, model folder, card, Prepared): ``model``'s dev split and calibration
     questions rebuilt from its card in ``SCIERA_HOME/work/qcal-<model>`` (logged questions
     and mined candidates there are reused), checked against the card's dev ids."""
+    from sciera.artifacts.card import read_card
     from sciera.rerank.cross_encoder import resolve_model
     from sciera.settings import load_settings
-    from sciera.train.card import read_card
+    from sciera.train.lineage import spec_from_card
     from sciera.train.prepare import prepare
-    from sciera.train.recalibrate import spec_from_card
 
     settings = load_settings()
     model_dir = Path(resolve_model(model, settings.home))
@@ -97,7 +97,7 @@ def fit_fused(X: np.ndarray, y: np.ndarray):
 def write_copy(settings, model_dir: Path, card: dict, fused, name: str) -> Path:
     """A copy of the model folder as ``SCIERA_HOME/models/<name>`` whose fp32 fused
     calibrator is ``fused`` (its int8 calibrators removed: int8 runs fall back to fp32's)."""
-    from sciera.train.card import write_card
+    from sciera.artifacts.card import write_card
 
     copy = Path(settings.home) / "models" / name
     shutil.rmtree(copy, ignore_errors=True)

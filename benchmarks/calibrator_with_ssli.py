@@ -108,7 +108,7 @@ def main() -> None:
     from sciera.train.calibration_ssli import prepare_ssli
     from sciera.train.ce_fit import dev_rankings, load_cross_encoder
     from sciera.train.cross_encoder_run import FUSED_FEATURES, calibration_rows
-    from sciera.train.recalibrate import spec_from_card
+    from sciera.train.lineage import spec_from_card
 
     settings, model_dir, card, data = rebuild(args.model)
     # the SSLI questions over SciFact with the set's distractors injected, as

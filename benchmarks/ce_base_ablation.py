@@ -86,17 +86,17 @@ def main() -> None:
     )
     args = ap.parse_args()
 
+    from sciera.artifacts.card import read_card
     from sciera.rerank.cross_encoder import resolve_model
     from sciera.settings import load_settings
-    from sciera.train.card import read_card
     from sciera.train.ce_fit import (
         dev_rankings,
         first_stage_scores,
         load_cross_encoder,
         per_query_metrics,
     )
+    from sciera.train.lineage import spec_from_card
     from sciera.train.prepare import prepare
-    from sciera.train.recalibrate import spec_from_card
 
     settings = load_settings()
     rows, dev_ids, dev = [], None, None

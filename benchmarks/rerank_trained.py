@@ -296,8 +296,8 @@ def main() -> None:
     from sciera.eval.retrieval import search_run
     from sciera.eval.significance import mcnemar_exact, paired_randomization
     from sciera.rerank.cross_encoder import CrossEncoderReranker
+    from sciera.rerank.reranked import RerankedRetriever
     from sciera.retrieve import open_retriever
-    from sciera.retrieve.reranked import RerankedRetriever
     from sciera.settings import load_settings
 
     if args.embedder is None:

@@ -62,9 +62,10 @@ from sciera.errors import StaleIndexError
 from sciera.eval.metrics import evaluate
 from sciera.eval.retrieval import search_run
 from sciera.retrieve.bm25 import BM25Retriever
-from sciera.retrieve.build import build_indexes, dense_key
+from sciera.retrieve.build import build_indexes
 from sciera.retrieve.fusion import fuse
 from sciera.retrieve.hybrid import HybridRetriever
+from sciera.retrieve.manifest import dense_key
 from sciera.retrieve.maxp import maxp
 from sciera.retrieve.open import open_retriever
 from sciera.retrieve.tokenize import BM25Tokenizer

@@ -19,7 +19,7 @@ import time
 import pytest
 from train_cli import N_QUERIES, SCIFACT, SHIPPED_SSLI, run_sciera, train_args
 
-from sciera.train.calibration_questions import BUNDLED
+from sciera.artifacts.files import CALIBRATION_QUESTIONS_FILE
 
 pytestmark = pytest.mark.e2e
 
@@ -181,7 +181,10 @@ def _calibration_questions(out, home, env, card) -> None:
     assert more[: len(lines)] == lines and len(more) == len(lines) + 2
     assert {json.loads(x)["doc_id"] for x in more[len(lines) :]} == docs
     # the folder carries the log, so a copy recalibrates elsewhere without the LLM
-    assert gzip.decompress((out / BUNDLED).read_bytes()).decode().splitlines() == more
+    assert (
+        gzip.decompress((out / CALIBRATION_QUESTIONS_FILE).read_bytes()).decode().splitlines()
+        == more
+    )
     bad = run_sciera(*args, "--calibration-styles", "statement", env=env)
     assert bad.returncode == 2 and "calibration styles" in bad.stderr
     assert log.read_text().splitlines() == more

@@ -48,7 +48,7 @@ def test_soup_of_two_tiny_models(small_scifact, tiny_base):
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"model_dir": str(out)}
     card = json.loads((out / "sciera-card.json").read_text())
     soup = card["soup"]
-    from sciera.train.recalibrate import spec_from_card
+    from sciera.train.lineage import spec_from_card
 
     assert spec_from_card(card).calibration_styles == ("question", "yesno")
     # greedy: each alone, then the second best added to the best

@@ -12,6 +12,7 @@ import pytest
 
 from sciera.datasets.ssli.builder import SSLIBuilder
 from sciera.datasets.ssli.config import BuildConfig
+from sciera.scale.executor import RayExecutor
 from sciera.scale.options import RayOptions
 
 pytestmark = pytest.mark.integration
@@ -49,8 +50,9 @@ def test_ray_build_equals_the_single_process_build(
     stats = SSLIBuilder(scifact_slice, alone, CONFIG, settings=settings).run()
     assert stats["questions"] >= 1
     sharded = tmp_path / "sharded"
-    options = RayOptions(ray_cluster, shard_size=1)
-    SSLIBuilder(scifact_slice, sharded, CONFIG, settings=settings, ray=options).run()
+    executor = RayExecutor(RayOptions(ray_cluster, shard_size=1))
+    with executor:
+        SSLIBuilder(scifact_slice, sharded, CONFIG, settings=settings, executor=executor).run()
     assert _instances(sharded) == _instances(alone)
     for name in ("extract.jsonl", "qa.jsonl"):  # each passage's lines, made on the workers
         assert _lines(sharded / name) == _lines(alone / name)
@@ -58,7 +60,9 @@ def test_ray_build_equals_the_single_process_build(
     log = sharded / "contexts.jsonl"
     lines = log.read_text().splitlines()
     log.write_text("".join(line + "\n" for line in lines[:-1]))  # died before the last line
-    again = SSLIBuilder(scifact_slice, sharded, CONFIG, settings=settings, ray=options).run()
+    with executor:
+        again = SSLIBuilder(scifact_slice, sharded, CONFIG, settings=settings, executor=executor)
+        again = again.run()
     assert len(log.read_text().splitlines()) == len(lines)  # one line made again, no more
     assert again["questions"] == stats["questions"]
     assert _instances(sharded) == _instances(alone)

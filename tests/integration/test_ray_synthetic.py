@@ -14,6 +14,7 @@ from sciera.corpus import PassageStore
 from sciera.llm.registry import make_llm
 from sciera.retrieve import open_retriever
 from sciera.retrieve.maxp import MaxPRetriever
+from sciera.scale.executor import RayExecutor
 from sciera.scale.options import RayOptions
 from sciera.train import synthetic
 
@@ -39,8 +40,6 @@ class DriverDied(Exception):
 def test_ray_writes_only_the_missing_queries_and_the_same_ones(
     ray_cluster, scifact_slice, tmp_path, ray_llm_settings
 ):
-    from sciera.scale.synthetic import generate_on_ray
-
     settings = ray_llm_settings
     with PassageStore.open(scifact_slice) as store:
         sources = synthetic.pick_sources(store, list, set(), N, seed=4)
@@ -55,19 +54,20 @@ def test_ray_writes_only_the_missing_queries_and_the_same_ones(
         _local(settings, scifact_slice, sources, cache, progress=die_after_two)
     key = synthetic.generation_key(make_llm(settings), "claim")
     calls = []
-    done = generate_on_ray(
-        settings,
-        scifact_slice,
-        "bm25",
-        DEPTH,
-        sources,
-        key=key,
-        cache=cache,
-        style="claim",
-        keep_top=KEEP,
-        options=RayOptions(ray_cluster, shard_size=1),
-        progress=lambda step, n, total: calls.append((n, total)),
-    )
+    with RayExecutor(RayOptions(ray_cluster, shard_size=1)) as executor:
+        done = synthetic.generate_sharded(
+            executor,
+            settings,
+            scifact_slice,
+            "bm25",
+            DEPTH,
+            sources,
+            key=key,
+            cache=cache,
+            style="claim",
+            keep_top=KEEP,
+            progress=lambda step, n, total: calls.append((n, total)),
+        )
     assert calls[-1] == (N - 2, N - 2)  # the two logged passages were not asked again
     lines = [json.loads(line) for line in cache.read_text().splitlines()]
     assert sorted(r["passage_id"] for r in lines) == sorted(sources)

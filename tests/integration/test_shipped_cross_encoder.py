@@ -13,9 +13,9 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def shipped():
-    from sciera.rerank.cross_encoder import SHIPPED
+    from sciera.artifacts.registry import CROSS_ENCODER, SHIPPED
 
-    return SHIPPED["scifact-minilm"]
+    return SHIPPED[CROSS_ENCODER]["scifact-minilm"]
 
 
 def test_shipped_model_files_and_card(shipped):
@@ -45,11 +45,14 @@ def test_shipped_model_carries_the_questions_its_calibrators_saw(shipped):
     instead of asking the LLM for every question again (an hour on 2 cores)."""
     import gzip
 
-    from sciera.train.calibration_questions import BUNDLED
+    from sciera.artifacts.files import CALIBRATION_QUESTIONS_FILE
 
     card = json.loads((shipped / "sciera-card.json").read_text())
     cq = card["data"]["calibration_questions"]
-    rows = [json.loads(x) for x in gzip.decompress((shipped / BUNDLED).read_bytes()).splitlines()]
+    rows = [
+        json.loads(x)
+        for x in gzip.decompress((shipped / CALIBRATION_QUESTIONS_FILE).read_bytes()).splitlines()
+    ]
     kept = [r for r in rows if r["rank"] is not None and r["rank"] <= cq["keep_top"]]
     assert len(kept) == cq["kept"]
     assert len({r["key"] for r in rows}) == len(card["config"]["calibration_styles"])

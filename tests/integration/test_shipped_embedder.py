@@ -22,11 +22,12 @@ def shipped():
 
 
 def test_shipped_embedder_files_and_card():
-    from sciera.embed.scifact_minilm import MODEL_DIR
+    from sciera.artifacts.registry import EMBEDDER, SHIPPED
 
-    size = sum(f.stat().st_size for f in MODEL_DIR.rglob("*") if f.is_file())
+    folder = SHIPPED[EMBEDDER]["scifact-minilm"]
+    size = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
     assert size <= 50 * 2**20, f"shipped embedder is {size / 2**20:.1f} MB (limit 50)"
-    card = json.loads((MODEL_DIR / "sciera-card.json").read_text())
+    card = json.loads((folder / "sciera-card.json").read_text())
     assert card["command"].startswith("sciera train embedder")
     assert "--exclude-ssli" in card["command"]
     assert {s["kind"] for s in card["splits"]["excluded"]} == {"qrels", "ssli"}

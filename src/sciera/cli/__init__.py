@@ -1,5 +1,6 @@
-"""The ``sciera`` command: a thin Typer app; each command group lives in its own
-module and imports heavy code only when it runs."""
+"""The ``sciera`` command: a thin Typer app (:data:`sciera.cli.base.app`); each command
+group lives in its own module, adds its commands to the app, and imports heavy code only
+when it runs."""
 
 from __future__ import annotations
 
@@ -10,15 +11,8 @@ from types import FrameType
 
 import typer
 
+from sciera.cli.base import app
 from sciera.errors import ScieraError
-
-app = typer.Typer(
-    name="sciera",
-    help="Scientific QA over papers, robust to similar-but-irrelevant evidence.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
 
 
 def _register() -> None:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from sciera.cli import app
+from sciera.cli.base import app
 
 _FORMATS = "beir, jsonl, csv, pubmed, openalex"
 

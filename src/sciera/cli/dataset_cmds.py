@@ -9,8 +9,8 @@ from typing import Annotated, Any
 
 import typer
 
-from sciera.cli import app
-from sciera.cli.ray_opts import RayCpusOpt, RayOpt, RayWorkersOpt, ShardOpt, ray_options
+from sciera.cli.base import app
+from sciera.cli.ray_opts import RayCpusOpt, RayOpt, RayWorkersOpt, ShardOpt, ray_executor
 
 dataset_app = typer.Typer(
     help="Build and look at SciRAG-SSLI datasets (questions + Base/SSLI contexts).",
@@ -115,10 +115,17 @@ def build_cmd(
         exclude_ssli=tuple(str(p) for p in exclude_ssli or ()),
         exclude_qrels=tuple(str(p) for p in exclude_qrels or ()),
     )
-    with step_progress() as progress:
-        options = ray_options(ray, ray_workers, shard_size, ray_cpus)
+    with (
+        ray_executor(ray, ray_workers, shard_size, ray_cpus) as executor,
+        step_progress() as progress,
+    ):
         builder = SSLIBuilder(
-            corpus, out, config, settings=load_settings(preset), progress=progress, ray=options
+            corpus,
+            out,
+            config,
+            settings=load_settings(preset),
+            progress=progress,
+            executor=executor,
         )
         stats = builder.run()
     typer.echo(_summary(stats, out))

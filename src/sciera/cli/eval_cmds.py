@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from sciera.cli import app
+from sciera.cli.base import app
 from sciera.cli.ray_opts import RayCpusOpt, RayOpt, RayWorkersOpt, ShardOpt, ray_executor
 from sciera.progress import step_progress
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from sciera.cli import app
+from sciera.cli.base import app
 from sciera.errors import ScieraError
 
 llm_app = typer.Typer(help="LLM backends: registered models and a speed/sanity check.")

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from sciera.cli import app
+from sciera.cli.base import app
 from sciera.cli.serve_cmds import parse_corpora
 from sciera.errors import ScieraError
 

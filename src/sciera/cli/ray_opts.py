@@ -45,12 +45,3 @@ def ray_executor(
 
     with RayExecutor(RayOptions(address, workers, shard_size, cpus)) as executor:
         yield executor
-
-
-def ray_options(address: str | None, workers: int | None, shard_size: int, cpus: int):
-    """The options, or ``None`` without ``--ray``."""
-    if address is None:
-        return None
-    from sciera.scale.options import RayOptions
-
-    return RayOptions(address, workers, shard_size, cpus)

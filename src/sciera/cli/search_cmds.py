@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from sciera.cli import app
+from sciera.cli.base import app
 from sciera.types import to_plain
 
 if TYPE_CHECKING:

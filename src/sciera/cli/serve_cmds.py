@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from sciera.cli import app
+from sciera.cli.base import app
 from sciera.errors import ScieraError
 
 DEFAULT_EXPERIMENT_DIRS = (Path("results"), Path("benchmarks/results"))

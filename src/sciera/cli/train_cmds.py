@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from sciera.cli import app
-from sciera.cli.ray_opts import RayCpusOpt, RayOpt, RayWorkersOpt, ShardOpt, ray_options
+from sciera.cli.base import app
+from sciera.cli.ray_opts import RayCpusOpt, RayOpt, RayWorkersOpt, ShardOpt, ray_executor
 
 train_app = typer.Typer(help="Fine-tune relevance models on your judgments (offline, CPU).")
 app.add_typer(train_app, name="train")
@@ -119,9 +119,10 @@ SyntheticKeepOpt = Annotated[
 ]
 
 
-def _data_spec(options: dict):
+def _data_spec(options: dict, executor: Any = None):
     """The :class:`~sciera.train.prepare.DataSpec` from a train command's options (its
-    fields are named alike: --corpus, --depth, --exclude-ssli, --synthetic, ...)."""
+    fields are named alike: --corpus, --depth, --exclude-ssli, --synthetic, ...) and the
+    executor that writes its synthetic queries (``--ray``; ``None``: here)."""
     from dataclasses import fields
 
     from sciera.train.prepare import DataSpec
@@ -131,12 +132,7 @@ def _data_spec(options: dict):
         values[name] = values.get(name) or ()
     if isinstance(values.get("calibration_styles"), str):
         values["calibration_styles"] = _styles(values["calibration_styles"])
-    values["ray"] = ray_options(
-        options.get("ray"),
-        options.get("ray_workers"),
-        options.get("shard_size", 16),
-        options.get("ray_cpus", 1),
-    )
+    values["executor"] = executor
     try:
         return DataSpec(**values)
     except ValueError as exc:
@@ -208,10 +204,13 @@ def cross_encoder(
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    data = _data_spec(locals())
-    job = CrossEncoderJob(data, out, config, fp16=fp16, overwrite=overwrite)
     _quiet_transformers()
-    with step_progress(transient=False) as update:
+    with (
+        ray_executor(ray, ray_workers, shard_size, ray_cpus) as executor,
+        step_progress(transient=False) as update,
+    ):
+        data = _data_spec(locals(), executor)
+        job = CrossEncoderJob(data, out, config, fp16=fp16, overwrite=overwrite)
         result = train_cross_encoder(job, load_settings(preset), update)
     _report(result)
     typer.echo(f"default scoring: {result.card['score_mode']}")
@@ -297,10 +296,13 @@ def embedder(
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    data = _data_spec(locals())
-    job = EmbedderJob(data, out, config, fp16=fp16, overwrite=overwrite)
     _quiet_transformers()
-    with step_progress(transient=False) as update:
+    with (
+        ray_executor(ray, ray_workers, shard_size, ray_cpus) as executor,
+        step_progress(transient=False) as update,
+    ):
+        data = _data_spec(locals(), executor)
+        job = EmbedderJob(data, out, config, fp16=fp16, overwrite=overwrite)
         result = train_embedder(job, load_settings(preset), update)
     _report(result)
     typer.echo(json.dumps({"model_dir": str(result.model_dir)}))

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
+from sciera.datasets.ssli.io import question_of
 from sciera.errors import ScieraError
 from sciera.types import Passage, QAInstance, document_of
 
@@ -204,9 +205,3 @@ def load_dataset(
     picked = seeded_subset(list(by_question), limit, seed)
     data = data.subset(sorted(qid for question in picked for qid in by_question[question]))
     return data.at_documents() if unit == "document" else data
-
-
-def question_of(qid: str, setting: str | None) -> str:
-    """The question an instance id asks: ``"Q/ssli"`` -> ``"Q"``; other ids as they are."""
-    suffix = f"/{setting}"
-    return qid[: -len(suffix)] if setting and qid.endswith(suffix) else qid

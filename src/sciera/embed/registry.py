@@ -2,48 +2,20 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
-from functools import lru_cache
 from pathlib import Path
 
+from sciera.artifacts.registry import trained_dir
 from sciera.embed.base import Embedder
 from sciera.errors import ScieraError
 from sciera.settings import EmbedSettings
-
-WEIGHT_FILES = ("*.safetensors", "*.bin", "*.onnx")
 
 
 def resolve_model(model: str, home: str | Path | None) -> str:
     """A bare name of a model trained by ``sciera train embedder`` (a folder under
     ``home/models``) becomes its path; anything else is returned as given."""
-    from sciera.train.card import trained_dir
-
     path = trained_dir(model, home)
     return str(path) if path is not None else model
-
-
-@lru_cache(maxsize=16)
-def _hash_files(files: tuple[tuple[str, int, int], ...]) -> str:
-    digest = hashlib.sha256()
-    for path, _, _ in files:
-        digest.update(Path(path).name.encode())
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(block)
-    return digest.hexdigest()[:16]
-
-
-def weights_id(model: str) -> str | None:
-    """A fingerprint of a local model folder's weight files (None for hub names), so a
-    model retrained under the same name invalidates cached vectors and built indexes."""
-    root = Path(model)
-    if not root.is_dir():
-        return None
-    files = sorted({f for pattern in WEIGHT_FILES for f in root.rglob(pattern)})
-    if not files:
-        return None
-    return _hash_files(tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files))
 
 
 def with_home(settings: EmbedSettings, home: str | Path | None) -> EmbedSettings:

@@ -5,21 +5,18 @@ command that reproduces it."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from sciera.artifacts.registry import EMBEDDER, open_model
 from sciera.embed.sentence_transformers import SentenceTransformerEmbedder
-from sciera.errors import ScieraError
 
-MODEL_DIR = Path(__file__).parent / "models" / "scifact-minilm"
+NAME = "scifact-minilm"
 
 
 class SciFactMiniLMEmbedder(SentenceTransformerEmbedder):
-    """384 dims, unit-length; the weights fingerprint keys cached vectors and indexes."""
+    """384 dims, unit-length; the weights fingerprint keys cached vectors and indexes. Its
+    folder is checked against its manifest before it loads (or choose ``--embedder
+    minilm``, the base model)."""
 
     def __init__(self, *, batch_size: int = 64, device: str = "cpu") -> None:
-        if not (MODEL_DIR / "config.json").is_file():
-            raise ScieraError(
-                f"the shipped embedder 'scifact-minilm' is missing from {MODEL_DIR} "
-                "(reinstall sciera, or choose --embedder minilm)"
-            )
-        super().__init__(MODEL_DIR, name="scifact-minilm", batch_size=batch_size, device=device)
+        folder = open_model(EMBEDDER, NAME)
+        self.check = folder.check
+        super().__init__(folder.path, name=NAME, batch_size=batch_size, device=device)

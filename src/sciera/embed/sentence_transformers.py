@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sciera.artifacts.manifest import weights_id
 from sciera.embed.base import ProgressFn, encode_batched
 from sciera.errors import require
 
@@ -53,8 +54,6 @@ class SentenceTransformerEmbedder:
             self.model_ref, device=device, model_kwargs={"dtype": torch.float32}
         )
         self.dim = int(self._model.get_embedding_dimension())
-        from sciera.embed.registry import weights_id
-
         self.weights = weights_id(self.model_ref)  # local folders: what cached vectors key on
 
     def _encode(self, texts: list[str]) -> np.ndarray:

@@ -165,7 +165,7 @@ def evaluate_retrieval(
     With ``reranker`` (a name in :mod:`sciera.rerank.registry`, built with
     ``reranker_options``) the first ``rerank_depth`` candidates (default
     ``settings.rerank.depth``; documents by Max-P with ``unit="document"``) are reranked
-    and the rest of the first-stage list follows them (:mod:`sciera.retrieve.reranked`).
+    and the rest of the first-stage list follows them (:mod:`sciera.rerank.reranked`).
 
     ``queries_path`` is a BEIR folder or queries.jsonl; ``qrels_path`` a BEIR or
     TREC qrels file. ``retriever`` defaults to ``settings.retrieve.retriever``;
@@ -185,7 +185,7 @@ def evaluate_retrieval(
     searcher = open_retriever(corpus_dir, name, settings)
     if reranker is not None:
         from sciera.rerank.registry import make_reranker
-        from sciera.retrieve.reranked import RerankedRetriever
+        from sciera.rerank.reranked import RerankedRetriever
 
         rr = make_reranker(reranker, settings, **dict(reranker_options or {}))
         depth_n = rerank_depth or settings.rerank.depth

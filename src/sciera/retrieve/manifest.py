@@ -3,7 +3,9 @@
 One record per index (``"bm25"``, ``"dense-<embedder>"``) holding the store
 fingerprint and passage count it was built from, its parameters, library
 versions, build time and duration. An index whose record does not match the
-current store or settings is stale and is never used silently.
+current store or settings is stale and is never used silently. The parameters each kind
+must match come from :func:`bm25_params` and :func:`dense_params` (what the builder records,
+the opener checks and the Qdrant engine stores with its collection).
 """
 
 from __future__ import annotations
@@ -14,9 +16,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sciera.errors import StaleIndexError
+
+if TYPE_CHECKING:
+    from sciera.settings import Settings
 
 INDEX_DIR = "index"
 MANIFEST_FILE = "manifest.json"
@@ -132,3 +137,32 @@ def check_record(
             f"{hint} with the settings you want"
         )
     return record
+
+
+# -- what an index must match -----------------------------------------------------------
+def dense_key(embedder_name: str) -> str:
+    return f"dense-{embedder_name}"
+
+
+def bm25_params(settings: Settings) -> dict[str, Any]:
+    """The BM25 parameters an index must match (``mmap`` is how it is loaded, not built)."""
+    return settings.bm25.model_dump(exclude={"mmap"})
+
+
+def dense_params(settings: Settings, embedder_name: str) -> dict[str, Any]:
+    """The dense parameters an index must match (the dimension is recorded separately);
+    a local model folder adds its weights' fingerprint, so retraining it makes the index
+    stale rather than silently mismatched."""
+    from sciera.artifacts.manifest import weights_id
+    from sciera.embed.registry import with_home
+
+    params: dict[str, Any] = {
+        "embedder": embedder_name,
+        "vectors": settings.vectors.backend,
+        "qdrant_url": settings.vectors.qdrant_url if settings.vectors.backend == "qdrant" else None,
+    }
+    embed = with_home(settings.embed, settings.home)
+    weights = weights_id(embed.model) if embed.model else None
+    if weights is not None:
+        params["weights"] = weights
+    return params

@@ -11,10 +11,16 @@ from sciera.embed.registry import create_embedder, embedder_name
 from sciera.errors import ScieraError
 from sciera.retrieve.base import Retriever
 from sciera.retrieve.bm25 import BM25Retriever
-from sciera.retrieve.build import bm25_params, dense_key, dense_params
 from sciera.retrieve.dense import DenseRetriever
 from sciera.retrieve.hybrid import HybridRetriever
-from sciera.retrieve.manifest import check_record, index_dir, read_manifest
+from sciera.retrieve.manifest import (
+    bm25_params,
+    check_record,
+    dense_key,
+    dense_params,
+    index_dir,
+    read_manifest,
+)
 from sciera.settings import Settings, load_settings
 from sciera.vectors.registry import load_vector_index
 

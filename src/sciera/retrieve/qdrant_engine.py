@@ -51,7 +51,7 @@ def qdrant_key(embedder_name: str) -> str:
 
 def qdrant_params(settings: Settings, embedder_name: str) -> dict[str, Any]:
     """What an index must match to be opened with ``settings`` (see the manifest)."""
-    from sciera.retrieve.build import bm25_params, dense_params
+    from sciera.retrieve.manifest import bm25_params, dense_params
 
     dense = dense_params(settings, embedder_name)
     dense.pop("vectors", None)

@@ -8,7 +8,8 @@
   missing, after which ``sciera index`` builds from the cache exactly as it would alone;
 - :mod:`.executor`: :class:`~sciera.scale.executor.RayExecutor`, the Ray implementation of
   :class:`sciera.executor.Executor` (one actor per worker sets the task up once and runs
-  whole shards, at most one in flight each) that ``sciera eval run --ray`` passes to the
-  runner;
+  whole shards, at most one in flight each) that ``sciera eval run --ray``, ``sciera
+  dataset build --ray`` and ``sciera train ... --synthetic N --ray`` pass to the runner,
+  the SSLI builder and the synthetic-query writer;
 - :mod:`.options`: the ``--ray``/``--ray-workers``/``--shard-size`` options as one value.
 """

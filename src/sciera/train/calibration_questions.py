@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sciera.artifacts.files import CALIBRATION_QUESTIONS_FILE
+
 if TYPE_CHECKING:
     from sciera.settings import Settings
     from sciera.train.splits import SplitGuard
@@ -33,7 +35,6 @@ if TYPE_CHECKING:
 Progress = Callable[[str, int, int], None]
 PREFIX = "cal-"
 CACHE = "calibration_questions.jsonl"
-BUNDLED = "sciera-calibration-questions.jsonl.gz"  # the log, carried in the model folder
 SOURCE = (
     "held-out abstracts (dev queries' gold first, then others; none a training query's gold "
     "or judged by an evaluation)"
@@ -154,7 +155,7 @@ def bundle(model_dir: Path, work: Path, card: Mapping[str, Any]) -> Path | None:
     log = work / CACHE
     if not (card.get("data") or {}).get("calibration_questions") or not log.is_file():
         return None
-    out = model_dir / BUNDLED
+    out = model_dir / CALIBRATION_QUESTIONS_FILE
     tmp = out.with_name(out.name + ".tmp")
     with tmp.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", filename="", mtime=0) as gz:
         gz.write(log.read_bytes())
@@ -168,7 +169,7 @@ def unbundle(model_dir: Path, work: Path) -> bool:
     prompt) are ignored when read, so the LLM then writes them anew. True if copied."""
     import gzip
 
-    src, log = model_dir / BUNDLED, work / CACHE
+    src, log = model_dir / CALIBRATION_QUESTIONS_FILE, work / CACHE
     if log.exists() or not src.is_file():
         return False
     tmp = log.with_name(log.name + ".tmp")

@@ -60,7 +60,7 @@ def injected_dir(work: Path, corpus: str | Path, sets: Sequence[str | Path]) -> 
 def seen_docs(data: Prepared, card: dict[str, Any]) -> set[str]:
     """Abstracts no calibration SSLI question may have as its gold: what the model trained
     on, dev and calibration golds, the guard's forbidden and evaluation-judged ones."""
-    from sciera.train.recalibrate import trained_beyond_labels
+    from sciera.train.lineage import trained_beyond_labels
 
     seen = set(trained_beyond_labels([card], data))
     seen |= {p.split("#", 1)[0] for r in data.train for p in r.positives}

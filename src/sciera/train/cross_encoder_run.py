@@ -16,9 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from sciera.artifacts.card import default_score_mode
+from sciera.artifacts.files import CALIBRATOR_FILE, FUSED_CALIBRATOR_FILE
 from sciera.errors import ScieraError
 from sciera.settings import Settings, load_settings
-from sciera.train.card import CALIBRATOR_FILE, FUSED_CALIBRATOR_FILE, default_score_mode
 from sciera.train.ce_fit import (
     CALIBRATION,
     TrainConfig,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from sciera.scale.options import RayOptions
+from sciera.executor import Executor
 from sciera.settings import Settings
 from sciera.train.data import TrainQuery, build_queries, mine_candidates, passage_texts
 from sciera.train.splits import SplitGuard, dev_split
@@ -48,8 +48,9 @@ class DataSpec:
     # abstracts never a calibration question's source besides the training gold (a model
     # soup's ingredients trained on more than its labels: their synthetic and SSLI sources)
     calibration_banned: tuple[str, ...] = ()
-    # where the synthetic queries are written (None: here); how, not what: not in run_key
-    ray: RayOptions | None = None
+    # where the synthetic queries are written (None: here, else in shards on its workers);
+    # how, not what: not in run_key
+    executor: Executor | None = None
 
     def __post_init__(self) -> None:
         from sciera.train.synthetic import STYLES
@@ -238,7 +239,7 @@ def synthetic_queries(
         sources = synthetic.pick_sources(
             store, guard.allowed_docs, dev_gold | guard.judged_docs, spec.synthetic, spec.seed
         )
-        if spec.ray is None:  # the first stage is opened here only when it runs here
+        if spec.executor is None:  # the first stage is opened here only when it runs here
             made = synthetic.generate_here(
                 llm,
                 store,
@@ -251,10 +252,9 @@ def synthetic_queries(
                 keep_top=spec.synthetic_keep_top,
                 progress=progress,
             )
-    if spec.ray is not None:
-        from sciera.scale.synthetic import generate_on_ray
-
-        done = generate_on_ray(
+    if spec.executor is not None:
+        done = synthetic.generate_sharded(
+            spec.executor,
             settings,
             spec.corpus,
             spec.retriever,
@@ -264,7 +264,6 @@ def synthetic_queries(
             cache=work / "synthetic.jsonl",
             style=spec.synthetic_style,
             keep_top=spec.synthetic_keep_top,
-            options=spec.ray,
             progress=progress,
         )
         made = synthetic.assemble(done, sources, spec.synthetic_keep_top)
@@ -289,7 +288,7 @@ TRAINING_STATE = ("checkpoint", "checkpoint.tmp", "best", "state.json", "card.js
 
 
 # DataSpec fields that shape the calibrators or where work runs, never the training data
-_NOT_TRAINING = ("ray", "calibration_questions", "calibration_styles", "calibration_banned")
+_NOT_TRAINING = ("executor", "calibration_questions", "calibration_styles", "calibration_banned")
 
 
 def run_key(config: dict[str, Any], spec: DataSpec) -> str:
@@ -298,10 +297,11 @@ def run_key(config: dict[str, Any], spec: DataSpec) -> str:
     questions aside, as they only shape the calibrators fitted after the last epoch)."""
     import hashlib
     import json
-    from dataclasses import asdict
+    from dataclasses import fields
 
     conf = {k: v for k, v in config.items() if k != "time_budget_minutes"}
-    data = {k: v for k, v in asdict(spec).items() if k not in _NOT_TRAINING}
+    # field by field (not asdict: that would deep-copy the executor); the same JSON
+    data = {f.name: getattr(spec, f.name) for f in fields(spec) if f.name not in _NOT_TRAINING}
     blob = json.dumps({"config": conf, "data": data}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -358,7 +358,7 @@ def base_card(
     import time
     from dataclasses import asdict
 
-    from sciera.train.card import versions
+    from sciera.artifacts.card import versions
 
     return {
         "name": name,
@@ -387,7 +387,7 @@ def base_card(
 def continued_from(base: str) -> dict[str, Any]:
     """``{"continued_from": ...}`` when ``base`` is a folder holding a sciera model card: the
     model trained on from, with the command that made it (and its own start, if any)."""
-    from sciera.train.card import read_card
+    from sciera.artifacts.card import read_card
 
     prev = read_card(base) if Path(base).is_dir() else None
     if prev is None:
@@ -405,13 +405,15 @@ def continued_from(base: str) -> dict[str, Any]:
 def install(
     model_dir: Path, work: Path, card: dict[str, Any], save: Callable[[Path], None]
 ) -> None:
-    """Write the model (``save`` into a temporary folder) and its card, then swap it in, so a
-    crash never leaves a half-written model folder under the model's name."""
+    """Write the model (``save`` into a temporary folder), its card and, last, its manifest
+    (every file with its sha256, checked before first use), then swap it in, so a crash
+    never leaves a half-written model folder under the model's name."""
     import json
     import shutil
 
+    from sciera.artifacts.card import write_card
+    from sciera.artifacts.manifest import write_manifest
     from sciera.train.calibration_questions import bundle
-    from sciera.train.card import write_card
 
     tmp = model_dir.with_name(model_dir.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -419,6 +421,7 @@ def install(
     save(tmp)
     write_card(tmp, card)
     bundle(tmp, work, card)  # the questions the calibrators saw travel with the model
+    write_manifest(tmp)
     if model_dir.exists():
         shutil.rmtree(model_dir)
     tmp.rename(model_dir)

@@ -31,65 +31,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sciera.artifacts.card import default_score_mode, read_card
+from sciera.artifacts.files import CALIBRATOR_FILES
 from sciera.errors import ScieraError
 from sciera.settings import Settings, load_settings
-from sciera.train.card import CALIBRATOR_FILE, FUSED_CALIBRATOR_FILE, default_score_mode, read_card
 from sciera.train.cross_encoder_run import FUSED_FEATURES, TrainResult, calibrate_on_dev
-from sciera.train.prepare import DataSpec, Prepared, Progress, prepare
+from sciera.train.lineage import spec_from_card, trained_beyond_labels
+from sciera.train.prepare import Prepared, Progress, prepare
 
 if TYPE_CHECKING:
     from sciera.train.calibration_ssli import SsliRows
-
-_FILES = {
-    "fp32": (CALIBRATOR_FILE, FUSED_CALIBRATOR_FILE),
-    "int8": ("sciera-calibrator-int8.json", "sciera-calibrator-fused-int8.json"),
-}
-
-
-def spec_from_card(card: dict[str, Any]) -> DataSpec:
-    """The training data spec a card records (synthetic queries and SSLI negatives only
-    shape the training side, so the dev split does not depend on them)."""
-    data, cfg, excluded = card["data"], card["config"], card["splits"]["excluded"]
-    return DataSpec(
-        corpus=data["corpus"],
-        queries=data["queries"],
-        qrels=data["qrels"],
-        retriever=cfg["retriever"],
-        depth=cfg["depth"],
-        dev_fraction=cfg["dev_fraction"],
-        seed=cfg["seed"],
-        max_queries=data.get("max_queries"),
-        exclude_qrels=tuple(e["path"] for e in excluded if e["kind"] == "qrels"),
-        exclude_ssli=tuple(e["path"] for e in excluded if e["kind"] == "ssli"),
-        calibration_questions=int(cfg.get("calibration_questions", 0)),
-        calibration_styles=tuple(cfg.get("calibration_styles", ("question",))),
-        calibration_banned=tuple(data.get("calibration_banned", ())),
-    )
-
-
-def trained_beyond_labels(cards: Sequence[dict[str, Any]], data: Prepared) -> list[str]:
-    """Abstracts the models of ``cards`` trained on besides the labels ``data`` holds: their
-    synthetic queries' sources (re-picked from each card: same guard, dev split, count and
-    seed) and their SSLI negatives' gold abstracts. Calibration questions stay off them."""
-    from sciera.corpus import PassageStore
-    from sciera.train import ssli_negatives, synthetic
-
-    dev_gold = {d for r in data.dev for d in r.gold_docs}
-    docs: set[str] = set()
-    for card in cards:
-        card_data, spec = card["data"], spec_from_card(card)
-        n = int((card_data.get("synthetic") or {}).get("passages", 0))
-        if n:
-            with PassageStore.open(spec.corpus) as store:
-                picked = synthetic.pick_sources(
-                    store, data.guard.allowed_docs, dev_gold | data.guard.judged_docs, n, spec.seed
-                )
-            docs |= {p.split("#", 1)[0] for p in picked}
-        paths = [s["path"] for s in card_data.get("ssli_negatives") or [] if "path" in s]
-        if paths:
-            ssli = ssli_negatives.load(paths, data.guard)
-            docs |= {d for q in ssli.qrels.values() for d in q}
-    return sorted(docs)
 
 
 def _check_dev_split(data: Prepared, card: dict[str, Any], model: str) -> None:
@@ -116,16 +67,19 @@ def recalibrate(
     ``calibration_questions`` abstracts' questions, one of each of ``calibration_styles``,
     and the SSLI sets ``calibration_ssli`` at ``calibration_ssli_weight`` (None: as the
     card records)."""
-    from sciera.rerank.cross_encoder import resolve_model
+    from sciera.artifacts.card import write_card
+    from sciera.artifacts.manifest import write_manifest
+    from sciera.artifacts.registry import CROSS_ENCODER, resolve
     from sciera.train import calibration_ssli as cal_ssli
     from sciera.train.calibration_questions import bundle
-    from sciera.train.card import write_card
     from sciera.train.ce_fit import CALIBRATION, dev_rankings, load_cross_encoder
 
-    if precision not in _FILES:
-        raise ScieraError(f"precision must be one of {', '.join(_FILES)}, got {precision!r}")
+    if precision not in CALIBRATOR_FILES:
+        raise ScieraError(
+            f"precision must be one of {', '.join(CALIBRATOR_FILES)}, got {precision!r}"
+        )
     settings = settings or load_settings()
-    model_dir = Path(resolve_model(model, settings.home))
+    model_dir = Path(resolve(CROSS_ENCODER, model, settings.home))
     card = read_card(model_dir) if model_dir.is_dir() else None
     if card is None or card.get("kind") != "cross-encoder reranker":
         raise ScieraError(f"{model}: not a cross-encoder trained by sciera (no model card)")
@@ -208,7 +162,7 @@ def recalibrate(
         card["dev"].pop("calibration_questions")
     record_ssli(card, key, ssli, weight, fitted.ssli)
     s = settings.embed
-    files = dict(zip(("calibrated", "fused"), _FILES[precision], strict=True))
+    files = dict(zip(("calibrated", "fused"), CALIBRATOR_FILES[precision], strict=True))
     if precision == "int8":
         card["dev"]["modes_int8"] = modes
         card["calibrators_int8"] = files
@@ -232,6 +186,7 @@ def recalibrate(
             tmp.replace(model_dir / name)
         write_card(model_dir, card)
         bundle(model_dir, work, card)
+        write_manifest(model_dir)  # last: the folder's files as they now are
     except OSError as exc:
         raise ScieraError(
             f"cannot write the calibrators into {model_dir} ({exc.strerror}); copy the model "

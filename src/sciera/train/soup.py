@@ -29,17 +29,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from sciera.artifacts.card import read_card
 from sciera.errors import ScieraError
 from sciera.settings import Settings, load_settings
-from sciera.train.card import read_card
 from sciera.train.cross_encoder_run import (
     TrainResult,
     calibrate_on_dev,
     calibrated_fields,
     saver,
 )
+from sciera.train.lineage import spec_from_card, trained_beyond_labels
 from sciera.train.prepare import DataSpec, Prepared, Progress, install, open_work, prepare
-from sciera.train.recalibrate import seed_questions, spec_from_card, trained_beyond_labels
+from sciera.train.recalibrate import seed_questions
 
 METHODS = ("greedy", "uniform")
 TRIALS = "trials.jsonl"
@@ -104,12 +105,12 @@ def soup(
     progress: Progress | None = None,
     command: str | None = None,
 ) -> TrainResult:
-    from sciera.rerank.cross_encoder import resolve_model
+    from sciera.artifacts.registry import CROSS_ENCODER, resolve
     from sciera.train.ce_fit import CALIBRATION, dev_rankings, load_cross_encoder
 
     settings = settings or load_settings()
     started = time.monotonic()
-    ingredients = [_ingredient(m, resolve_model(m, settings.home)) for m in job.models]
+    ingredients = [_ingredient(m, resolve(CROSS_ENCODER, m, settings.home)) for m in job.models]
     max_length = int(ingredients[0].card["max_length"])
     states = [
         load_cross_encoder(str(i.path), max_length=max_length).model.state_dict()
@@ -268,7 +269,7 @@ def _card(
     command: str | None,
     seconds: float,
 ) -> dict[str, Any]:
-    from sciera.train.card import versions
+    from sciera.artifacts.card import versions
 
     data_card = data.card_data(spec)
     for key in ("train_queries", "train_groups", "synthetic", "ssli_negatives", "skipped"):

@@ -9,6 +9,8 @@ documents of every dev query and of every excluded (evaluation) query set, so no
 query is written from an abstract an evaluation judges. Generation is resumable: one JSONL
 line per passage, keyed by the LLM, the prompt version and the style, so a rerun asks the
 LLM only for what is missing (the LLM response cache also holds the replies).
+:func:`generate_sharded` writes the same records on an executor's workers
+(``--synthetic N --ray ADDRESS``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from sciera.errors import ScieraError
+from sciera.executor import Executor, shards_of
 
 if TYPE_CHECKING:
     from sciera.corpus.store import PassageStore
@@ -128,7 +133,7 @@ def clean_query(text: str, style: str = "claim") -> str | None:
 
 class QueryWriter:
     """Writes one passage's synthetic query and checks it against the first stage: the
-    record :func:`generate` logs (a Ray worker holds one too, :mod:`sciera.scale.synthetic`)."""
+    record :func:`generate` logs (each worker of :func:`generate_sharded` holds one too)."""
 
     def __init__(self, llm: LLM, retriever: Retriever, style: str, keep_top: int) -> None:
         from sciera.llm.prompting import load_prompt
@@ -202,7 +207,7 @@ def filter_depth(settings: Settings, keep_top: int) -> int:
     """Passages the consistency filter's first stage retrieves before Max-P to documents."""
     from sciera.retrieve.maxp import passage_depth
 
-    return passage_depth(settings.retrieve.depth, keep_top)
+    return passage_depth(settings.retrieve.passage_depth, keep_top)
 
 
 def generate_here(
@@ -235,6 +240,89 @@ def generate_here(
         keep_top=keep_top,
         progress=progress,
     )
+
+
+@dataclass(frozen=True)
+class SyntheticTask:
+    """Synthetic queries as executor shards of passage ids: each worker holds the LLM (the
+    embedded model with the worker's threads, or the settings' OpenAI-compatible server),
+    the first stage (``retriever`` over ``corpus``, Max-P to documents at ``depth``) and the
+    passage store, and returns the records :func:`generate` logs (the same
+    :class:`QueryWriter`)."""
+
+    settings: Settings
+    corpus: str
+    retriever: str
+    depth: int
+    style: str
+    keep_top: int
+
+    def setup(self, threads: int | None) -> Callable[[list[str]], list[dict[str, Any]]]:
+        from sciera.corpus import PassageStore
+        from sciera.llm.registry import make_llm
+        from sciera.retrieve import open_retriever
+        from sciera.retrieve.maxp import MaxPRetriever
+
+        settings = self.settings
+        if threads is not None:  # the worker's CPUs are its model threads
+            llm = settings.llm.model_copy(update={"threads": threads})
+            settings = settings.model_copy(update={"llm": llm})
+        inner = open_retriever(self.corpus, self.retriever, settings)
+        first = MaxPRetriever(inner, depth=self.depth)
+        writer = QueryWriter(make_llm(settings), first, self.style, self.keep_top)
+        store = PassageStore.open(self.corpus)
+
+        def run(passage_ids: list[str]) -> list[dict[str, Any]]:
+            found = store.find_passages(passage_ids)
+            return [writer.record(found[pid]) for pid in passage_ids]
+
+        return run
+
+
+def generate_sharded(
+    executor: Executor,
+    settings: Settings,
+    corpus: str | Path,
+    retriever: str,
+    depth: int,
+    passage_ids: list[str],
+    *,
+    key: str,
+    cache: Path,
+    style: str,
+    keep_top: int,
+    progress: Progress | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Log a record for every passage of ``passage_ids`` missing from ``cache`` (under
+    generation ``key``), made in shards on ``executor``'s workers; returns every logged
+    record of ``key`` by passage id. The driver sends only the missing passages and appends
+    each finished shard's records at once, so a killed worker or driver loses at most the
+    shards in flight, and a rerun, sharded or not, asks only for what is missing. Every
+    worker's LLM must be this machine's (its model id and prompt version make ``key``): a
+    shard written under another key is refused before it is logged. The corpus directory
+    and ``SCIERA_HOME`` must be at the same paths on every worker."""
+    from sciera.corpus import PassageStore
+
+    done = read_done(cache, key)
+    with PassageStore.open(corpus) as store:
+        found = store.find_passages(passage_ids)
+    todo = [pid for pid in passage_ids if pid not in done and pid in found]
+    if not todo:
+        return done
+    task = SyntheticTask(settings, str(corpus), retriever, depth, style, keep_top)
+    written = 0
+    for _, records in executor.map(task, shards_of(todo, executor.shard_size)):
+        if any(rec["key"] != key for rec in records):
+            raise ScieraError(
+                "a worker's LLM differs from this machine's (another model or prompt "
+                "version): install the same versions and models on every node"
+            )
+        for rec in records:
+            append_record(cache, done, rec)
+        written += len(records)
+        if progress is not None:
+            progress("synthetic queries", written, len(todo))
+    return done
 
 
 def assemble(

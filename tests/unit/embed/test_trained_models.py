@@ -7,8 +7,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from sciera.artifacts.manifest import weights_id
 from sciera.embed.cache import embedder_identity
-from sciera.embed.registry import resolve_model, weights_id, with_home
+from sciera.embed.registry import resolve_model, with_home
 from sciera.retrieve.manifest import dense_params
 from sciera.settings import EmbedSettings, Settings
 

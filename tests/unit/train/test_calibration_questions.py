@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 
+from sciera.artifacts.files import CALIBRATION_QUESTIONS_FILE
 from sciera.train import calibration_questions as cq
 from sciera.train.cross_encoder_run import calibrate_on_dev
 from sciera.train.data import TrainQuery
@@ -102,7 +103,7 @@ def test_recalibration_reuses_the_number_a_card_records():
 
 
 def test_the_card_says_how_many_questions_and_from_where():
-    from sciera.train.card import _calibration_questions
+    from sciera.artifacts.card import _calibration_questions
 
     data = {
         "calibration_questions": {
@@ -148,7 +149,7 @@ def test_recalibration_reuses_the_styles_a_card_records():
 
 
 def test_the_card_names_mixed_styles():
-    from sciera.train.card import _calibration_questions
+    from sciera.artifacts.card import _calibration_questions
 
     section = {
         "passages": 150,
@@ -199,7 +200,7 @@ def test_the_model_folder_carries_its_question_log_and_a_recalibration_starts_fr
     model.mkdir()
     card = {"data": {"calibration_questions": {"kept": 1}}}
     first = cq.bundle(model, _log(tmp_path, "run", rows), card)
-    assert first == model / cq.BUNDLED
+    assert first == model / CALIBRATION_QUESTIONS_FILE
     again = cq.bundle(model, tmp_path / "run", card)  # byte-stable: the same log, the same file
     assert again.read_bytes() == first.read_bytes()
     assert cq.bundle(model, tmp_path, card) is None  # no log in that folder
@@ -220,7 +221,7 @@ def test_the_model_folder_carries_its_question_log_and_a_recalibration_starts_fr
 
 
 def test_the_log_changes_no_model_identity(tmp_path):
-    from sciera.rerank.cross_encoder import folder_digest
+    from sciera.artifacts.manifest import folder_digest
 
     model = tmp_path / "m"
     model.mkdir()
@@ -234,7 +235,7 @@ def test_the_log_changes_no_model_identity(tmp_path):
 
 
 def test_install_bundles_the_log_only_for_a_model_calibrated_on_questions(tmp_path, monkeypatch):
-    from sciera.train import card as card_mod
+    from sciera.artifacts import card as card_mod
     from sciera.train.prepare import install
 
     monkeypatch.setattr(card_mod, "write_card", lambda d, c: (d / "card.json").write_text("{}"))
@@ -242,5 +243,7 @@ def test_install_bundles_the_log_only_for_a_model_calibrated_on_questions(tmp_pa
     with_q, without_q = tmp_path / "a", tmp_path / "b"
     for folder, data in ((with_q, {"calibration_questions": {"kept": 1}}), (without_q, {})):
         install(folder, work, {"data": data}, lambda f: (f / "w").write_text("w"))
-    assert (with_q / cq.BUNDLED).is_file() and not (without_q / cq.BUNDLED).exists()
+    assert (with_q / CALIBRATION_QUESTIONS_FILE).is_file() and not (
+        without_q / CALIBRATION_QUESTIONS_FILE
+    ).exists()
     assert (with_q / "w").is_file() and (with_q / "card.json").is_file()

@@ -171,7 +171,7 @@ def test_the_card_records_the_sets_and_forgets_them_when_dropped():
 
 
 def render_dev_section(card: dict) -> str:
-    from sciera.train.card import _ssli_rows
+    from sciera.artifacts.card import _ssli_rows
 
     return "\n".join(_ssli_rows(card))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def test_the_card_lists_extra_negatives():
-    from sciera.train.card import _extra_negatives
+    from sciera.artifacts.card import _extra_negatives
 
     data = {
         "ssli_negatives": [{"path": "set", "questions": 17, "distractors": 29}],
@@ -17,7 +17,7 @@ def test_the_card_lists_extra_negatives():
 
 
 def test_the_card_of_a_continued_model_names_its_start_and_its_command():
-    from sciera.train.card import _continued_from
+    from sciera.artifacts.card import _continued_from
 
     card = {"continued_from": {"name": "old", "what": "commit abc", "command": "sciera train x"}}
     lines = _continued_from(card)

@@ -59,7 +59,7 @@ def test_changed_config_or_finished_run_trains_anew_keeping_mined_negatives(tmp_
 
 
 def test_default_score_mode_prefers_fused_unless_the_logit_wins_clearly():
-    from sciera.train.card import default_score_mode
+    from sciera.artifacts.card import default_score_mode
 
     def modes(ce, fused):
         return {"ce": {"ndcg@10": ce}, "fused": {"ndcg@10": fused}}

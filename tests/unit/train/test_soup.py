@@ -88,7 +88,7 @@ def test_abstracts_banned_from_calibration_never_change_a_runs_key_and_come_back
 
 
 def test_the_card_of_a_soup_lists_its_ingredients_their_commands_and_the_trials():
-    from sciera.train.card import render
+    from sciera.artifacts.card import render
 
     fused = {"ndcg@10": 0.78, "hit@1": 0.70}
     modes = {"ce": {"ndcg@10": 0.76, "hit@1": 0.65}, "fused": fused}

@@ -26,8 +26,8 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,10 +36,11 @@ from sciera.datasets.ssli.config import BuildConfig
 from sciera.datasets.ssli.io import INSTANCES_FILE, STATS_FILE, JsonlLog, write_instances
 from sciera.datasets.ssli.io import instance_from_dict as _instance
 from sciera.datasets.ssli.questions import QuestionSource
+from sciera.datasets.ssli.sharded import CONTEXTS, PASSAGES, ShardedSteps, ShardResult
 from sciera.datasets.ssli.specificity import check_set
 from sciera.datasets.ssli.stats import build_stats
 from sciera.datasets.ssli.validate import Rejection, answer_key
-from sciera.scale.options import RayOptions
+from sciera.executor import Executor
 from sciera.types import Candidate, Passage, QAInstance
 
 if TYPE_CHECKING:
@@ -61,6 +62,9 @@ class SSLIBuilder:
     """Builds ``out_dir`` from the corpus directory ``corpus_dir`` (ingested and indexed).
 
     ``llm``, ``retriever`` and ``embedder`` default to the ones ``settings`` configure.
+    With ``executor`` (e.g. :class:`sciera.scale.executor.RayExecutor`), the questions and
+    contexts are made in shards on its workers (:mod:`sciera.datasets.ssli.sharded`);
+    without, here, item by item.
     """
 
     def __init__(
@@ -74,7 +78,7 @@ class SSLIBuilder:
         retriever: Retriever | None = None,
         embedder: Embedder | None = None,
         progress: Progress | None = None,
-        ray: RayOptions | None = None,
+        executor: Executor | None = None,
     ) -> None:
         from sciera.settings import load_settings
 
@@ -84,7 +88,7 @@ class SSLIBuilder:
         self.settings = settings or load_settings()
         self._llm, self._retriever, self._embedder = llm, retriever, embedder
         self.progress = progress or _noop
-        self.ray = ray  # make the questions and contexts on a Ray cluster
+        self.executor = executor  # makes the questions and contexts in shards
 
     # -- lazily built dependencies -------------------------------------------------------
     @property
@@ -134,12 +138,12 @@ class SSLIBuilder:
         with PassageStore.open(self.corpus_dir) as store:
             source = QuestionSource(store, self.config, self.embedder_factory, self.progress)
             selection = source.select(self.out / "selection.json")
-            with self._workers() as workers:
-                questions = source.questions(selection, self.out, self._llm_or_none(), workers)
-                if workers is not None:
-                    workers.contexts(store, questions, JsonlLog(self.out / "contexts.jsonl"))
-                else:
-                    self._contexts(store, questions)
+            workers = self._sharded()
+            questions = source.questions(selection, self.out, self._llm_or_none(), workers)
+            if workers is not None:
+                workers.contexts(store, questions, JsonlLog(self.out / "contexts.jsonl"))
+            else:
+                self._contexts(store, questions)
             # the rule's index (built once per corpus, linear in its size): not built when
             # the rule is off, and then no specificity.json (`sciera dataset check` writes it)
             share = self.config.max_topic_share
@@ -166,15 +170,11 @@ class SSLIBuilder:
         os.replace(tmp, self.out / STATS_FILE)
         return stats
 
-    @contextmanager
-    def _workers(self) -> Iterator[Any]:
-        if self.ray is None:
-            yield None
-            return
-        from sciera.scale.ssli_build import SSLIWorkers
-
-        with SSLIWorkers(self.ray, self) as workers:
-            yield workers
+    def _sharded(self) -> ShardedSteps | None:
+        if self.executor is None:
+            return None
+        task = BuildTask(str(self.corpus_dir), str(self.out), self.config, self.settings)
+        return ShardedSteps(self.executor, task, self)
 
     def embedder_factory(self) -> Embedder:
         return self.embedder
@@ -224,7 +224,7 @@ class SSLIBuilder:
         """One question's ``contexts.jsonl`` line: its instance in every setting (Base
         candidates; SSLI with the distractors injected) and the distractors' log. It
         depends on no other question, so workers can make lines in any order
-        (:mod:`sciera.scale.ssli_build`)."""
+        (:mod:`sciera.datasets.ssli.sharded`)."""
         from sciera.llm.accounting import stage
 
         t0 = time.perf_counter()
@@ -330,6 +330,47 @@ class SSLIBuilder:
             provenance=prov,
         )
         return instance_to_dict(inst)
+
+
+@dataclass(frozen=True)
+class BuildTask:
+    """A build's steps 2-5 as executor shards ``(step, items)``: each worker holds its own
+    :class:`SSLIBuilder` on the same corpus, output folder, options and settings (the LLM
+    with the worker's threads), and returns its LLM's model id with each item's log lines
+    (:mod:`sciera.datasets.ssli.sharded`)."""
+
+    corpus: str
+    out: str
+    config: BuildConfig
+    settings: Settings
+
+    def setup(self, threads: int | None) -> Callable[[tuple[str, list]], ShardResult]:
+        settings = self.settings
+        if threads is not None:  # the worker's CPUs are its model threads
+            llm = settings.llm.model_copy(update={"threads": threads})
+            settings = settings.model_copy(update={"llm": llm})
+        return _BuildWorker(SSLIBuilder(self.corpus, self.out, self.config, settings=settings))
+
+
+class _BuildWorker:
+    def __init__(self, builder: SSLIBuilder) -> None:
+        from sciera.corpus.store import PassageStore
+
+        self.builder = builder
+        self.store = PassageStore.open(builder.corpus_dir)
+        self.source = QuestionSource(
+            self.store, builder.config, builder.embedder_factory, lambda *_: None
+        )
+
+    def __call__(self, shard: tuple[str, list]) -> ShardResult:
+        step, work = shard
+        b = self.builder
+        model_id = b.llm.model_id if b.config.uses_llm else ""
+        if step == PASSAGES:
+            return model_id, [self.source.passage_records(b.llm, it, miss) for it, miss in work]
+        if step == CONTEXTS:
+            return model_id, [[(CONTEXTS, b.context_record(self.store, q))] for q in work]
+        raise ValueError(f"unknown build step {step!r}")
 
 
 def store_passages(base: list[Candidate], gold: list[Passage]) -> list[Passage]:

@@ -150,6 +150,12 @@ def read_instances(path: str | Path) -> list[QAInstance]:
     return [instance_from_dict(rec, str(path), n) for n, rec in iter_jsonl(path)]
 
 
+def question_of(qid: str, setting: str | None) -> str:
+    """The question an instance id asks: ``"Q/ssli"`` -> ``"Q"``; other ids as they are."""
+    suffix = f"/{setting}"
+    return qid[: -len(suffix)] if setting and qid.endswith(suffix) else qid
+
+
 def set_folder(path: str | Path) -> Path:
     """The folder of an SSLI set given as that folder or as its instances file."""
     path = Path(path)

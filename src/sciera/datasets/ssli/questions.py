@@ -245,7 +245,7 @@ class QuestionSource:
         self, selection: dict[str, Any], out: Path, llm: LLM | None, workers: Any = None
     ) -> list[dict]:
         """The accepted questions (steps 2-3), made here or by ``workers``
-        (:class:`sciera.scale.ssli_build.SSLIWorkers`)."""
+        (:class:`sciera.datasets.ssli.sharded.ShardedSteps`)."""
         cfg = self.config
         if selection["source"].startswith("beir:"):
             return [
@@ -292,7 +292,7 @@ class QuestionSource:
         pairs), in that order. Pairs are screened against each other, not against other
         passages' questions (:meth:`assemble` drops those duplicates in item order), so a
         passage's lines do not depend on which passages ran before it, here or on another
-        worker (:mod:`sciera.scale.ssli_build`)."""
+        worker (:mod:`sciera.datasets.ssli.sharded`)."""
         from sciera.llm.accounting import stage
 
         cfg = self.config

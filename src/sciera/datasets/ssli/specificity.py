@@ -35,8 +35,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from sciera.datasets.loaders import question_of
-from sciera.datasets.ssli.io import set_folder
+from sciera.datasets.ssli.io import question_of, set_folder
 from sciera.datasets.ssli.validate import (
     Rejection,
     _reporting_stems,

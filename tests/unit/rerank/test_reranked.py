@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sciera.rerank.base import rescored
-from sciera.retrieve.reranked import RerankedRetriever, rerank_head
+from sciera.rerank.reranked import RerankedRetriever, rerank_head
 from sciera.types import Passage, Ranking, ScoredPassage
 
 
