@@ -10,10 +10,9 @@ import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+import grimp  # installed with import-linter (the dev extra)
 import pytest
-
-importlinter_cli = pytest.importorskip("importlinter.cli", reason="pip install -e '.[dev]'")
-grimp = pytest.importorskip("grimp")
+from importlinter import cli as importlinter_cli
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 
