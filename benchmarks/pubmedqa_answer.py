@@ -92,9 +92,11 @@ def config_key(args: argparse.Namespace, model_id: str, scorer_model: str | None
 
 
 def load_done(path: Path, key: str) -> dict[tuple[str, str, str], dict[str, Any]]:
+    from sciera.eval.resultlog import is_stored, read_text
+
     done: dict[tuple[str, str, str], dict[str, Any]] = {}
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
+    if is_stored(path):  # the plain log, or the packed .gz of a committed run
+        for line in read_text(path).splitlines():
             try:
                 r = json.loads(line)
             except ValueError:  # a line cut by a kill: redo that question
@@ -480,7 +482,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.report_only:
             stopped = "report only"
         else:
-            with args.jsonl.open("a", encoding="utf-8") as log:
+            from sciera.eval.resultlog import unpack_for_append
+
+            with unpack_for_append(args.jsonl).open("a", encoding="utf-8") as log:
                 stopped = run_questions(
                     args, runner, pmids, data, retriever, done, key, log, started
                 )

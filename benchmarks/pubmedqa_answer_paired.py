@@ -15,13 +15,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from sciera.eval.resultlog import read_text
 from sciera.eval.significance import mcnemar_exact
 
 
 def rows(path: Path, extractor: str, setting: str) -> dict[str, dict[str, Any]]:
     """{pmid: row} of one extractor and setting in a run's JSONL (the last row wins)."""
     out = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in read_text(path).splitlines():
         row = json.loads(line)
         if row["extractor"] == extractor and row["setting"] == setting:
             out[row["pmid"]] = row

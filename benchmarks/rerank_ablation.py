@@ -63,7 +63,10 @@ def kept_stats(records: list[dict], kept: list[list[int]]) -> dict[str, float]:
 
 
 def load_rows(path: Path) -> dict[str, dict]:
-    return {r["qid"]: r for r in map(json.loads, path.open())}
+    from sciera.eval.resultlog import open_text
+
+    with open_text(path) as fh:  # the plain file or its packed .gz
+        return {r["qid"]: r for r in map(json.loads, fh)}
 
 
 def main() -> None:

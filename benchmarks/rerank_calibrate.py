@@ -95,6 +95,7 @@ def hybrid_candidates(corpus: dict, claims: list[tuple[str, str]], depth: int) -
 
 
 def score_claims(args: argparse.Namespace, corpus, queries, qrels, claims, cands, out_path):
+    from sciera.eval.resultlog import unpack_for_append
     from sciera.llm.registry import make_llm
     from sciera.rerank.calibrate import first_stage_features
     from sciera.rerank.deepera.assess import assess_passage
@@ -103,7 +104,7 @@ def score_claims(args: argparse.Namespace, corpus, queries, qrels, claims, cands
     from sciera.types import Passage
 
     done = set()
-    if out_path.exists():
+    if unpack_for_append(out_path).exists():  # a packed (.gz) log goes on as a plain one
         done = {json.loads(line)["qid"] for line in out_path.open()}
     llm = make_llm(load_settings())
     for n, (qid, text) in enumerate(claims):
@@ -251,7 +252,9 @@ def main() -> None:
         score_claims(args, corpus, queries, qrels, claims, cands, rows_path)
     llm_seconds = time.perf_counter() - t0
 
-    records = [json.loads(line) for line in rows_path.open()]
+    from sciera.eval.resultlog import read_text
+
+    records = [json.loads(line) for line in read_text(rows_path).splitlines()]
     records = [r for r in records if r["qid"] in dict(claims)]
     model_id = records[0]["model_id"]
     y = np.array([row["label"] for r in records for row in r["rows"]], dtype=float)

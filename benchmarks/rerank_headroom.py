@@ -47,8 +47,10 @@ CEILINGS = {
 def records_from_traces(path: Path, reranker: str, qrels: dict) -> list[dict]:
     """One record per claim in rerank_calibrate's form: ``{qid, rows: [features, label]}``,
     candidates in first-stage order."""
+    from sciera.eval.resultlog import read_text
+
     records = []
-    for line in path.open():
+    for line in read_text(path).splitlines():  # the plain file or its packed .gz
         rec = json.loads(line)
         if rec["reranker"] != reranker or rec.get("error"):
             continue

@@ -22,10 +22,11 @@ Run from the repository root with the venv active (no network needed)::
    summary, calibrator "auto"; its pipeline's filter keeps passages >= tau, at most top_k,
    so its metrics are on the filtered list) and ``deepera_nofilter`` (no filter, no
    summaries: the full score ordering), ``cross_encoder`` (the shipped trained
-   cross-encoder, its card's scoring) and ``deepera_ce`` (DeepEra with ``scorer="cross_encoder"``: the cross-encoder's
-   calibrated P(relevant) replaces the LLM's grade; the LLM writes the intent and the
-   summaries). For every claim every selected reranker runs before the next claim,
-   so a partial run still gives paired comparisons.
+   cross-encoder, its card's scoring) and ``deepera_ce`` (DeepEra with
+   ``scorer="cross_encoder"``: the cross-encoder's calibrated P(relevant) replaces the
+   LLM's grade; the LLM writes the intent and the summaries). For every claim every
+   selected reranker runs before the next claim, so a partial run still gives paired
+   comparisons.
 4. Metrics (sciera.eval.metrics, ranked document lists as returned): nDCG@10, HitRate@1/3,
    RP (SPEC: N = number of candidates), seconds/query, LLM calls and prompt/completion
    tokens/query (counted on every reply, cache hits included, with the hits reported
@@ -296,7 +297,9 @@ def run_one(name: str, pipeline: Any, llm: Any, ranking: Ranking) -> dict[str, A
 
 
 def append_row(path: Path, row: dict[str, Any]) -> None:
-    with path.open("a+", encoding="utf-8") as fh:
+    from sciera.eval.resultlog import unpack_for_append
+
+    with unpack_for_append(path).open("a+", encoding="utf-8") as fh:  # a packed log goes on
         if fh.tell() > 0:
             fh.seek(fh.tell() - 1)
             if fh.read(1) != "\n":  # a killed run left half a line
@@ -307,9 +310,11 @@ def append_row(path: Path, row: dict[str, Any]) -> None:
 
 
 def read_rows(path: Path) -> dict[tuple[str, str], dict]:
+    from sciera.eval.resultlog import is_stored, read_text
+
     rows = {}
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
+    if is_stored(path):  # the plain file or its packed .gz
+        for line in read_text(path).splitlines():
             try:
                 row = json.loads(line)
             except json.JSONDecodeError:

@@ -42,8 +42,10 @@ def main() -> None:
     ap.add_argument("--pipeline", default="agent")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/research_kv_reuse.json")
     args = ap.parse_args()
-    log = args.results / "runs" / args.pipeline / "r0" / "results.jsonl"
-    rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    from sciera.eval.resultlog import read_log
+
+    log = args.results / "runs" / args.pipeline / "r0" / "results.jsonl"  # or its .gz
+    rows = list(read_log(log).values())
     new, whole, y = [], [], []
     for r in rows:
         prev = 0

@@ -156,8 +156,10 @@ def main() -> None:
     pipe = Pipeline.from_settings(args.corpus, settings, llm=llm)
     options = ResearchOptions(max_steps=args.max_steps)
     jsonl = args.out.with_suffix(".jsonl")
+    from sciera.eval.resultlog import unpack_for_append
+
     done = {}
-    if jsonl.is_file():
+    if unpack_for_append(jsonl).is_file():  # a packed (.gz) log goes on as a plain one
         done = {r["qid"]: r for r in map(json.loads, jsonl.read_text().splitlines())}
     todo = questions(args.seed)
     deadline = time.monotonic() + args.limit_minutes * 60

@@ -183,9 +183,11 @@ def pool_key(question: str, passages: list) -> str:
 
 
 def read_rows(path: Path) -> dict[str, dict]:
+    from sciera.eval.resultlog import is_stored, read_text
+
     rows: dict[str, dict] = {}
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
+    if is_stored(path):  # the plain file or its packed .gz
+        for line in read_text(path).splitlines():
             try:
                 r = json.loads(line)
             except json.JSONDecodeError:  # a line cut by a kill: judge that question again
@@ -203,7 +205,9 @@ def judge_pending(
 
     llm = make_llm(load_settings())
     began = time.perf_counter()
-    with args.rows_path.open("a", encoding="utf-8") as fh:
+    from sciera.eval.resultlog import unpack_for_append
+
+    with unpack_for_append(args.rows_path).open("a", encoding="utf-8") as fh:
         for n, q in enumerate(pending):
             if (
                 args.limit_minutes is not None

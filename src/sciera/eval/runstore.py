@@ -1,7 +1,10 @@
 """The results directory of an experiment: manifest, dataset snapshot, per-repeat outputs.
 
 Everything a report needs is in the directory (judgments included), so
-``sciera eval report`` never reloads the dataset.
+``sciera eval report`` never reloads the dataset. A packed (committed) directory holds
+``dataset.json.gz`` and ``results.jsonl.gz`` instead, read the same way
+(:mod:`sciera.eval.resultlog`), and none of the :data:`DERIVED` files, which
+:func:`restore_outputs` writes back from the logs.
 """
 
 from __future__ import annotations
@@ -17,9 +20,11 @@ from typing import Any
 from sciera.datasets.loaders import EvalDataset
 from sciera.errors import ScieraError
 from sciera.eval.experiment import Experiment
-from sciera.eval.resultlog import read_log
+from sciera.eval.resultlog import gz_path, pack, read_log, read_text, stored
 
 FORMAT = 1
+DERIVED = ("run.trec", "first_stage.trec", "answers.jsonl", "traces.jsonl")
+"""A repeat's files that :func:`write_repeat_outputs` makes from its ``results.jsonl``."""
 
 
 def dump_json(path: Path, data: Any) -> None:
@@ -126,6 +131,7 @@ def prepare_results_dir(
         "settings": dict(data.settings),
     }
     dump_json(out / "dataset.json", snapshot)
+    gz_path(out / "dataset.json").unlink(missing_ok=True)  # a packed folder's, now stale
 
 
 def _check_identities(
@@ -181,7 +187,8 @@ def write_repeat_outputs(
     records: Mapping[str, Mapping[str, Any]],
     data: EvalDataset,
 ) -> None:
-    """(Re)write run.trec, first_stage.trec, answers.jsonl and traces.jsonl from the log."""
+    """(Re)write run.trec, first_stage.trec, answers.jsonl and traces.jsonl from the log
+    (a packed copy of a file written, now stale, is removed)."""
     from sciera.eval.retrieval import write_trec_run
 
     ordered = {q: records[q] for q in data.queries if q in records}
@@ -200,6 +207,9 @@ def write_repeat_outputs(
                 "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), "utf-8"
             )
             tmp.replace(path)
+    for name in DERIVED:
+        if (folder / name).is_file():
+            gz_path(folder / name).unlink(missing_ok=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,7 +238,7 @@ def load_results(root: str | Path) -> Results:
     if not (root / "manifest.json").is_file():
         raise ScieraError(f"{root}: not a results directory (no manifest.json)")
     manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
-    dataset = json.loads((root / "dataset.json").read_text(encoding="utf-8"))
+    dataset = json.loads(read_text(root / "dataset.json"))
     records: dict[str, dict[int, dict[str, dict[str, Any]]]] = {}
     for p in manifest["experiment"]["pipelines"]:
         folder = root / "runs" / p["name"]
@@ -239,3 +249,95 @@ def load_results(root: str | Path) -> Results:
                 reps[r] = log
         records[p["name"]] = reps
     return Results(root, manifest, dataset, records)
+
+
+def snapshot_dataset(results: Results) -> EvalDataset:
+    """The questions and judgments of a results directory's dataset snapshot (what
+    :func:`write_repeat_outputs` and the metrics read; no candidate pools)."""
+    d = results.dataset
+    return EvalDataset(
+        name=d["name"],
+        unit=d["unit"],
+        queries=d["queries"],
+        qrels=d["qrels"],
+        answers={q: tuple(v) for q, v in d.get("answers", {}).items()},
+        distractors={q: frozenset(v) for q, v in d.get("distractors", {}).items()},
+        settings=d.get("settings", {}),
+        labels=d.get("labels", {}),
+    )
+
+
+def restore_outputs(root: str | Path) -> list[Path]:
+    """Write every repeat's :data:`DERIVED` files back from its (packed or plain) log, as
+    the run wrote them, except those kept packed (what the log would not give back);
+    returns the files written."""
+    import shutil
+    import tempfile
+
+    results = load_results(root)
+    data = snapshot_dataset(results)
+    written = []
+    for pipeline, reps in results.records.items():
+        for r, records in reps.items():
+            folder = results.root / "runs" / pipeline / f"r{r}"
+            with tempfile.TemporaryDirectory() as tmp:
+                write_repeat_outputs(Path(tmp), pipeline, r, records, data)
+                for name in DERIVED:
+                    made = Path(tmp) / name
+                    if made.is_file() and not gz_path(folder / name).exists():
+                        shutil.move(made, folder / name)
+                        written.append(folder / name)
+    return written
+
+
+def pack_results_dir(root: str | Path) -> dict[str, list[Path]]:
+    """Make a results directory fit a repository: gzip ``dataset.json`` and each
+    repeat's ``results.jsonl`` (:func:`~sciera.eval.resultlog.pack`), and remove the
+    :data:`DERIVED` files that :func:`restore_outputs` writes back byte for byte (any
+    that it would not is gzipped instead). Re-packing a packed directory changes nothing.
+    Returns ``{"packed": [...], "removed": [...]}``."""
+    import tempfile
+
+    results = load_results(root)
+    data = snapshot_dataset(results)
+    done: dict[str, list[Path]] = {"packed": [], "removed": []}
+    for pipeline, reps in results.records.items():
+        for r, records in reps.items():
+            folder = results.root / "runs" / pipeline / f"r{r}"
+            with tempfile.TemporaryDirectory() as tmp:
+                write_repeat_outputs(Path(tmp), pipeline, r, records, data)
+                for name in DERIVED:
+                    kept, again = folder / name, Path(tmp) / name
+                    if not kept.is_file():
+                        continue
+                    if again.is_file() and again.read_bytes() == kept.read_bytes():
+                        kept.unlink()
+                        done["removed"].append(kept)
+                    else:
+                        done["packed"].append(pack(kept))
+            if (folder / "results.jsonl").is_file():
+                done["packed"].append(pack(folder / "results.jsonl"))
+    if (results.root / "dataset.json").is_file():
+        done["packed"].append(pack(results.root / "dataset.json"))
+    return done
+
+
+def ranking_file(folder: str | Path) -> Path | None:
+    """Where a repeat's final ranking can be read: its log ``results.jsonl`` (or
+    ``.gz``), else its ``run.trec``; None if it has neither."""
+    folder = Path(folder)
+    for path in (stored(folder / "results.jsonl"), folder / "run.trec"):
+        if path.is_file():
+            return path
+    return None
+
+
+def read_ranking(path: str | Path) -> dict[str, dict[str, float]]:
+    """``{qid: {id: score}}`` of a :func:`ranking_file`: the final ranking of each logged
+    question, or the TREC run as written."""
+    from sciera.eval.retrieval import read_trec_run
+
+    path = Path(path)
+    if path.name.startswith("results.jsonl"):
+        return final_run(read_log(path))
+    return read_trec_run(path)

@@ -2,9 +2,9 @@
 side and every pipeline's score and rank for them (the page's third view).
 
 The questions and passages come from the experiment's dataset (the SSLI instances file its
-manifest names); the scores from each pipeline's first repeat run file
-(``runs/<pipeline>/r0/run.trec``). Only the ``ssli`` setting is shown: the one whose pool
-holds the distractors.
+manifest names); the scores from each pipeline's first repeat (its log
+``runs/<pipeline>/r0/results.jsonl``, packed or not, else its ``run.trec``). Only the
+``ssli`` setting is shown: the one whose pool holds the distractors.
 """
 
 from __future__ import annotations
@@ -40,10 +40,14 @@ class SSLIView:
 
     def _runs(self, name: str) -> dict[str, dict[str, dict[str, float]]]:
         """{pipeline: {qid: {passage_id: score}}} of each pipeline's first repeat."""
+        from sciera.eval.runstore import ranking_file
+
         runs_dir = self.experiments.folder(name) / "runs"
         out = {}
-        for run in sorted(runs_dir.glob("*/r0/run.trec")):
-            out[run.parent.parent.name] = _read_run(str(run), run.stat().st_mtime)
+        for repeat in sorted(runs_dir.glob("*/r0")):
+            run = ranking_file(repeat)
+            if run is not None:
+                out[repeat.parent.name] = _read_run(str(run), run.stat().st_mtime)
         return out
 
     def questions(self, name: str) -> list[dict[str, Any]]:
@@ -112,9 +116,9 @@ def _instances(path: str) -> list[Any]:
 
 @lru_cache(maxsize=32)
 def _read_run(path: str, mtime: float) -> dict[str, dict[str, float]]:
-    from sciera.eval.retrieval import read_trec_run
+    from sciera.eval.runstore import read_ranking
 
-    return read_trec_run(path)
+    return read_ranking(path)
 
 
 def _ranks(scores: dict[str, float]) -> dict[str, int]:

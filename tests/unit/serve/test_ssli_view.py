@@ -87,3 +87,18 @@ def test_unknown_question_or_a_non_ssli_experiment_is_not_found(view):
         view.questions("beir")
     with pytest.raises(NotFound):
         view.questions("../exp")
+
+
+def test_a_packed_experiment_shows_the_same_scores_from_its_gzipped_log(view, tmp_path):
+    # a committed results folder keeps runs/<p>/r0/results.jsonl.gz and drops run.trec
+    from sciera.eval.resultlog import pack
+
+    before = view.question("exp", "q1/ssli")
+    for pipeline, scores in {"bm25": (0.2, 0.9, 0.5), "ce": (0.9, 0.1, 0.3)}.items():
+        run = tmp_path / "results" / "exp" / "runs" / pipeline / "r0"
+        first = [[p, x] for p, x in zip(("g#0", "d#0", "o#0"), scores, strict=True)]
+        (run / "results.jsonl").write_text(json.dumps({"qid": "q1/ssli", "first": first}) + "\n")
+        pack(run / "results.jsonl")
+        (run / "run.trec").unlink()
+    assert view.question("exp", "q1/ssli") == before
+    assert view.questions("exp")[0]["gold_rank"] == {"bm25": 3, "ce": 1}

@@ -1,0 +1,112 @@
+"""Pack benchmark results so they fit in the repository (and unpack what a tool wants plain).
+
+    python benchmarks/pack_results.py benchmarks/results/scifact_ce_soup [DIR ...] [--png]
+    python benchmarks/pack_results.py --unpack benchmarks/results/scifact_ce_soup
+
+Packing a folder (run it on a results folder before committing it; new runs write plain
+files and are never packed by the tools that write them):
+
+- each results directory of ``sciera eval run`` in it (a folder with ``manifest.json``):
+  ``dataset.json`` and every ``runs/<pipeline>/r<i>/results.jsonl`` are gzipped, and the
+  files the runner derives from that log (``run.trec``, ``first_stage.trec``,
+  ``answers.jsonl``, ``traces.jsonl``) are removed once they are checked to be written
+  back byte for byte by ``--unpack`` (any that would not be is gzipped instead);
+- every other ``*.jsonl`` and ``*.trec`` (the per-query rows of the benchmark scripts,
+  judge logs) is gzipped, except an SSLI build's ``extract.jsonl`` and ``qa.jsonl``
+  (the build's own resume logs);
+- with ``--png``, every PNG is re-encoded losslessly by ``optipng -o2`` when it is
+  installed (``apt-get install optipng``); the pixels are checked equal before a file is
+  replaced.
+
+Summaries (``manifest.json``, ``report/``, the scripts' JSON reports, Markdown, CSV) stay
+plain. Gzip output is deterministic (level 9, no name, mtime 0): packing an unchanged file
+again gives the same bytes, and packing a packed folder changes nothing. Every reader in
+sciera and in these scripts takes the plain name and reads ``name.gz`` when only that is
+there (:mod:`sciera.eval.resultlog`); a run resumed on a packed folder writes the log back
+plain first and goes on appending to it.
+
+``--unpack`` writes the derived run files of each results directory back from its logs
+(for tools outside sciera that want ``run.trec``, e.g. trec_eval); the logs stay packed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from sciera.eval.resultlog import pack
+from sciera.eval.runstore import pack_results_dir, restore_outputs
+
+PACKED_SUFFIXES = (".jsonl", ".trec")
+KEEP_PLAIN = ("extract.jsonl", "qa.jsonl")  # an SSLI build resumes from them (`dataset build`)
+
+
+def results_dirs(root: Path) -> list[Path]:
+    """The ``sciera eval run`` results directories in ``root`` (itself included)."""
+    return sorted(m.parent for m in root.rglob("manifest.json") if (m.parent / "runs").is_dir())
+
+
+def pack_folder(root: Path) -> tuple[list[Path], list[Path]]:
+    """Pack ``root`` as the module says; returns (files written, files removed)."""
+    written: list[Path] = []
+    removed: list[Path] = []
+    for folder in results_dirs(root):
+        done = pack_results_dir(folder)
+        written += done["packed"]
+        removed += done["removed"]
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and path.suffix in PACKED_SUFFIXES and path.name not in KEEP_PLAIN:
+            written.append(pack(path))
+    return written, removed
+
+
+def optimize_png(path: Path) -> int:
+    """Re-encode ``path`` with optipng if that is smaller and shows the same pixels;
+    returns the bytes saved."""
+    from PIL import Image
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / path.name
+        subprocess.run(["optipng", "-quiet", "-o2", "-out", str(out), str(path)], check=True)
+        if not out.is_file() or out.stat().st_size >= path.stat().st_size:
+            return 0
+        with Image.open(path) as a, Image.open(out) as b:
+            if a.size != b.size or a.convert("RGBA").tobytes() != b.convert("RGBA").tobytes():
+                raise SystemExit(f"{path}: optipng changed the pixels; left as it was")
+        saved = path.stat().st_size - out.stat().st_size
+        shutil.copyfile(out, path)
+        return saved
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("dirs", type=Path, nargs="+", help="results folders to pack")
+    ap.add_argument("--unpack", action="store_true", help="write derived run files back")
+    ap.add_argument("--png", action="store_true", help="re-encode PNGs losslessly (optipng)")
+    args = ap.parse_args()
+    for root in args.dirs:
+        if not root.is_dir():
+            raise SystemExit(f"{root}: no such folder")
+        if args.unpack:
+            written = [p for d in results_dirs(root) for p in restore_outputs(d)]
+            print(f"{root}: {len(written)} run files written back", file=sys.stderr)
+            continue
+        written, removed = pack_folder(root)
+        saved = 0
+        if args.png:
+            if shutil.which("optipng") is None:
+                raise SystemExit("--png needs optipng (apt-get install optipng)")
+            saved = sum(optimize_png(p) for p in sorted(root.rglob("*.png")))
+        print(
+            f"{root}: {len(written)} files gzipped, {len(removed)} derived files removed, "
+            f"PNGs {saved} bytes smaller",
+            file=sys.stderr,
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,68 @@
+"""pack_results.py: what a committed results folder keeps plain, gzips and drops."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from sciera.datasets.loaders import EvalDataset
+from sciera.eval.resultlog import read_log, read_text
+from sciera.eval.runstore import write_repeat_outputs
+
+SCRIPT = "pack_results"
+
+
+def results_folder(root: Path) -> Path:
+    """A results directory of one pipeline and repeat, its run files written by the runner's
+    code, and a hand-edited traces.jsonl the log does not give back."""
+    exp = root / "exp"
+    repeat = exp / "runs" / "p" / "r0"
+    repeat.mkdir(parents=True)
+    manifest = {"experiment": {"pipelines": [{"name": "p"}], "metrics": []}, "plan": {"p": 1}}
+    (exp / "manifest.json").write_text(json.dumps(manifest))
+    queries = {"q1": "one?", "q2": "two?"}
+    dataset = {"name": "d", "unit": "passage", "queries": queries, "qrels": {"q1": {"a": 1}}}
+    (exp / "dataset.json").write_text(json.dumps(dataset))
+    records = {
+        q: {"qid": q, "first": [["a", 2.0], ["b", 1.0]], "answer": {"text": q}} for q in queries
+    }
+    (repeat / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records.values()))
+    data = EvalDataset(name="d", unit="passage", queries=queries, qrels={})
+    write_repeat_outputs(repeat, "p", 0, records, data)
+    (repeat / "traces.jsonl").write_text('{"qid": "q1", "trace": "edited by hand"}\n')
+    (exp / "report").mkdir()
+    (exp / "report" / "table.json").write_text("{}")
+    return exp
+
+
+def test_pack_gzips_rows_and_logs_drops_what_unpack_writes_back(bench, tmp_path, monkeypatch):
+    exp = results_folder(tmp_path)
+    repeat = exp / "runs" / "p" / "r0"
+    run_trec = (repeat / "run.trec").read_bytes()
+    (tmp_path / "bench_rows.jsonl").write_text('{"qid": "q1"}\n')
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "qa.jsonl").write_text('{"passage_id": "a"}\n')
+
+    bench.pack_folder(tmp_path)
+    files = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
+    assert files == [
+        "bench_rows.jsonl.gz",
+        "build/qa.jsonl",  # an SSLI build's own resume log stays as the builder reads it
+        "exp/dataset.json.gz",
+        "exp/manifest.json",
+        "exp/report/table.json",
+        "exp/runs/p/r0/results.jsonl.gz",
+        "exp/runs/p/r0/traces.jsonl.gz",  # not what the log gives back: kept, gzipped
+    ]
+    packed = {f: (tmp_path / f).read_bytes() for f in files}
+    bench.pack_folder(tmp_path)  # again: nothing changes
+    assert {f: (tmp_path / f).read_bytes() for f in files} == packed
+    assert list(read_log(repeat / "results.jsonl")) == ["q1", "q2"]
+    assert read_text(tmp_path / "bench_rows.jsonl") == '{"qid": "q1"}\n'
+
+    monkeypatch.setattr(sys, "argv", ["pack_results.py", "--unpack", str(tmp_path)])
+    bench.main()
+    assert (repeat / "run.trec").read_bytes() == run_trec
+    assert (repeat / "answers.jsonl").is_file() and (repeat / "first_stage.trec").is_file()
+    assert read_text(repeat / "traces.jsonl") == '{"qid": "q1", "trace": "edited by hand"}\n'
