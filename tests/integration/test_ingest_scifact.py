@@ -76,3 +76,71 @@ def test_beir_queries_and_qrels(scifact_dir: Path) -> None:
     assert (len(test), sum(len(v) for v in test.values())) == (300, 339)
     assert (len(train), sum(len(v) for v in train.values())) == (809, 919)
     assert set(test) <= set(queries)
+
+
+def test_beir_ingest_keeps_the_splitter_sentences(scifact_store) -> None:
+    from sciera.corpus import split_sentences
+
+    corpus, _ = scifact_store
+    with PassageStore.open(corpus) as store:
+        got = store.sentences(["4983", "13734012", "31715818"])
+        rows = store.sentence_rows(["4983"])["4983"]
+        passages = {p.passage_id: p.text for p in store.document_passages("4983")}
+        text = store.get_document("4983").text
+        n_sentences = store.count_sentences()
+    assert got["4983"][1] == split_sentences(text)
+    # BEIR's corpus.jsonl glues SciFact's sentences together ("disabilities.A line"), so
+    # the splitter finds far fewer than corpus_sentences.jsonl lists (46,000 and more)
+    assert 5183 <= n_sentences < 20000
+    # a sentence lies in its passage, or (over 250 words) starts there and runs on
+    for s in rows:
+        body = passages[s.passage_id]
+        assert s.text in body or any(s.text.startswith(body[i:]) for i in range(len(body)))
+
+
+@pytest.fixture(scope="module")
+def sentence_store(scifact_dir: Path, tmp_path_factory: pytest.TempPathFactory):
+    corpus = tmp_path_factory.mktemp("scifact-sentences")
+    report = ingest(scifact_dir / "corpus_sentences.jsonl", corpus)
+    return corpus, report
+
+
+def test_sentence_split_corpus_keeps_scifact_sentences(scifact_dir: Path, sentence_store) -> None:
+    corpus, report = sentence_store
+    assert report.format == "scifact-sentences"  # detected from the content
+    assert (report.added, report.skipped) == (5183, 0)
+    records = {}
+    for line in (scifact_dir / "corpus_sentences.jsonl").read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        records[str(rec["doc_id"])] = rec
+    # three documents, one of them with sentences ending in spaces and a newline
+    spaced = next(d for d, r in records.items() if any(s != s.strip() for s in r["abstract"]))
+    wanted = ["4983", "13734012", spaced]
+    with PassageStore.open(corpus) as store:
+        got = store.sentences(wanted)
+        assert store.count_documents() == 5183
+        assert store.count_sentences() == sum(len(r["abstract"]) for r in records.values())
+        passages = list(store.iter_passages())
+        rows = store.sentence_rows(wanted)
+        texts = {p.passage_id: p.text for p in passages}
+    for doc_id in wanted:
+        assert got[doc_id] == (records[doc_id]["title"], records[doc_id]["abstract"])
+        assert all(s.text.strip() in texts[s.passage_id] for s in rows[doc_id])
+    assert max(len(p.text.split()) for p in passages) <= 250
+
+
+def test_rationale_indices_point_at_the_gold_sentences(scifact_dir: Path, sentence_store) -> None:
+    """Every gold rationale index of the training claims names a stored sentence."""
+    corpus, _ = sentence_store
+    claims = [
+        json.loads(line)
+        for line in (scifact_dir / "claims_train.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    cited = sorted({d for c in claims for d in c["evidence"]})
+    with PassageStore.open(corpus) as store:
+        found = store.sentences(cited)
+    assert set(found) == set(cited)
+    for c in claims:
+        for doc_id, sets in c["evidence"].items():
+            n = len(found[doc_id][1])
+            assert all(0 <= i < n for s in sets for i in s["sentences"])

@@ -9,7 +9,7 @@ import typer
 
 from sciera.cli.base import app
 
-_FORMATS = "beir, jsonl, csv, pubmed, openalex"
+_FORMATS = "beir, jsonl, csv, pubmed, openalex, scifact-sentences"
 
 
 @app.command("ingest")

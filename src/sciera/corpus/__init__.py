@@ -7,7 +7,13 @@ SQLite passage store, and ``ingest`` which ties them together.
         passages = store.get_passages(["4983#0"])
 """
 
-from sciera.corpus.chunker import DEFAULT_MAX_WORDS, chunk_document, chunk_text
+from sciera.corpus.chunker import (
+    DEFAULT_MAX_WORDS,
+    Sentence,
+    chunk_document,
+    chunk_text,
+    chunk_with_sentences,
+)
 from sciera.corpus.ingest import IngestReport, ingest
 from sciera.corpus.readers import (
     READERS,
@@ -30,8 +36,10 @@ __all__ = [
     "IngestReport",
     "PassageStore",
     "Reader",
+    "Sentence",
     "chunk_document",
     "chunk_text",
+    "chunk_with_sentences",
     "detect_format",
     "get_reader",
     "ingest",

@@ -9,6 +9,10 @@ read again. Documents are compared by content hash, so ingesting the same
 documents from another file adds nothing; a known id with new content replaces
 that document's passages and counts as updated.
 
+Each document's sentences are stored with its passages (the format's own sentence list for
+``scifact-sentences``, the sentence splitter's for every other format), so a rationale is a
+(document, sentence index) pair: :meth:`~sciera.corpus.store.PassageStore.sentences`.
+
 A bad record stops the run with an :class:`~sciera.errors.InputError` (records
 before it are committed). With ``skip_bad`` it is skipped instead and listed in
 ``<corpus_dir>/ingest-report-<timestamp>.jsonl``.
@@ -25,7 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sciera.corpus.chunker import chunk_document
+from sciera.corpus.chunker import chunk_with_sentences
 from sciera.corpus.journal import JournalEntry, file_sha256
 from sciera.corpus.readers import Fields, RecordReader, detect_format, get_reader
 from sciera.corpus.store import DuplicateDocumentError, PassageStore, StoreTransaction
@@ -134,12 +138,16 @@ class _Run:
 
     def _one(self, tx: StoreTransaction, record_no: int, raw: Any) -> None:
         try:
-            doc = self.reader.parse(self.file, record_no, raw)
-            passages = chunk_document(doc, self.max_words)
+            doc, spans = self.reader.parse_with_sentences(self.file, record_no, raw)
+            try:
+                passages, sentences = chunk_with_sentences(doc, self.max_words, spans)
+            except ValueError as exc:
+                raise InputError(self.file, record_no, "sentences", str(exc)) from exc
             try:
                 result = tx.put(
                     doc,
                     passages,
+                    sentences=sentences,
                     source=self.journal.source,
                     source_hash=self.journal.file_hash,
                     record_no=record_no,
@@ -190,7 +198,7 @@ def ingest(
 ) -> IngestReport:
     """Read documents from ``path`` into the passage store of ``corpus_dir``.
 
-    ``format`` is a reader name (beir, jsonl, csv, pubmed, openalex), detected
+    ``format`` is a reader name (beir, jsonl, csv, pubmed, openalex, scifact-sentences), detected
     from the path when omitted; ``fields`` renames the id/title/text fields of
     the beir, jsonl and csv formats; ``max_words`` defaults to
     ``Settings.corpus.max_words`` (250). ``progress`` draws a bar on stderr when
@@ -212,6 +220,7 @@ def ingest(
         raise ScieraError(f"max_words and batch_size must be positive ({max_words}, {batch_size})")
     params = {"format": name, "fields": (fields or Fields()).as_dict(), "max_words": max_words}
     with PassageStore.open(corpus_dir, create=True) as store:
+        store.upgrade()  # a corpus from before sentences were kept: read its files again
         journal = _start_entry(store, file, params)
         skip_log = _SkipLog(corpus_dir) if skip_bad else None
         run = _Run(store, reader, file, journal, max_words, skip_log, batch_size)

@@ -1,9 +1,19 @@
-"""The passage store: documents and passages in one SQLite file (``DIR/store.sqlite``).
+"""The passage store: documents, passages and sentences in one SQLite file
+(``DIR/store.sqlite``).
 
 WAL mode, so readers (indexers, the server) see committed data while an
 ingest writes. Documents keep their metadata (JSON) and a content hash over
 title, text, metadata and the passages cut from them; passages keep
-``passage_id``, ``doc_id``, ``idx``, ``title`` and ``text`` in insertion order.
+``passage_id``, ``doc_id``, ``idx``, ``title`` and ``text`` in insertion order;
+sentences keep ``doc_id``, ``idx`` (position in the document's sentence list: what a
+rationale index points at), the ``passage_id`` they fall in and their ``text`` verbatim,
+written in the same transaction as the document's passages.
+
+Schema 2 added the sentences. A schema-1 store (ingested before) opens as it was, so
+search and ask keep working; reading its sentences raises a one-line
+:class:`~sciera.errors.ScieraError` asking to re-ingest. The first write upgrades it in
+place (the sentences table, and every journal entry rewound so that re-ingesting the
+same files re-reads them and fills in the sentences without changing any passage).
 Writes go through :class:`StoreTransaction`; each commit that changes anything
 also advances the store fingerprint (a hash chain in the ``meta`` table), so
 ``fingerprint()`` is one row read and changes whenever a passage is added,
@@ -19,10 +29,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from sciera.corpus import journal
-from sciera.corpus.chunker import chunk_document
+from sciera.corpus.chunker import Sentence, chunk_with_sentences
 from sciera.corpus.transaction import (
     EMPTY_FINGERPRINT,
     PASSAGE_COLUMNS,
+    SENTENCE_COLUMNS,
     DuplicateDocumentError,
     StoreTransaction,
 )
@@ -32,7 +43,8 @@ from sciera.types import Document, Passage
 __all__ = ["STORE_FILE", "DuplicateDocumentError", "PassageStore", "StoreTransaction"]
 
 STORE_FILE = "store.sqlite"
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
+_READABLE = ("1", SCHEMA_VERSION)  # schema 1: no sentences (upgraded by the first write)
 
 _SCHEMA = (
     """
@@ -45,7 +57,8 @@ CREATE TABLE IF NOT EXISTS documents (
     content_hash TEXT NOT NULL,
     source TEXT NOT NULL,
     source_hash TEXT NOT NULL,
-    record_no INTEGER NOT NULL
+    record_no INTEGER NOT NULL,
+    sentence_hash TEXT
 );
 CREATE TABLE IF NOT EXISTS passages (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -58,6 +71,21 @@ CREATE TABLE IF NOT EXISTS passages (
 CREATE INDEX IF NOT EXISTS passages_by_doc ON passages (doc_id);
 """
     + journal.SCHEMA
+)
+_SENTENCES = """
+CREATE TABLE IF NOT EXISTS sentences (
+    doc_id TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    passage_id TEXT NOT NULL,
+    text TEXT NOT NULL,
+    PRIMARY KEY (doc_id, idx)
+);
+"""
+_UPGRADE_1_TO_2 = (
+    "ALTER TABLE documents ADD COLUMN sentence_hash TEXT",
+    _SENTENCES,
+    "UPDATE journal SET last_record = 0, complete = 0",
+    "UPDATE meta SET value = '2' WHERE key = 'schema_version'",
 )
 
 
@@ -79,13 +107,13 @@ class PassageStore:
         self._conn.execute("PRAGMA synchronous=NORMAL")
         version = self._schema_version()
         if version is None:  # a new store; an existing one is opened without writing
-            self._conn.executescript(_SCHEMA)
+            self._conn.executescript(_SCHEMA + _SENTENCES)
             self._conn.execute(
                 "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?), ('fingerprint', ?)",
                 (SCHEMA_VERSION, EMPTY_FINGERPRINT),
             )
             version = self._schema_version()
-        if version != SCHEMA_VERSION:
+        if version not in _READABLE:
             self._conn.close()
             raise ScieraError(f"{self.path}: store schema {version}, expected {SCHEMA_VERSION}")
 
@@ -125,6 +153,12 @@ class PassageStore:
 
     def count_passages(self) -> int:
         return self._scalar("SELECT COUNT(*) FROM passages")
+
+    def count_sentences(self) -> int:
+        """Sentences stored (0 for a store from before sentences were kept)."""
+        if self.schema_version == "1":
+            return 0
+        return self._scalar("SELECT COUNT(*) FROM sentences")
 
     def fingerprint(self) -> str:
         """Changes whenever a passage is added, removed or changed (one row read)."""
@@ -186,14 +220,93 @@ class PassageStore:
             return None
         return Document(doc_id=row[0], title=row[1], text=row[2], metadata=json.loads(row[3]))
 
+    @property
+    def schema_version(self) -> str:
+        with self._lock:
+            return self._schema_version() or SCHEMA_VERSION
+
+    def _reingest_error(self, what: str) -> ScieraError:
+        corpus = self.path.parent
+        return ScieraError(
+            f"{corpus}: {what} was ingested before sciera kept sentence boundaries; re-ingest "
+            f"it (`sciera ingest PATH --corpus {corpus}`) to use verify (search and ask work)"
+        )
+
+    def sentence_rows(self, doc_ids: Sequence[str]) -> dict[str, list[Sentence]]:
+        """Every sentence of each of ``doc_ids`` (in document order), by doc id; unknown ids
+        are left out. Raises :class:`~sciera.errors.ScieraError` (re-ingest) for a store or
+        document ingested before sentences were kept."""
+        if self.schema_version == "1":
+            raise self._reingest_error("this corpus")
+        unique = list(dict.fromkeys(doc_ids))
+        out: dict[str, list[Sentence]] = {}
+        with self._lock:
+            for i in range(0, len(unique), 500):
+                chunk = unique[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                docs = self._conn.execute(
+                    f"SELECT doc_id, sentence_hash FROM documents WHERE doc_id IN ({marks})",
+                    chunk,
+                ).fetchall()
+                missing = sorted(d for d, digest in docs if digest is None)
+                if missing:
+                    raise self._reingest_error(f"document {missing[0]!r}")
+                rows = self._conn.execute(
+                    f"SELECT {SENTENCE_COLUMNS} FROM sentences WHERE doc_id IN ({marks}) "
+                    "ORDER BY doc_id, idx",
+                    chunk,
+                ).fetchall()
+                for d, _ in docs:
+                    out[d] = []
+                for row in rows:
+                    out[row[0]].append(Sentence(row[0], row[1], row[2], row[3]))
+        return {d: out[d] for d in unique if d in out}
+
+    def sentences(self, doc_ids: Sequence[str]) -> dict[str, tuple[str, list[str]]]:
+        """``{doc_id: (title, [sentence, ...])}`` for the known ``doc_ids``, in their order:
+        a rationale ``(doc_id, i)`` is ``sentences[i]``, verbatim (see :meth:`sentence_rows`
+        for the passage each falls in, and the errors)."""
+        rows = self.sentence_rows(doc_ids)
+        with self._lock:
+            titles: dict[str, str] = {}
+            ids = list(rows)
+            for i in range(0, len(ids), 500):
+                chunk = ids[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                titles.update(
+                    self._conn.execute(
+                        f"SELECT doc_id, title FROM documents WHERE doc_id IN ({marks})", chunk
+                    ).fetchall()
+                )
+        return {d: (titles[d], [s.text for s in sents]) for d, sents in rows.items()}
+
     def journal_entry(self, source: str) -> journal.JournalEntry | None:
         with self._lock:
             return journal.read_entry(self._conn, source)
 
     # -- writing -----------------------------------------------------------------------
     def transaction(self) -> StoreTransaction:
-        """Begin a write transaction (use as a context manager, or commit()/rollback())."""
+        """Begin a write transaction (use as a context manager, or commit()/rollback());
+        a schema-1 store is upgraded first (see the module docstring)."""
+        self.upgrade()
         return StoreTransaction(self._conn, self._lock)
+
+    def upgrade(self) -> None:
+        """Bring a schema-1 store to schema 2 (a no-op on a current store): the sentences
+        table, and every journal entry rewound so that ingesting the same files again
+        reads them and fills in their sentences."""
+        with self._lock:
+            if self._schema_version() != "1":
+                return
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                if self._schema_version() == "1":  # another process may have upgraded it
+                    for statement in _UPGRADE_1_TO_2:
+                        self._conn.execute(statement)
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
 
     def add_documents(
         self,
@@ -202,18 +315,22 @@ class PassageStore:
     ) -> int:
         """Store documents with their passages, in one transaction.
 
-        Items are ``(document, passages)`` pairs, or bare documents which are chunked
-        with the default limit (250 words). Returns how many documents were added or
-        updated; documents whose content is unchanged are left as they are.
+        Items are ``(document, passages)`` pairs (sentences: each passage split on its own),
+        or bare documents which are chunked with the default limit (250 words) and the
+        sentence splitter. Returns how many documents were added or updated; documents
+        whose content is unchanged are left as they are.
         """
         changed = 0
         with self.transaction() as tx:
             for item in docs_and_passages:
                 if isinstance(item, Document):
-                    doc, passages = item, chunk_document(item)
+                    passages, sentences = chunk_with_sentences(item)
+                    changed += (
+                        tx.put(item, passages, sentences=sentences, source=source) != "unchanged"
+                    )
                 else:
                     doc, passages = item
-                changed += tx.put(doc, passages, source=source) != "unchanged"
+                    changed += tx.put(doc, passages, source=source) != "unchanged"
         return changed
 
     def close(self) -> None:

@@ -1,9 +1,12 @@
 """Writes to the passage store: one :class:`StoreTransaction` per batch.
 
-``put`` adds a document with its passages, replaces them when the content hash
-changed, or does nothing when it did not. ``commit`` advances the store
-fingerprint (``meta.fingerprint``) in the same transaction whenever anything
-changed: new = blake2b(old + digest of the changes).
+``put`` adds a document with its passages and sentences, replaces them when the content
+hash changed, or does nothing when it did not; when only the sentence boundaries differ
+(the same text read from SciFact's sentence-split corpus, or a store from before
+sentences were kept) it replaces the sentences alone and still counts as unchanged.
+``commit`` advances the store fingerprint (``meta.fingerprint``) in the same transaction
+whenever a passage changed: new = blake2b(old + digest of the changes). Sentences do not
+enter the fingerprint: no index reads them.
 """
 
 from __future__ import annotations
@@ -17,12 +20,14 @@ from types import TracebackType
 from typing import Literal
 
 from sciera.corpus import journal
+from sciera.corpus.chunker import Sentence, passage_sentences
 from sciera.errors import ScieraError
 from sciera.types import Document, Passage
 
 PutResult = Literal["added", "updated", "unchanged"]
 EMPTY_FINGERPRINT = hashlib.blake2b(b"sciera-store-v1", digest_size=16).hexdigest()
 PASSAGE_COLUMNS = "passage_id, doc_id, idx, title, text"
+SENTENCE_COLUMNS = "doc_id, idx, passage_id, text"
 
 
 class DuplicateDocumentError(ScieraError):
@@ -36,6 +41,23 @@ class DuplicateDocumentError(ScieraError):
 def content_hash(doc: Document, passages: Sequence[Passage]) -> str:
     payload = [doc.title, doc.text, metadata_json(doc), [(p.passage_id, p.text) for p in passages]]
     return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode()).hexdigest()
+
+
+def sentence_hash(sentences: Sequence[Sentence]) -> str:
+    payload = [(s.index, s.passage_id, s.text) for s in sentences]
+    return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode()).hexdigest()
+
+
+def _check_sentences(
+    doc: Document, passages: Sequence[Passage], sentences: Sequence[Sentence]
+) -> None:
+    ids = {p.passage_id for p in passages}
+    for i, s in enumerate(sentences):
+        if s.doc_id != doc.doc_id or s.index != i or s.passage_id not in ids:
+            raise ValueError(
+                f"sentence {i} of {doc.doc_id!r} is numbered {s.index} in document "
+                f"{s.doc_id!r}, passage {s.passage_id!r}: not one of this document's sentences"
+            )
 
 
 def metadata_json(doc: Document) -> str:
@@ -67,26 +89,36 @@ class StoreTransaction:
         doc: Document,
         passages: Sequence[Passage],
         *,
+        sentences: Sequence[Sentence] | None = None,
         source: str = "",
         source_hash: str = "",
         record_no: int = 0,
     ) -> PutResult:
-        """Add or replace one document and its passages; unchanged content is a no-op.
+        """Add or replace one document with its passages and sentences; unchanged content
+        is a no-op (changed sentence boundaries alone replace the sentences).
 
-        With a ``source_hash``, the same doc_id at another record of the same file
-        raises :class:`DuplicateDocumentError`.
+        ``sentences`` come from :func:`~sciera.corpus.chunker.chunk_with_sentences`; without
+        them each passage's text is split on its own. With a ``source_hash``, the same
+        doc_id at another record of the same file raises :class:`DuplicateDocumentError`.
         """
         for p in passages:
             if p.doc_id != doc.doc_id:
                 raise ValueError(f"passage {p.passage_id!r} does not belong to {doc.doc_id!r}")
+        if sentences is None:
+            sentences = passage_sentences(passages)
+        _check_sentences(doc, passages, sentences)
         row = self._conn.execute(
-            "SELECT content_hash, source, source_hash, record_no FROM documents WHERE doc_id = ?",
+            "SELECT content_hash, source, source_hash, record_no, sentence_hash FROM documents "
+            "WHERE doc_id = ?",
             (doc.doc_id,),
         ).fetchone()
         if row is not None and source_hash and row[2] == source_hash and row[3] != record_no:
             raise DuplicateDocumentError(doc.doc_id, row[3])
         new_hash = content_hash(doc, passages)
+        new_sentence_hash = sentence_hash(sentences)
         if row is not None and row[0] == new_hash:
+            if row[4] != new_sentence_hash:
+                self._write_sentences(doc.doc_id, sentences, new_sentence_hash)
             if (row[1], row[2], row[3]) != (source, source_hash, record_no):
                 self._conn.execute(
                     "UPDATE documents SET source = ?, source_hash = ?, record_no = ? "
@@ -122,9 +154,20 @@ class StoreTransaction:
             f"INSERT INTO passages ({PASSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?)",
             [(p.passage_id, p.doc_id, p.index, p.title, p.text) for p in passages],
         )
+        self._write_sentences(doc.doc_id, sentences, new_sentence_hash)
         self._changes.update(f"{result}\0{doc.doc_id}\0{new_hash}\n".encode())
         self._changed = True
         return result
+
+    def _write_sentences(self, doc_id: str, sentences: Sequence[Sentence], digest: str) -> None:
+        self._conn.execute("DELETE FROM sentences WHERE doc_id = ?", (doc_id,))
+        self._conn.executemany(
+            f"INSERT INTO sentences ({SENTENCE_COLUMNS}) VALUES (?, ?, ?, ?)",
+            [(s.doc_id, s.index, s.passage_id, s.text) for s in sentences],
+        )
+        self._conn.execute(
+            "UPDATE documents SET sentence_hash = ? WHERE doc_id = ?", (digest, doc_id)
+        )
 
     def set_journal(self, entry: journal.JournalEntry) -> None:
         journal.write_entry(self._conn, entry)

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from sciera.corpus import chunk_document, chunk_text, split_sentences
+from sciera.corpus import (
+    Sentence,
+    chunk_document,
+    chunk_text,
+    chunk_with_sentences,
+    split_sentences,
+)
 from sciera.types import Document
 
 
@@ -76,3 +82,48 @@ def test_whitespace_is_trimmed_and_empty_text_gives_no_passage() -> None:
 def test_max_words_must_be_positive() -> None:
     with pytest.raises(ValueError, match="max_words"):
         chunk_text("Mice died.", 0)
+
+
+def test_sentences_are_placed_in_their_passages() -> None:
+    doc = Document("d", "T", text_of(4, 4, 4))
+    passages, sentences = chunk_with_sentences(doc, max_words=8)
+    assert passages == chunk_document(doc, max_words=8)
+    assert sentences == [
+        Sentence("d", 0, "d#0", "S0 w w end."),
+        Sentence("d", 1, "d#0", "S1 w w end."),
+        Sentence("d", 2, "d#1", "S2 w w end."),
+    ]
+
+
+def test_given_sentence_boundaries_cut_the_passages() -> None:
+    # the splitter keeps "Dr. Smith" together; a format may say otherwise
+    doc = Document("d", "", "Dr. Smith w w end. He left now.")
+    assert [s.text for s in chunk_with_sentences(doc)[1]] == [
+        "Dr. Smith w w end.",
+        "He left now.",
+    ]
+    passages, sentences = chunk_with_sentences(doc, 3, [(0, 3), (4, 18), (19, 31)])
+    assert [p.text for p in passages] == ["Dr.", "Smith w w", "end.", "He left now."]
+    # a sentence over the limit is in the passage holding its first word
+    assert [(s.text, s.passage_id) for s in sentences] == [
+        ("Dr.", "d#0"),
+        ("Smith w w end.", "d#1"),
+        ("He left now.", "d#3"),
+    ]
+
+
+def test_given_sentences_keep_their_spaces_and_may_be_empty() -> None:
+    text = "First one.   \n Second. " + " " + "Third."
+    spans = [(0, 14), (15, 22), (23, 23), (24, 30)]
+    passages, sentences = chunk_with_sentences(Document("d", "", text), 250, spans)
+    assert [s.text for s in sentences] == ["First one.   \n", "Second.", "", "Third."]
+    assert {s.passage_id for s in sentences} == {"d#0"}
+    assert [p.text for p in passages] == [text.strip()]
+
+
+def test_bad_sentence_spans_are_refused() -> None:
+    doc = Document("d", "", "One. Two.")
+    with pytest.raises(ValueError, match="sentence 1: span"):
+        chunk_with_sentences(doc, 250, [(5, 9), (0, 4)])
+    with pytest.raises(ValueError, match="sentence 0: span"):
+        chunk_with_sentences(doc, 250, [(0, 40)])

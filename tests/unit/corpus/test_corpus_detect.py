@@ -33,6 +33,12 @@ def test_detect_beir_folder_and_openalex_lines(tmp_path: Path) -> None:
     works = tmp_path / "works.jsonl"
     works.write_text(json.dumps({"id": "W1", "abstract_inverted_index": {"a": [0]}}) + "\n")
     assert detect_format(works) == "openalex"
+    split = tmp_path / "corpus_sentences.jsonl"
+    split.write_text(json.dumps({"doc_id": 4, "title": "T", "abstract": ["A.", "B."]}) + "\n")
+    assert detect_format(split) == "scifact-sentences"
+    plain = tmp_path / "plain.jsonl"  # an "abstract" string is an ordinary JSON-lines field
+    plain.write_text(json.dumps({"doc_id": 4, "abstract": "A. B."}) + "\n")
+    assert detect_format(plain) == "jsonl"
 
 
 def test_detect_errors(tmp_path: Path) -> None:
@@ -43,7 +49,7 @@ def test_detect_errors(tmp_path: Path) -> None:
 
 
 def test_registry_is_explicit() -> None:
-    assert set(READERS) == {"beir", "jsonl", "csv", "pubmed", "openalex"}
+    assert set(READERS) == {"beir", "jsonl", "csv", "pubmed", "openalex", "scifact-sentences"}
     for name, cls in READERS.items():
         assert cls.name == name
         reader = get_reader(name)

@@ -174,3 +174,94 @@ def test_input_problems_are_scieraerrors(tmp_path: Path) -> None:
         ingest(file, tmp_path / "c", format="word")
     with pytest.raises(ScieraError, match="must be positive"):
         ingest(file, tmp_path / "c", max_words=0)
+
+
+# --- sentences ------------------------------------------------------------------------------
+
+
+def sentence_rows(corpus: Path) -> list[tuple[str, int, str, str]]:
+    with PassageStore.open(corpus) as store:
+        found = store.sentence_rows(store.doc_ids())
+    return [(s.doc_id, s.index, s.passage_id, s.text) for rows in found.values() for s in rows]
+
+
+def test_sentences_are_stored_with_their_passages_and_never_twice(tmp_path: Path) -> None:
+    file = write_docs(tmp_path / "docs.jsonl", rows(3))
+    ingest(file, tmp_path / "c", max_words=10)
+    first = sentence_rows(tmp_path / "c")
+    # 3 sentences of 5 words, limit 10: sentences 0 and 1 in passage #0, sentence 2 in #1
+    assert [r for r in first if r[0] == "d2"] == [
+        ("d2", 0, "d2#0", sentence(0)),
+        ("d2", 1, "d2#0", sentence(1)),
+        ("d2", 2, "d2#1", sentence(2)),
+    ]
+    ingest(file, tmp_path / "c", max_words=10)
+    ingest(shutil.copy(file, tmp_path / "copy.jsonl"), tmp_path / "c", max_words=10)
+    assert sentence_rows(tmp_path / "c") == first
+
+
+def test_changed_document_replaces_its_sentences(tmp_path: Path) -> None:
+    ingest(write_docs(tmp_path / "v1.jsonl", rows(2)), tmp_path / "c", max_words=10)
+    changed = rows(2)
+    changed[0] = {"id": "d1", "title": "T1", "text": "Only one sentence now."}
+    ingest(write_docs(tmp_path / "v2.jsonl", changed), tmp_path / "c", max_words=10)
+    with PassageStore.open(tmp_path / "c") as store:
+        assert store.sentences(["d1"]) == {"d1": ("T1", ["Only one sentence now."])}
+        assert store.count_sentences() == 1 + 3
+
+
+def test_resume_after_a_bad_record_keeps_sentences_of_committed_records(tmp_path: Path) -> None:
+    data = rows(6)
+    data[4] = {"title": "no id", "text": "x"}  # line 5
+    file = write_docs(tmp_path / "docs.jsonl", data)
+    with pytest.raises(InputError):
+        ingest(file, tmp_path / "c", max_words=10, batch_size=2)
+    with PassageStore.open(tmp_path / "c") as store:
+        assert store.count_sentences() == 4 * 3
+    ingest(file, tmp_path / "c", max_words=10, batch_size=2, skip_bad=True)
+    got = sentence_rows(tmp_path / "c")
+    assert len(got) == len(set(got)) == 5 * 3
+    assert {r[0] for r in got} == {"d1", "d2", "d3", "d4", "d6"}
+
+
+def test_scifact_sentences_format_keeps_the_given_sentences(tmp_path: Path) -> None:
+    abstract = ["Dr. Who w w end.", "Second sentence here.   \n", "Third (n = 7)."]
+    file = write_docs(
+        tmp_path / "corpus_sentences.jsonl",
+        [{"doc_id": 7, "title": "T7", "abstract": abstract, "structured": False}],
+    )
+    report = ingest(file, tmp_path / "c", max_words=4)
+    assert report.format == "scifact-sentences"  # detected from the content
+    with PassageStore.open(tmp_path / "c") as store:
+        assert store.sentences(["7"]) == {"7": ("T7", abstract)}
+        passages = store.document_passages("7")
+        rows_ = store.sentence_rows(["7"])["7"]
+    # passages are cut on the given boundaries (a sentence over the limit runs on)
+    assert [p.text for p in passages] == [
+        "Dr. Who w w",
+        "end. Second sentence here.",
+        "Third (n = 7).",
+    ]
+    assert [s.passage_id for s in rows_] == ["7#0", "7#1", "7#2"]
+
+
+def test_reingesting_a_corpus_from_before_sentences_fills_them_in(tmp_path: Path) -> None:
+    import sqlite3
+
+    file = write_docs(tmp_path / "docs.jsonl", rows(3))
+    ingest(file, tmp_path / "c", max_words=10)
+    with PassageStore.open(tmp_path / "c") as store:
+        fp = store.fingerprint()
+    conn = sqlite3.connect(tmp_path / "c" / "store.sqlite")
+    conn.executescript(
+        "DROP TABLE sentences; ALTER TABLE documents DROP COLUMN sentence_hash; "
+        "UPDATE meta SET value = '1' WHERE key = 'schema_version';"
+    )
+    conn.close()
+    with PassageStore.open(tmp_path / "c") as store, pytest.raises(ScieraError, match="re-ingest"):
+        store.sentences(["d1"])
+    report = ingest(file, tmp_path / "c", max_words=10)  # the same command as before
+    assert (report.resumed_after, report.records, report.unchanged) == (0, 3, 3)
+    with PassageStore.open(tmp_path / "c") as store:
+        assert store.fingerprint() == fp  # passages untouched: indexes stay valid
+        assert store.sentences(["d1"])["d1"][1] == [sentence(j) for j in range(3)]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sciera.corpus import PassageStore, chunk_document
+from sciera.corpus import PassageStore, Sentence, chunk_document, chunk_with_sentences
 from sciera.corpus.store import STORE_FILE, DuplicateDocumentError
 from sciera.errors import ScieraError
 from sciera.types import Document, Passage
@@ -50,6 +50,15 @@ def test_add_count_and_read_back(store: PassageStore) -> None:
     assert [p.passage_id for p in store.iter_passages()] == ["a#0", "a#1", "b#0"]
     assert [p.passage_id for p in store.iter_passages(batch_size=1)] == ["a#0", "a#1", "b#0"]
     assert store.get_passages(["a#1"]) == [Passage("a#1", "a", 1, "Title a", "Rats lived.")]
+    # sentences: given passages are split one by one; a bare document by the chunker
+    assert store.sentences(["b", "zzz", "a"]) == {
+        "b": ("Title b", ["Mice died.", "Rats lived."]),
+        "a": ("Title a", ["Mice died.", "Rats lived."]),
+    }
+    rows = store.sentence_rows(["a", "b"])
+    assert [(s.index, s.passage_id) for s in rows["a"]] == [(0, "a#0"), (1, "a#1")]
+    assert [(s.index, s.passage_id) for s in rows["b"]] == [(0, "b#0"), (1, "b#0")]
+    assert store.count_sentences() == 4
 
 
 def test_get_passages_keeps_the_given_order_and_names_unknown_ids(store: PassageStore) -> None:
@@ -99,6 +108,8 @@ def test_changed_content_replaces_passages_and_changes_the_fingerprint(store: Pa
     with pytest.raises(KeyError, match="a#1"):
         store.get_passages(["a#1"])
     assert store.get_document("a").text == "Entirely new text."
+    assert store.sentences(["a"]) == {"a": ("Title a", ["Entirely new text."])}
+    assert store.count_sentences() == 3  # a's 3 old sentences replaced by 1, b's 2 kept
     # the replaced passages are appended: insertion order
     assert [p.passage_id for p in store.iter_passages()] == ["b#0", "a#0"]
 
@@ -119,6 +130,7 @@ def test_fingerprint_persists_and_a_failed_transaction_leaves_nothing(tmp_path: 
             tx.put(doc("b"), chunk_document(doc("b")))
             raise RuntimeError("boom")
         assert (s.count_documents(), s.fingerprint()) == (1, fp)
+        assert (s.sentences(["b"]), s.count_sentences()) == ({}, 2)
     with PassageStore.open(tmp_path) as s:
         assert s.fingerprint() == fp
         assert s.get_document("b") is None
@@ -165,3 +177,83 @@ def test_readers_see_committed_data_while_a_write_is_open(tmp_path: Path) -> Non
             tx.commit()
             assert reader.count_documents() == 2
             assert reader.fingerprint() == writer.fingerprint()
+
+
+def test_sentence_boundaries_alone_replace_the_sentences_not_the_passages(
+    store: PassageStore,
+) -> None:
+    a = doc("a", "Dr. Smith came. He left.")
+    passages, sentences = chunk_with_sentences(a)
+    store.add_documents([a], source="t")
+    before = store.fingerprint()
+    assert store.sentences(["a"])["a"][1] == ["Dr. Smith came.", "He left."]
+    given = chunk_with_sentences(a, sentences=[(0, 3), (4, 15), (16, 24)])
+    assert given[0] == passages  # same passages, other sentence boundaries
+    with store.transaction() as tx:
+        assert tx.put(a, given[0], sentences=given[1]) == "unchanged"
+    assert store.fingerprint() == before  # no index reads sentences
+    assert store.sentences(["a"])["a"][1] == ["Dr.", "Smith came.", "He left."]
+    with store.transaction() as tx:
+        assert tx.put(a, passages, sentences=sentences) == "unchanged"
+    assert store.count_sentences() == 2
+
+
+def test_sentences_must_belong_to_the_document_and_its_passages(store: PassageStore) -> None:
+    a = doc("a")
+    passages, sentences = chunk_with_sentences(a)
+    wrong = [Sentence("a", 0, "a#7", "Mice died."), *sentences[1:]]
+    message = "not one of this document's sentences"
+    with pytest.raises(ValueError, match=message), store.transaction() as tx:
+        tx.put(a, passages, sentences=wrong)
+    skipped = [sentences[1]]  # numbered 1 at position 0
+    with pytest.raises(ValueError, match="sentence 0"), store.transaction() as tx:
+        tx.put(a, passages, sentences=skipped)
+    assert store.count_documents() == 0
+
+
+def _downgrade_to_schema_1(path: Path) -> None:
+    """Turn a store into what sciera wrote before sentences were kept (schema 1)."""
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        "DROP TABLE sentences; ALTER TABLE documents DROP COLUMN sentence_hash; "
+        "UPDATE meta SET value = '1' WHERE key = 'schema_version';"
+    )
+    conn.close()
+
+
+def test_a_store_from_before_sentences_reads_passages_and_asks_to_reingest(
+    tmp_path: Path,
+) -> None:
+    with PassageStore.open(tmp_path, create=True) as s:
+        s.add_documents([doc("a"), doc("b")], source="t")
+        fp = s.fingerprint()
+    _downgrade_to_schema_1(tmp_path / STORE_FILE)
+    with PassageStore.open(tmp_path) as old:
+        assert old.schema_version == "1"
+        assert [p.passage_id for p in old.iter_passages()] == ["a#0", "b#0"]  # search works
+        assert old.fingerprint() == fp
+        assert old.count_sentences() == 0
+        with pytest.raises(ScieraError, match="re-ingest it") as err:
+            old.sentences(["a"])
+        assert "\n" not in str(err.value) and "sentence boundaries" in str(err.value)
+        # the first write upgrades it; a document written before stays without sentences
+        assert old.add_documents([doc("c")], source="t") == 1
+        assert old.schema_version == "2"
+        assert old.sentences(["c"]) == {"c": ("Title c", ["Mice died.", "Rats lived."])}
+        with pytest.raises(ScieraError, match="document 'a' was ingested before"):
+            old.sentences(["c", "a"])
+        # writing the same document again fills its sentences in, passages untouched
+        fp = old.fingerprint()
+        assert old.add_documents([doc("a")], source="t") == 0
+        assert old.sentences(["a"])["a"][1] == ["Mice died.", "Rats lived."]
+        assert old.fingerprint() == fp
+
+
+def test_unknown_schema_is_refused(tmp_path: Path) -> None:
+    PassageStore.open(tmp_path, create=True).close()
+    conn = sqlite3.connect(tmp_path / STORE_FILE)
+    conn.execute("UPDATE meta SET value = '9' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(ScieraError, match="store schema 9, expected 2"):
+        PassageStore.open(tmp_path)

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from sciera.corpus.readers._fields import data_suffix
-from sciera.corpus.readers.base import Fields, Reader, RecordReader
+from sciera.corpus.readers.base import Fields, Reader, RecordReader, SentenceSpans
 from sciera.corpus.readers.beir import (
     BeirReader,
     load_beir_qrels,
@@ -22,6 +22,10 @@ from sciera.corpus.readers.csvfile import CsvReader
 from sciera.corpus.readers.jsonl import JsonlReader, iter_lines
 from sciera.corpus.readers.openalex import OpenAlexReader
 from sciera.corpus.readers.pubmed import PubmedReader
+from sciera.corpus.readers.scifact_sentences import (
+    ScifactSentencesReader,
+    looks_like_scifact_sentences,
+)
 from sciera.errors import ScieraError
 
 READERS: dict[str, type[RecordReader]] = {
@@ -30,6 +34,7 @@ READERS: dict[str, type[RecordReader]] = {
     "csv": CsvReader,
     "pubmed": PubmedReader,
     "openalex": OpenAlexReader,
+    "scifact-sentences": ScifactSentencesReader,
 }
 
 _BY_SUFFIX = {
@@ -48,7 +53,8 @@ def detect_format(path: Path | str) -> str:
     A folder holding corpus.jsonl is ``beir``; ``.xml[.gz]`` is ``pubmed``;
     ``.json[.gz]`` is ``openalex``; ``.csv``/``.tsv`` is ``csv``; ``.jsonl`` /
     ``.ndjson`` is ``jsonl``, or ``openalex`` when its first record has an
-    ``abstract_inverted_index``.
+    ``abstract_inverted_index``, or ``scifact-sentences`` when its first record has a
+    ``doc_id`` and an ``abstract`` that is a list of sentences.
     """
     path = Path(path)
     if path.is_dir():
@@ -61,19 +67,23 @@ def detect_format(path: Path | str) -> str:
             f"{path}: cannot tell the format from the file name; pass --format "
             f"(one of {', '.join(READERS)})"
         )
-    if name == "jsonl" and path.is_file() and _looks_like_openalex(path):
-        return "openalex"
+    if name == "jsonl" and path.is_file():
+        first = _first_record(path)
+        if isinstance(first, dict) and "abstract_inverted_index" in first:
+            return "openalex"
+        if looks_like_scifact_sentences(first):
+            return "scifact-sentences"
     return name
 
 
-def _looks_like_openalex(file: Path) -> bool:
+def _first_record(file: Path) -> object:
+    """The first line of a JSON-lines file, parsed (None when it is not JSON)."""
     for _, line in iter_lines(file):
         try:
-            first = json.loads(line)
+            return json.loads(line)
         except (json.JSONDecodeError, UnicodeDecodeError):
-            return False
-        return isinstance(first, dict) and "abstract_inverted_index" in first
-    return False
+            return None
+    return None
 
 
 def get_reader(name: str, fields: Fields | None = None) -> RecordReader:
@@ -95,6 +105,8 @@ __all__ = [
     "PubmedReader",
     "Reader",
     "RecordReader",
+    "ScifactSentencesReader",
+    "SentenceSpans",
     "detect_format",
     "get_reader",
     "load_beir_qrels",

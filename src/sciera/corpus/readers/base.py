@@ -9,6 +9,9 @@ pairs. It works in two steps so that ingest can resume and skip bad records:
   (unreadable XML, a CSV header without the id column) raises here.
 * ``parse(file, record_no, raw)`` turns one raw record into a :class:`Document` or
   raises :class:`~sciera.errors.InputError` naming file, record, field and problem.
+  ``parse_with_sentences`` also returns the document's sentence boundaries when the
+  format gives them (character spans into ``Document.text``; SciFact's sentence-split
+  corpus), or None when the sentence splitter should find them (every other format).
 
 ``read(path)`` chains both and is what most callers want.
 """
@@ -22,6 +25,9 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from sciera.errors import ScieraError
 from sciera.types import Document
+
+SentenceSpans = tuple[tuple[int, int], ...]
+"""``(start, end)`` character spans of a document's sentences in ``Document.text``, in order."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +64,12 @@ class Reader(Protocol):
         """One raw record as a Document; raises InputError on bad input."""
         ...
 
+    def parse_with_sentences(
+        self, file: Path, record_no: int, raw: Any
+    ) -> tuple[Document, SentenceSpans | None]:
+        """:meth:`parse` plus the sentence spans the format gives (None: split the text)."""
+        ...
+
     def read(self, path: Path) -> Iterator[tuple[int, Document]]:
         """``(record_no, Document)`` for every record; stops at the first bad one."""
         ...
@@ -80,6 +92,12 @@ class RecordReader:
 
     def parse(self, file: Path, record_no: int, raw: Any) -> Document:  # pragma: no cover
         raise NotImplementedError
+
+    def parse_with_sentences(
+        self, file: Path, record_no: int, raw: Any
+    ) -> tuple[Document, SentenceSpans | None]:
+        """Formats without sentence boundaries: the document, and None (split its text)."""
+        return self.parse(file, record_no, raw), None
 
     def read(self, path: Path) -> Iterator[tuple[int, Document]]:
         file = self.source_file(Path(path))
