@@ -1,10 +1,10 @@
 """Pack benchmark results so they fit in the repository (and unpack what a tool wants plain).
 
-    python benchmarks/pack_results.py benchmarks/results/scifact_ce_soup [DIR ...] [--png]
+    python benchmarks/pack_results.py benchmarks/results/scifact_ce_soup [PATH ...] [--png]
     python benchmarks/pack_results.py --unpack benchmarks/results/scifact_ce_soup
 
 Packing a folder (run it on a results folder before committing it; new runs write plain
-files and are never packed by the tools that write them):
+files and are never packed by the tools that write them; a file given by name is gzipped):
 
 - each results directory of ``sciera eval run`` in it (a folder with ``manifest.json``):
   ``dataset.json`` and every ``runs/<pipeline>/r<i>/results.jsonl`` are gzipped, and the
@@ -84,11 +84,19 @@ def optimize_png(path: Path) -> int:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("dirs", type=Path, nargs="+", help="results folders to pack")
+    ap.add_argument("paths", type=Path, nargs="+", help="results folders (or single files)")
     ap.add_argument("--unpack", action="store_true", help="write derived run files back")
     ap.add_argument("--png", action="store_true", help="re-encode PNGs losslessly (optipng)")
     args = ap.parse_args()
-    for root in args.dirs:
+    if args.png and shutil.which("optipng") is None:
+        raise SystemExit("--png needs optipng (apt-get install optipng)")
+    for root in args.paths:
+        if root.is_file() and not args.unpack:  # one file: gzip it (a PNG: optimize it)
+            if root.suffix != ".png":
+                print(f"{pack(root)}", file=sys.stderr)
+            elif args.png:
+                print(f"{root}: {optimize_png(root)} bytes smaller", file=sys.stderr)
+            continue
         if not root.is_dir():
             raise SystemExit(f"{root}: no such folder")
         if args.unpack:
@@ -98,8 +106,6 @@ def main() -> None:
         written, removed = pack_folder(root)
         saved = 0
         if args.png:
-            if shutil.which("optipng") is None:
-                raise SystemExit("--png needs optipng (apt-get install optipng)")
             saved = sum(optimize_png(p) for p in sorted(root.rglob("*.png")))
         print(
             f"{root}: {len(written)} files gzipped, {len(removed)} derived files removed, "

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
+
+import pytest
+from PIL import Image
 
 from sciera.datasets.loaders import EvalDataset
 from sciera.eval.resultlog import read_log, read_text
@@ -66,3 +70,19 @@ def test_pack_gzips_rows_and_logs_drops_what_unpack_writes_back(bench, tmp_path,
     assert (repeat / "run.trec").read_bytes() == run_trec
     assert (repeat / "answers.jsonl").is_file() and (repeat / "first_stage.trec").is_file()
     assert read_text(repeat / "traces.jsonl") == '{"qid": "q1", "trace": "edited by hand"}\n'
+
+
+def test_png_is_reencoded_only_with_the_same_pixels(bench, tmp_path):
+    if shutil.which("optipng") is None:
+        pytest.skip("optipng is not installed (apt-get install optipng)")
+    path = tmp_path / "plot.png"
+    img = Image.new("RGBA", (64, 32), (255, 255, 255, 255))
+    for x in range(64):
+        img.putpixel((x, x % 32), (31, 119, 180, 255))
+    img.save(path, compress_level=0)
+    before = path.stat().st_size
+    saved = bench.optimize_png(path)
+    assert saved > 0 and path.stat().st_size == before - saved
+    with Image.open(path) as back:
+        assert back.convert("RGBA").tobytes() == img.tobytes()
+    assert bench.optimize_png(path) == 0  # already optimized: left as it is
