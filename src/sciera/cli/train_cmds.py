@@ -500,6 +500,9 @@ def verifier(
     max_claims: Annotated[
         int | None, typer.Option(min=1, help="Train on the first N training claims only.")
     ] = None,
+    threads: Annotated[
+        int | None, typer.Option(min=1, help="Torch threads (default: torch's choice).")
+    ] = None,
     preset: PresetOpt = None,
 ) -> None:
     """Fine-tune the claim verifier (rationale selector + verdict model, one encoder) on
@@ -542,7 +545,9 @@ def verifier(
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     check_spec_paths(data)
-    job = VerifierJob(data, out, config, open_k=open_k, fp16=fp16, overwrite=overwrite)
+    job = VerifierJob(
+        data, out, config, open_k=open_k, fp16=fp16, overwrite=overwrite, threads=threads
+    )
     _quiet_transformers()
     with step_progress(transient=False) as update:
         result = train_verifier(job, load_settings(preset), update)

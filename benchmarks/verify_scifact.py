@@ -1,0 +1,421 @@
+"""SciFact claim verification over the 5,183 abstracts, on a verifier's held-out claims.
+
+Run from the repository root with the venv active (no network needed)::
+
+    python benchmarks/verify_scifact.py --model verifier-dev                 # its dev claims
+    python benchmarks/verify_scifact.py --model verifier-dev --llm           # + the 1.5B rows
+    python benchmarks/verify_scifact.py --model verifier-cv0 --claims test   # a CV fold
+
+Claims: the model card's dev claims (``--claims dev``; whole claims carved from
+``claims_train.jsonl``, never trained on; for the default split also never trained on by the
+shipped embedder and cross-encoder) or its held-out CV fold (``--claims test``).
+
+Settings, side by side so retrieval and verification errors separate:
+
+- ``oracle``: each claim's cited abstracts given (its evidence abstracts and the cited ones
+  without evidence);
+- ``open@k``: the top ``k`` abstracts of sciera's retrieval (hybrid first stage, Max-P to
+  documents, top 30 reranked by the shipped cross-encoder ``scifact-minilm``, fused).
+
+Systems (each a selector and a verdict model through :func:`sciera.verify.verify_abstracts`,
+with the model card's policy, except the baseline):
+
+- ``baseline``: BM25 top-1 abstract (open; every cited abstract in the oracle setting),
+  always SUPPORT, its two BM25-closest sentences;
+- ``bm25_sentences+trained_verdict``: the two BM25-closest sentences, the trained verdict;
+- ``trained``: the trained selector and verdict (the default);
+- ``trained_selector+llm`` (``--llm``): the trained selector, the 1.5B's zero-shot label
+  probabilities (argmax) as the verdict;
+- ``combined`` (``--llm``): the trained verdict and the 1.5B's probabilities through a
+  logistic combiner, cross-fitted over the claims (5 folds by claim: each claim's verdicts
+  come from a combiner fitted on the other folds' abstracts).
+
+Metrics: SciFact's four (precision, recall, F1; :mod:`sciera.eval.metrics.scifact`), the
+claim-level verdict (refusal rate of answerable claims, precision of decisions) at the card's
+``strong``; each system paired against ``baseline`` and ``trained`` on the same claims:
+approximate randomization of abstract label-only F1 and sentence selection+label F1 (claims
+swapped), exact McNemar on each gold abstract's label-only outcome. Speed: seconds per claim
+of verification over its open@10 abstracts (retrieval apart), with and without the LLM.
+Writes ``benchmarks/results/verify_scifact/<name>.json`` and the per-claim rows gzipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sciera.eval.metrics.scifact import (
+    AbstractPrediction,
+    ClaimPrediction,
+    GoldClaim,
+    claim_counts,
+    read_gold,
+    scifact_counts,
+)
+from sciera.eval.significance import mcnemar_exact
+from sciera.types import NOT_ENOUGH_INFO, SUPPORT, VERDICT_LABELS, Verification
+from sciera.verify.base import AbstractText, VerdictInput
+from sciera.verify.verifier import VerifyPolicy, verify_abstracts
+from verify_common import (
+    DATA,
+    ROOT,
+    Bm25Sentences,
+    f1_randomization,
+    log,
+    retrieve_abstracts,
+    write_rows,
+)
+
+LEVELS = ("abstract_label_only", "abstract_rationalized", "sentence_selection", "sentence_label")
+PAIRED = ("abstract_label_only", "sentence_label")
+
+
+class Bm25Selector:
+    """The baseline's sentences as a selector: 1.0 for the two BM25-closest, else 0."""
+
+    name = "bm25_top2"
+
+    def __init__(self) -> None:
+        self.bm25 = Bm25Sentences()
+
+    def score_many(self, claim: str, abstracts: Sequence[AbstractText]) -> list[list[float]]:
+        out = []
+        for a in abstracts:
+            top = set(self.bm25.closest(claim, a.sentences, 2))
+            out.append([1.0 if i in top else 0.0 for i in range(len(a.sentences))])
+        return out
+
+
+class Memo:
+    """Memoizes a selector's ``score_many`` per (claim, abstract) and a verdict model's
+    ``predict_many`` per (claim, input)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.cache, self.name = inner, {}, getattr(inner, "name", "memo")
+
+    def score_many(self, claim: str, abstracts: Sequence[AbstractText]) -> list[list[float]]:
+        todo = [a for a in abstracts if (claim, a.doc_id) not in self.cache]
+        if todo:
+            for a, s in zip(todo, self.inner.score_many(claim, todo), strict=True):
+                self.cache[(claim, a.doc_id)] = s
+        return [self.cache[(claim, a.doc_id)] for a in abstracts]
+
+    def predict_many(self, claim: str, inputs: Sequence[VerdictInput]) -> list:
+        todo = [v for v in dict.fromkeys(inputs) if (claim, v) not in self.cache]
+        if todo:
+            for v, p in zip(todo, self.inner.predict_many(claim, todo), strict=True):
+                self.cache[(claim, v)] = p
+        return [self.cache[(claim, v)] for v in inputs]
+
+
+class TimedLLM:
+    """An LLM whose ``choice_logprobs`` calls are counted and timed (uncached ones apart)."""
+
+    def __init__(self, llm: Any) -> None:
+        self.llm, self.calls, self.cached, self.seconds = llm, 0, 0, 0.0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.llm, name)
+
+    def choice_logprobs(self, messages: Any, choices: Any) -> Any:
+        out = self.llm.choice_logprobs(messages, choices)
+        self.calls += 1
+        self.cached += bool(out.cached)
+        self.seconds += 0.0 if out.cached else out.seconds
+        return out
+
+
+class FoldCombined:
+    """The combined verdict with a combiner per claim fold (set ``fold`` before a claim)."""
+
+    name = "combined"
+
+    def __init__(self, trained: Any, llm: Any, combiners: Mapping[int, Any]) -> None:
+        self.trained, self.llm, self.combiners, self.fold = trained, llm, combiners, 0
+
+    def predict_many(self, claim: str, inputs: Sequence[VerdictInput]) -> list:
+        if not inputs:
+            return []
+        a = np.array(self.trained.predict_many(claim, inputs))
+        b = np.array(self.llm.predict_many(claim, inputs))
+        return [tuple(map(float, p)) for p in self.combiners[self.fold](a, b)]
+
+
+def to_prediction(cid: str, v: Verification) -> ClaimPrediction:
+    ev = {}
+    for a in v.verdicts:
+        if a.label != NOT_ENOUGH_INFO:
+            order = sorted(a.rationales, key=lambda r: -r.score)
+            ev[a.doc_id] = AbstractPrediction(a.label, tuple(r.index for r in order))
+    return ClaimPrediction(cid, ev)
+
+
+def baseline(claim: str, abstracts: Sequence[AbstractText]) -> dict[str, AbstractPrediction]:
+    bm25 = Bm25Sentences()
+    return {
+        a.doc_id: AbstractPrediction(SUPPORT, tuple(bm25.closest(claim, a.sentences, 2)))
+        for a in abstracts
+    }
+
+
+def claim_level(gold: GoldClaim, v: Verification | None, pred: ClaimPrediction) -> dict[str, Any]:
+    """The overall label (the baseline's: SUPPORT when it predicts anything)."""
+    label = v.label if v is not None else (SUPPORT if pred.evidence else NOT_ENOUGH_INFO)
+    return {"gold": gold.label, "label": label}
+
+
+def claim_summary(rows: Sequence[Mapping[str, str]]) -> dict[str, float]:
+    answerable = [r for r in rows if r["gold"] != NOT_ENOUGH_INFO]
+    decided = [r for r in rows if r["label"] != NOT_ENOUGH_INFO]
+    return {
+        "answerable": len(answerable),
+        "refusal_rate": sum(r["label"] == NOT_ENOUGH_INFO for r in answerable)
+        / max(1, len(answerable)),
+        "decided": len(decided),
+        "precision": sum(r["label"] == r["gold"] for r in decided) / max(1, len(decided)),
+        "accuracy": sum(r["label"] == r["gold"] for r in rows) / max(1, len(rows)),
+    }
+
+
+def gold_abstract_outcomes(
+    golds: Sequence[GoldClaim], preds: Mapping[str, ClaimPrediction]
+) -> list[bool]:
+    """One 0/1 per gold (claim, abstract): predicted with the right label."""
+    out = []
+    for g in golds:
+        p = preds[g.id].evidence
+        for doc, ga in g.evidence.items():
+            out.append(doc in p and p[doc].label == ga.label)
+    return out
+
+
+def combiner_rows(
+    golds: Sequence[GoldClaim],
+    candidates: Mapping[str, Sequence[AbstractText]],
+    selector: Any,
+    trained: Any,
+    llm: Any,
+    policy: VerifyPolicy,
+) -> list[tuple[str, np.ndarray, np.ndarray, int]]:
+    """(claim id, trained probs, LLM probs, label) of every verdict input the policy picks."""
+    from sciera.verify.verifier import pick_rationales
+
+    rows = []
+    for g in golds:
+        abstracts = candidates[g.id]
+        for a, s in zip(abstracts, selector.score_many(g.claim, abstracts), strict=True):
+            idx, _ = pick_rationales(s, policy)
+            if not idx:
+                continue
+            item = VerdictInput(tuple(a.sentences[i] for i in idx), a.title)
+            ga = g.evidence.get(a.doc_id)
+            label = VERDICT_LABELS.index(ga.label) if ga else 2
+            rows.append(
+                (
+                    g.id,
+                    np.array(trained.predict_many(g.claim, [item])[0]),
+                    np.array(llm.predict_many(g.claim, [item])[0]),
+                    label,
+                )
+            )
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--model", default="scifact-verifier")
+    ap.add_argument("--claims", choices=("dev", "test"), default="dev")
+    ap.add_argument("--k", type=int, nargs="+", default=[3, 5, 10])
+    ap.add_argument("--llm", action="store_true", help="add the 1.5B zero-shot and combined rows")
+    ap.add_argument("--folds", type=int, default=5, help="combiner cross-fitting folds")
+    ap.add_argument("--corpus", type=Path, default=ROOT / "corpora" / "scifact")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/sciera-bench/verify"))
+    ap.add_argument("--name", help="result name (default: model and claims)")
+    args = ap.parse_args()
+
+    from sciera.settings import load_settings
+    from sciera.train.verifier_data import folds, load_abstracts
+    from sciera.verify.calibration import LogisticCombiner
+    from sciera.verify.network import read_card, resolve_model
+    from sciera.verify.trained import TrainedSelector, TrainedVerdict
+
+    settings = load_settings()
+    path = resolve_model(args.model, settings.home)
+    card = read_card(path)
+    ids = card["data"]["dev_ids" if args.claims == "dev" else "test_ids"]
+    if not ids:
+        raise SystemExit(f"{args.model}: its card has no {args.claims} claims")
+    every = {g.id: g for g in read_gold(DATA / "scifact" / "claims_train.jsonl")}
+    golds = [every[i] for i in ids]
+    abstracts = load_abstracts(DATA / "scifact" / "corpus_sentences.jsonl")
+    claims = {g.id: g.claim for g in golds}
+    kmax = max(args.k)
+    retrieved = retrieve_abstracts(claims, args.corpus, args.work / "retrieval.json", keep=kmax)
+    bm25_top = retrieve_abstracts(
+        claims,
+        args.corpus,
+        args.work / "retrieval_bm25.json",
+        keep=1,
+        retriever="bm25",
+        rerank=False,
+    )
+
+    def docs_of(setting: str, cid: str) -> list[AbstractText]:
+        if setting == "oracle":
+            g = every[cid]
+            docs = list(dict.fromkeys([*g.evidence, *g.cited_doc_ids]))
+        elif setting == "open@bm25top1":
+            docs = [d for d, _ in bm25_top[cid]]
+        else:
+            docs = [d for d, _ in retrieved[cid][: int(setting.split("@")[1])]]
+        return [abstracts[d] for d in docs if d in abstracts]
+
+    settings_list = ["oracle", *(f"open@{k}" for k in sorted(args.k))]
+    policy = VerifyPolicy.from_card(card)
+    selector = Memo(TrainedSelector(model=str(path)))
+    trained = Memo(TrainedVerdict(model=str(path)))
+    systems: dict[str, tuple[Any, Any, VerifyPolicy]] = {
+        "bm25_sentences+trained_verdict": (Bm25Selector(), trained, replace(policy, fallback=0)),
+        "trained": (selector, trained, policy),
+    }
+    llm_stats: dict[str, Any] = {}
+    if args.llm:
+        from sciera.llm.registry import make_llm
+        from sciera.verify.llm_verdict import LLMVerdict
+
+        timed_llm = TimedLLM(make_llm(settings))
+        llm = Memo(LLMVerdict(timed_llm))
+        systems["trained_selector+llm"] = (selector, llm, replace(policy, min_confidence=0.0))
+        log("fitting the combiner (cross-fitted by claim)")
+        cands = {
+            g.id: list({a.doc_id: a for s in settings_list for a in docs_of(s, g.id)}.values())
+            for g in golds
+        }
+        rows = combiner_rows(golds, cands, selector, trained, llm, policy)
+        fold_of = {c: f for f, fold in enumerate(folds(ids, args.folds, 7)) for c in fold}
+        combiners = {}
+        for f in range(args.folds):
+            fit = [r for r in rows if fold_of[r[0]] != f]
+            combiners[f] = LogisticCombiner.fit(
+                [np.array([r[1] for r in fit]), np.array([r[2] for r in fit])],
+                [r[3] for r in fit],
+                ("trained", "llm"),
+            )
+        combined = FoldCombined(trained, llm, combiners)
+        systems["combined"] = (selector, combined, policy)
+        llm_stats = {"combiner_rows": len(rows), "folds": args.folds, "fold_seed": 7}
+
+    out: dict[str, Any] = {
+        "command": shlex.join(["python", *sys.argv]),
+        "model": args.model,
+        "model_path": str(path),
+        "claims": args.claims,
+        "n_claims": len(ids),
+        "policy": asdict(policy),
+        "retrieval": "hybrid top 30 (Max-P), reranked by scifact-minilm (fused)",
+        "results": {},
+        "paired": {},
+    }
+    per_claim: dict[str, dict[str, Any]] = {g.id: {"id": g.id, "gold": g.label} for g in golds}
+    preds_by: dict[tuple[str, str], dict[str, ClaimPrediction]] = {}
+    for setting in settings_list:
+        # the baseline: BM25 top-1 in the open settings, every cited abstract in the oracle
+        base_setting = "oracle" if setting == "oracle" else "open@bm25top1"
+        sysrows: dict[str, dict[str, ClaimPrediction]] = {"baseline": {}}
+        levels: dict[str, list] = {"baseline": []}
+        for g in golds:
+            p = ClaimPrediction(g.id, baseline(g.claim, docs_of(base_setting, g.id)))
+            sysrows["baseline"][g.id] = p
+            levels["baseline"].append(claim_level(g, None, p))
+        for name, (sel, ver, pol) in systems.items():
+            sysrows[name], levels[name] = {}, []
+            for g in golds:
+                if isinstance(ver, FoldCombined):
+                    ver.fold = fold_of[g.id]
+                v = verify_abstracts(g.claim, docs_of(setting, g.id), sel, ver, pol)
+                p = to_prediction(g.id, v)
+                sysrows[name][g.id] = p
+                levels[name].append(claim_level(g, v, p))
+        res = {}
+        for name, preds in sysrows.items():
+            counts = scifact_counts(golds, list(preds.values()))
+            res[name] = {
+                **{k: round(v, 4) for k, v in counts.metrics().items()},
+                "claim_level": claim_summary(levels[name]),
+            }
+            for g in golds:
+                per_claim[g.id].setdefault(setting, {})[name] = preds[g.id].to_json()["evidence"]
+            preds_by[(setting, name)] = preds
+        out["results"][setting] = res
+        paired = {}
+        for ref in ("baseline", "trained"):
+            for name in sysrows:
+                if name == ref:
+                    continue
+                tests = {}
+                for level in PAIRED:
+                    per = []
+                    for who in (ref, name):
+                        cc = [claim_counts(g, sysrows[who][g.id]) for g in golds]
+                        s = [c.score(level) for c in cc]
+                        per.append([(x.correct, x.predicted, x.gold) for x in s])
+                    tests[f"{level}_f1"] = f1_randomization(per[0], per[1])
+                tests["gold_abstract_label"] = mcnemar_exact(
+                    gold_abstract_outcomes(golds, sysrows[ref]),
+                    gold_abstract_outcomes(golds, sysrows[name]),
+                ).as_dict()
+                paired[f"{name}_vs_{ref}"] = tests
+        out["paired"][setting] = paired
+        log(
+            f"{setting}: "
+            + "; ".join(
+                f"{n} {r['abstract_label_only_f1']:.3f}/{r['sentence_label_f1']:.3f}"
+                for n, r in res.items()
+            )
+        )
+    # speed: verification of one claim over its open@10 abstracts, fresh (no memo), warm
+    fresh_sel = TrainedSelector(model=str(path))
+    fresh_ver = TrainedVerdict(model=str(path))
+    ten = [g for g in golds if len(docs_of(f"open@{kmax}", g.id)) == kmax]
+    verify_abstracts(ten[0].claim, docs_of(f"open@{kmax}", ten[0].id), fresh_sel, fresh_ver, policy)
+    t = time.perf_counter()
+    for g in ten[:30]:
+        verify_abstracts(g.claim, docs_of(f"open@{kmax}", g.id), fresh_sel, fresh_ver, policy)
+    out["speed"] = {
+        "abstracts_per_claim": kmax,
+        "claims_timed": len(ten[:30]),
+        "seconds_per_claim_trained": (time.perf_counter() - t) / max(1, len(ten[:30])),
+    }
+    if args.llm:
+        out["speed"]["llm"] = {
+            "calls": timed_llm.calls,
+            "cached_calls": timed_llm.cached,
+            "uncached_seconds": timed_llm.seconds,
+            "seconds_per_uncached_call": timed_llm.seconds
+            / max(1, timed_llm.calls - timed_llm.cached),
+            "seconds_per_claim_llm_over_k_abstracts_estimate": kmax
+            * timed_llm.seconds
+            / max(1, timed_llm.calls - timed_llm.cached),
+        }
+        out["combiner"] = llm_stats
+    name = args.name or f"{Path(str(args.model)).name}_{args.claims}" + ("_llm" if args.llm else "")
+    dest = ROOT / "benchmarks" / "results" / "verify_scifact"
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / f"{name}.json").write_text(json.dumps(out, indent=1) + "\n")
+    write_rows(dest / f"{name}_rows.jsonl.gz", list(per_claim.values()))
+    log(f"wrote {dest / (name + '.json')}")
+
+
+if __name__ == "__main__":
+    main()

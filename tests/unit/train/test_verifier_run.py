@@ -1,0 +1,144 @@
+"""The verifier run's pure parts: the claim-level refusal table, the choice of ``strong``
+and the card rendering (hand-made inputs, no model)."""
+
+from __future__ import annotations
+
+from sciera.eval.metrics.scifact import parse_gold
+from sciera.train.splits import SplitGuard
+from sciera.train.verifier_card import render
+from sciera.train.verifier_data import VerifierData
+from sciera.train.verifier_run import choose_strong, claim_table
+from sciera.types import CONTRADICT, NOT_ENOUGH_INFO, SUPPORT, AbstractVerdict, Verification
+
+
+def _data(claims):
+    gold = {str(c["id"]): parse_gold(c) for c in claims}
+    return VerifierData({}, gold, [], list(gold), [], {}, [], [], [], [], SplitGuard())
+
+
+def _verification(label: str, conf: float) -> Verification:
+    probs = {SUPPORT: (conf, 0.0, 1 - conf), CONTRADICT: (0.0, conf, 1 - conf)}[label]
+    v = AbstractVerdict("d", "", label, conf, probs)
+    return Verification("c", (v,), label, conf)
+
+
+def test_claim_table_counts_refusals_and_decision_precision():
+    data = _data(
+        [
+            {"id": 1, "claim": "a", "evidence": {"d": [{"sentences": [0], "label": "SUPPORT"}]}},
+            {"id": 2, "claim": "b", "evidence": {"d": [{"sentences": [0], "label": "CONTRADICT"}]}},
+            {"id": 3, "claim": "c", "evidence": {}},
+        ]
+    )
+    results = {
+        "1": _verification(SUPPORT, 0.9),
+        "2": _verification(SUPPORT, 0.6),  # wrong
+        "3": _verification(CONTRADICT, 0.4),  # a decision on an NEI claim: wrong
+    }
+    rows = {r["strong"]: r for r in claim_table(data, ["1", "2", "3"], results)}
+    assert rows[0.3] == {
+        "strong": 0.3,
+        "refusal_rate": 0.0,
+        "precision": 1 / 3,
+        "decided": 3,
+        "answerable": 2,
+    }
+    assert rows[0.5]["decided"] == 2 and rows[0.5]["precision"] == 0.5
+    assert rows[0.7] == {
+        "strong": 0.7,
+        "refusal_rate": 0.5,
+        "precision": 1.0,
+        "decided": 1,
+        "answerable": 2,
+    }
+    # the fewest refusals at precision >= 0.70
+    assert choose_strong(list(rows.values())) == 0.65
+    assert NOT_ENOUGH_INFO not in {r["strong"] for r in rows.values()}
+
+
+def test_choose_strong_falls_back_to_the_most_precise():
+    rows = [
+        {"strong": 0.3, "refusal_rate": 0.0, "precision": 0.5, "decided": 4},
+        {"strong": 0.6, "refusal_rate": 0.2, "precision": 0.6, "decided": 3},
+    ]
+    assert choose_strong(rows) == 0.6
+
+
+def test_card_renders_every_section():
+    m = {
+        f"{lvl}_{s}": 0.5
+        for lvl in (
+            "abstract_label_only",
+            "abstract_rationalized",
+            "sentence_selection",
+            "sentence_label",
+        )
+        for s in ("precision", "recall", "f1")
+    }
+    card = {
+        "name": "v",
+        "kind": "claim verifier",
+        "base": "scifact-minilm",
+        "command": "sciera train verifier --out v",
+        "config": {"seed": 0},
+        "data": {
+            "claims": "c.jsonl",
+            "sentences": "s.jsonl",
+            "train_claims": 10,
+            "dev_claims": 3,
+            "test_claims": 0,
+            "negatives_from": "hybrid",
+            "sentence_examples": {},
+            "verdict_examples": {},
+            "pubmedqa_train": 4,
+            "pubmedqa_held_out": 1,
+            "skipped": {},
+        },
+        "splits": {"excluded": []},
+        "epochs": [
+            {
+                "epoch": 1,
+                "steps": 5,
+                "mean_loss": 0.7,
+                "seconds": 60,
+                "dev": {"scifact_mean_f1": 0.4},
+            }
+        ],
+        "select_metric": "scifact_mean_f1",
+        "best_epoch": 1,
+        "train_seconds": 60,
+        "policy": {"min_rationale": 0.5, "strong": 0.6},
+        "dev": {
+            "rationale_calibration": {
+                "sentences": 9,
+                "rationales": 2,
+                "ece_sigmoid": 0.1,
+                "ece": 0.05,
+            },
+            "verdict_calibration": {"inputs": 4, "labels": {}, "ece_softmax": 0.2, "ece": 0.1},
+            "open_k": 5,
+            "claims": 3,
+            "oracle": m,
+            "open": m,
+            "oracle_rationale": {"accuracy": 0.7, "macro_f1": 0.6, "ece": 0.1, "n": 2},
+            "open_claims": {
+                "strong": 0.6,
+                "refusal_rate": 0.1,
+                "answerable": 2,
+                "decided": 2,
+                "precision": 0.8,
+            },
+        },
+        "pubmedqa_held_out": {"reasoning": {"n": 1, "accuracy": 1.0, "macro_f1": 1.0}},
+        "versions": {},
+    }
+    text = render(card)
+    for part in (
+        "sciera train verifier --out v",
+        "| oracle (cited abstracts given) | 0.500 / 0.500 / **0.500**",
+        "| open (first-stage top abstracts) |",
+        "Best epoch: 1",
+        "| reasoning setting (own contexts) | 1 | 1.000 | 1.000 |",
+        "strong 0.6",
+    ):
+        assert part in text
