@@ -106,3 +106,15 @@ def test_a_packed_results_dir_reports_restores_and_resumes_as_before(tmp_path: P
     assert (out / "dataset.json").is_file() and not (out / "dataset.json.gz").exists()
     write_report(out, plots=False)
     assert table(out) == before
+
+
+def test_a_packed_rubrics_file_is_read_by_its_plain_name(tmp_path: Path) -> None:
+    from sciera.eval.judges.rubric import load_rubrics
+
+    path = tmp_path / "rubrics.jsonl"
+    path.write_text(json.dumps({"question": "Does X?", "items": [{"text": "says X"}]}) + "\n")
+    pack(path)
+    (item,) = load_rubrics(path)["does x?"]
+    assert item.text == "says X"
+    with pytest.raises(ScieraError, match="no such rubrics file"):
+        load_rubrics(tmp_path / "other.jsonl")

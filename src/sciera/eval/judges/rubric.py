@@ -50,16 +50,18 @@ def question_key(question: str) -> str:
 
 
 def load_rubrics(path: str | Path) -> dict[str, list[RubricItem]]:
-    """Question key -> items, from a rubrics JSONL file (errors name the line and field)."""
+    """Question key -> items, from a rubrics JSONL file or its packed ``.gz`` (errors name
+    the line and field)."""
     from sciera.errors import InputError
+    from sciera.eval.resultlog import is_stored, read_text
 
     path = Path(path)
-    if not path.is_file():
+    if not is_stored(path):
         raise ScieraError(
             f"{path}: no such rubrics file (write one with `sciera eval rubrics build`)"
         )
     out: dict[str, list[RubricItem]] = {}
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for n, line in enumerate(read_text(path).splitlines(), start=1):
         if not line.strip():
             continue
         try:
