@@ -24,9 +24,11 @@ _PACKAGE = (
 
 CROSS_ENCODER = "cross-encoder"
 EMBEDDER = "embedder"
+VERIFIER = "verifier"
 SHIPPED: dict[str, dict[str, Path]] = {
     CROSS_ENCODER: {"scifact-minilm": _PACKAGE / "rerank" / "models" / "scifact-minilm"},
     EMBEDDER: {"scifact-minilm": _PACKAGE / "embed" / "models" / "scifact-minilm"},
+    VERIFIER: {"scifact-verifier": _PACKAGE / "verify" / "models" / "scifact-verifier"},
 }
 """The models sciera ships, by kind and name (the folders ship inside the package)."""
 

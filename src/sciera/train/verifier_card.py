@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from sciera.verify.network import CARD_FILE
+from sciera.artifacts.files import CARD_FILE, README_FILE, write_atomic
 
 LEVELS = (
     ("abstract_label_only", "abstract label-only"),
@@ -201,5 +201,5 @@ def render(card: Mapping[str, Any]) -> str:
 
 def write_card(model_dir: str | Path, card: Mapping[str, Any]) -> None:
     model_dir = Path(model_dir)
-    (model_dir / CARD_FILE).write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
-    (model_dir / "README.md").write_text(render(card), encoding="utf-8")
+    write_atomic(model_dir / CARD_FILE, json.dumps(card, indent=1) + "\n")
+    write_atomic(model_dir / README_FILE, render(card))

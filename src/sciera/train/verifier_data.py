@@ -322,9 +322,9 @@ class ZeroShotScorer:
             import torch
             from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-            from sciera.rerank.cross_encoder import resolve_model
+            from sciera.artifacts.registry import CROSS_ENCODER, resolve
 
-            path = resolve_model(SCORER)
+            path = resolve(CROSS_ENCODER, SCORER)
             model = AutoModelForSequenceClassification.from_pretrained(path, dtype=torch.float32)
             self._model = (model.float().eval(), AutoTokenizer.from_pretrained(path))
         return self._model

@@ -84,9 +84,9 @@ def resolve_verifier_base(base: str, home: Path | None = None) -> str:
     ``e5-enpt`` -> the offline starts of :func:`sciera.train.ce_fit.resolve_base`; else a
     folder."""
     if base == "scifact-minilm":
-        from sciera.rerank.cross_encoder import resolve_model
+        from sciera.artifacts.registry import CROSS_ENCODER, resolve
 
-        return resolve_model(base)
+        return resolve(CROSS_ENCODER, base)
     from sciera.train.ce_fit import resolve_base
 
     return resolve_base(base, home)

@@ -44,7 +44,7 @@ from sciera.types import NOT_ENOUGH_INFO, VERDICT_LABELS, Verification
 from sciera.verify import calibration
 from sciera.verify.aggregate import aggregate
 from sciera.verify.base import AbstractText, Probs, VerdictInput
-from sciera.verify.network import CARD_FILE, VerifierNetwork
+from sciera.verify.network import VerifierNetwork
 from sciera.verify.trained import TrainedSelector, TrainedVerdict
 from sciera.verify.verifier import VerifyPolicy, pick_rationales
 
@@ -405,19 +405,21 @@ def train_verifier(
 def _same_dev_as_reranker(dev_ids: Sequence[str]) -> bool:
     """Whether the dev claims are the shipped cross-encoder's (and embedder's) dev queries,
     which the first stage and the reranker never trained on."""
-    from sciera.artifacts.registry import CROSS_ENCODER, SHIPPED
+    from sciera.artifacts.card import read_card
+    from sciera.artifacts.registry import CROSS_ENCODER, shipped_dir
 
-    card = SHIPPED[CROSS_ENCODER]["scifact-minilm"] / CARD_FILE
-    if not card.is_file():
-        return False
-    theirs = json.loads(card.read_text(encoding="utf-8"))["data"].get("dev_qids") or []
-    return sorted(theirs) == sorted(dev_ids)
+    folder = shipped_dir(CROSS_ENCODER, "scifact-minilm")
+    card = read_card(folder) if folder is not None else None
+    theirs = (card or {}).get("data", {}).get("dev_qids") or []
+    return bool(theirs) and sorted(theirs) == sorted(dev_ids)
 
 
 def install(
     model_dir: Path, work: Path, card: dict[str, Any], save: Callable[[Path], None]
 ) -> None:
-    """Write the model and its card into a temporary folder, then swap it in."""
+    """Write the model, its card and (last) its manifest into a temporary folder, then swap
+    it in, so a crash never leaves a half-written model folder under the model's name."""
+    from sciera.artifacts.manifest import write_manifest
     from sciera.train.verifier_card import write_card
 
     tmp = model_dir.with_name(model_dir.name + ".tmp")
@@ -425,6 +427,7 @@ def install(
     tmp.mkdir(parents=True)
     save(tmp)
     write_card(tmp, card)
+    write_manifest(tmp)
     if model_dir.exists():
         shutil.rmtree(model_dir)
     tmp.rename(model_dir)

@@ -8,13 +8,13 @@ slow on CPU) serves rationale selection and label prediction.
 
 A model folder holds the weights and tokenizer, ``sciera-card.json`` (what the loaders read:
 heads, max lengths, the selector's context, calibrator files, the decision policy chosen on
-dev) and the calibrators. Resolved, in order: a model sciera ships (:data:`SHIPPED`); one
-you trained (``SCIERA_HOME/models/<name>``); a local folder.
+dev) and the calibrators, and its manifest. Resolved, in order: a model sciera ships
+(:data:`sciera.artifacts.registry.SHIPPED`); one you trained (``SCIERA_HOME/models/<name>``);
+a local folder.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Sequence
 from functools import lru_cache
@@ -23,38 +23,37 @@ from typing import Any
 
 import numpy as np
 
+from sciera.artifacts.card import read_card as _read_card
+from sciera.artifacts.files import CARD_FILE
 from sciera.errors import ScieraError, require
 
-MODELS_DIR = Path(__file__).parent / "models"
 DEFAULT_MODEL = "scifact-verifier"
-SHIPPED: dict[str, Path] = {DEFAULT_MODEL: MODELS_DIR / DEFAULT_MODEL}
-CARD_FILE = "sciera-card.json"
 RATIONALE = 0
 VERDICT = slice(1, 4)
 NUM_LABELS = 4
 
 
 def resolve_model(model: str, home: str | Path | None = None) -> Path:
-    """The folder of ``model``: shipped name, trained name under ``home/models``, or path."""
-    if model in SHIPPED:
-        path = SHIPPED[model]
-        if not (path / CARD_FILE).is_file():
-            raise ScieraError(f"shipped verifier {model!r} is missing from {path}")
-        return path
-    if home is not None and "/" not in model and (Path(home) / "models" / model).is_dir():
-        return Path(home) / "models" / model
-    path = Path(model)
-    if not (path / CARD_FILE).is_file():
+    """The folder of ``model`` (a shipped name, a trained name under ``home/models``, or a
+    folder), checked against its manifest (:func:`sciera.artifacts.registry.open_model`);
+    it must carry a verifier's card."""
+    from sciera.artifacts.registry import VERIFIER, open_model
+
+    folder = open_model(VERIFIER, model, home)
+    if folder.card is None or "heads" not in folder.card:
         raise ScieraError(
-            f"verifier {model!r}: no sciera model card ({CARD_FILE}) in {path}; name a model "
-            "made by `sciera train verifier` or a shipped one "
-            f"({', '.join(SHIPPED)})"
+            f"verifier {model!r}: no verifier model card ({CARD_FILE}) in {folder.path}; name "
+            "a model made by `sciera train verifier` or the shipped one "
+            f"({DEFAULT_MODEL})"
         )
-    return path
+    return Path(folder.path)
 
 
 def read_card(path: str | Path) -> dict[str, Any]:
-    return json.loads((Path(path) / CARD_FILE).read_text(encoding="utf-8"))
+    card = _read_card(path)
+    if card is None:
+        raise ScieraError(f"{path}: no {CARD_FILE}")
+    return card
 
 
 def encode(tokenizer: Any, pairs: Sequence[tuple[str, str]], max_length: int) -> Any:
