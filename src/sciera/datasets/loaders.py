@@ -1,4 +1,5 @@
-"""The dataset registry: a type name (``"beir"``, ``"ssli"``, ``"pubmedqa"``) -> loader.
+"""The dataset registry: a type name (``"beir"``, ``"ssli"``, ``"pubmedqa"``, ``"bioasq"``,
+``"scifact"``) -> loader.
 
 Every loader returns one :class:`EvalDataset`, the form the experiment runner reads:
 
@@ -9,8 +10,21 @@ Every loader returns one :class:`EvalDataset`, the form the experiment runner re
   ``candidates`` first stage instead of searching a corpus;
 - ``answers``: reference answers for answer metrics and judges;
 - ``labels``: gold exact-answer labels for label metrics (``macro_f1``): PubMedQA's
-  ``final_decision`` (yes/no/maybe); SSLI and BEIR have none;
-- ``distractors`` and ``settings`` (``"base"`` / ``"ssli"``, or ``"all"``).
+  ``final_decision`` (yes/no/maybe), BioASQ's yes/no ``exact_answer``; SSLI, BEIR and
+  SciFact have none;
+- ``distractors`` and ``settings`` (``"base"`` / ``"ssli"``, or ``"all"``);
+- ``claims``: gold claim verification for the SciFact metrics (``verification`` kind,
+  :mod:`sciera.eval.metrics.scifact`): SciFact claims only;
+- ``sentences``: per question, the sentence lists of its pool's documents
+  (``{qid: {doc_id: (title, (sentence, ...))}}``, the shape of
+  :meth:`sciera.corpus.PassageStore.sentences`), where verification reads rationale
+  sentences without a corpus: SciFact's own sentences for its oracle abstracts, each
+  context or snippet split on its own for PubMedQA and BioASQ.
+
+A SciFact dataset is one claims file for both settings: a pipeline whose retriever is
+``candidates`` reads the gold (cited) abstracts, the oracle setting; any other retriever
+searches the corpus, the open setting. Likewise PubMedQA and BioASQ: ``candidates`` is the
+reasoning setting (contexts or snippets given), a retriever the retrieval setting.
 
 ``load_dataset(type, path, split=..., limit=..., seed=...)`` also draws a seeded
 subset: ``limit`` questions sampled with ``random.Random(seed)`` from the sorted ids. A
@@ -24,16 +38,22 @@ import hashlib
 import importlib
 import json
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from sciera.datasets.ssli.io import question_of
 from sciera.errors import ScieraError
 from sciera.types import Passage, QAInstance, document_of
 
+if TYPE_CHECKING:
+    from sciera.eval.metrics.scifact import GoldClaim
+
 Unit = Literal["document", "passage"]
+DocSentences = Mapping[str, tuple[str, tuple[str, ...]]]
+"""``{doc_id: (title, (sentence, ...))}``: rationale index ``i`` of a document is its
+``sentences[i]``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +70,8 @@ class EvalDataset:
     distractors: Mapping[str, frozenset[str]] = field(default_factory=dict)
     settings: Mapping[str, str] = field(default_factory=dict)
     labels: Mapping[str, str] = field(default_factory=dict)
+    claims: Mapping[str, GoldClaim] = field(default_factory=dict)
+    sentences: Mapping[str, DocSentences] = field(default_factory=dict)
 
     @property
     def qids(self) -> list[str]:
@@ -64,7 +86,8 @@ class EvalDataset:
 
     def input_key(self, qid: str) -> str:
         """A digest of everything a pipeline reads or is scored on for ``qid``: the
-        question, its judgments, answers, label, distractors and pool (ids and texts)."""
+        question, its judgments, answers, label, distractors, pool (ids and texts) and gold
+        claim verification."""
         spec = {
             "query": self.queries[qid],
             "qrels": sorted(self.qrels.get(qid, {}).items()),
@@ -73,6 +96,14 @@ class EvalDataset:
             "distractors": sorted(self.distractors.get(qid, ())),
             "pool": [[p.passage_id, p.title, p.text] for p in self.candidates.get(qid, ())],
         }
+        # only where present, so the digests of datasets without claims stay as they were;
+        # sentences are left out: they are the pool's text cut at sentence boundaries
+        if qid in self.claims:
+            gold = self.claims[qid]
+            spec["claim"] = sorted(
+                [doc, g.label, sorted(sorted(r) for r in g.rationales)]
+                for doc, g in gold.evidence.items()
+            )
         canonical = json.dumps(spec, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
@@ -106,6 +137,8 @@ class EvalDataset:
             distractors=pick(self.distractors),
             settings=pick(self.settings),
             labels=pick(self.labels),
+            claims=pick(self.claims),
+            sentences=pick(self.sentences),
         )
 
 
@@ -134,12 +167,29 @@ def load_ssli(path: Path, *, split: str | None = None) -> EvalDataset:
     return from_instances(Path(path).stem, instances)
 
 
+def pool_sentences(pool: Sequence[Passage]) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """The sentence lists of a candidate pool's documents when the format gives none: each
+    passage split on its own (:func:`sciera.corpus.chunker.passage_sentences`, the rule the
+    passage store follows for passages it did not cut), in pool order per document."""
+    from sciera.corpus.chunker import passage_sentences
+
+    by_doc: dict[str, list[Passage]] = {}
+    for p in pool:
+        by_doc.setdefault(p.doc_id, []).append(p)
+    return {
+        doc: (ps[0].title, tuple(s.text for s in passage_sentences(ps)))
+        for doc, ps in by_doc.items()
+    }
+
+
 Loader = Callable[..., EvalDataset]
 
 DATASET_LOADERS: dict[str, str] = {
     "beir": "sciera.datasets.beir:load_beir",
     "ssli": "sciera.datasets.loaders:load_ssli",
     "pubmedqa": "sciera.datasets.pubmedqa:load_pubmedqa",
+    "bioasq": "sciera.datasets.bioasq:load_bioasq",
+    "scifact": "sciera.datasets.scifact:load_scifact",
 }
 """Dataset type -> ``module:function`` (imported when used)."""
 

@@ -2,8 +2,11 @@
 
 Each question's candidate pool is its own abstract's context passages
 (``<pmid>#<i>``), all gold; the reference answer is ``final_decision``
-(yes/no/maybe), also the question's gold label (``labels``, for ``macro_f1``),
-and the long answer is a second reference for ROUGE/F1.
+(yes/no/maybe), also the question's gold label (``labels``, for ``macro_f1`` and, through
+the answers, ``yesno_accuracy``), and the long answer is a second reference for ROUGE/F1.
+The abstract's sentences (``sentences``: each context split on its own, in order) are what
+a verdict reads in the reasoning setting; SPEC maps the labels to verdicts (yes = SUPPORT,
+no = CONTRADICT, maybe = NOT ENOUGH INFO).
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sciera.datasets.loaders import EvalDataset
+from sciera.datasets.loaders import EvalDataset, pool_sentences
 from sciera.errors import InputError
 from sciera.types import Passage
 
@@ -27,15 +30,20 @@ def load_pubmedqa(path: Path, *, split: str | None = None) -> EvalDataset:
         raise InputError(str(path), None, "file", f"cannot read PubMedQA JSON: {exc}") from exc
     if not isinstance(data, dict):
         raise InputError(str(path), None, "file", "expected an object keyed by PubMed id")
-    queries, qrels, answers, cands, labels = {}, {}, {}, {}, {}
+    queries, qrels, answers, cands, labels, sentences = {}, {}, {}, {}, {}, {}
     for pmid, item in data.items():
         where = f"record {pmid}"
+        if not isinstance(item, dict):
+            raise InputError(str(path), where, "record", "expected an object")
         question, contexts = item.get("QUESTION"), item.get("CONTEXTS")
         decision = str(item.get("final_decision", "")).lower()
         if not isinstance(question, str) or not question.strip():
             raise InputError(str(path), where, "QUESTION", "missing or empty")
         if not isinstance(contexts, list) or not contexts:
             raise InputError(str(path), where, "CONTEXTS", "expected a non-empty list")
+        for i, text in enumerate(contexts):
+            if not isinstance(text, str) or not text.strip():
+                raise InputError(str(path), where, f"CONTEXTS[{i}]", "not a non-empty string")
         if decision not in _DECISIONS:
             raise InputError(str(path), where, "final_decision", f"not yes/no/maybe: {decision!r}")
         passages = tuple(
@@ -47,4 +55,14 @@ def load_pubmedqa(path: Path, *, split: str | None = None) -> EvalDataset:
         long = str(item.get("LONG_ANSWER") or "").strip()
         answers[pmid] = (decision, long) if long else (decision,)
         labels[pmid] = decision
-    return EvalDataset(Path(path).stem, "passage", queries, qrels, answers, cands, labels=labels)
+        sentences[pmid] = pool_sentences(passages)
+    return EvalDataset(
+        Path(path).stem,
+        "passage",
+        queries,
+        qrels,
+        answers,
+        cands,
+        labels=labels,
+        sentences=sentences,
+    )

@@ -1,0 +1,55 @@
+"""PubMedQA PQA-L -> BioASQ yes/no JSON: the hand-made fixture's questions come back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+SCRIPT = "pubmedqa_to_bioasq"
+FIXTURE = (
+    Path(__file__).resolve().parents[1]
+    / "datasets"
+    / "data"
+    / "bioasq_yesno_5_from_pubmedqa_pqal_dev.json"
+)
+
+
+def test_converter_gives_the_fixture_questions(bench, shared_data: Path, tmp_path: Path):
+    from sciera.datasets import load_dataset
+
+    pqal = json.loads((shared_data / "pubmedqa" / "pqal_dev.json").read_text(encoding="utf-8"))
+    out = bench.convert(pqal)
+    assert len(out["questions"]) == sum(v["final_decision"] != "maybe" for v in pqal.values())
+    by_id = {q["id"]: q for q in out["questions"]}
+    for want in json.loads(FIXTURE.read_text(encoding="utf-8"))["questions"]:
+        got = by_id[want["id"]]
+        for key in ("body", "type", "exact_answer", "ideal_answer", "documents"):
+            assert got[key] == want[key], key
+        assert got["snippets"][0]["text"] == want["snippets"][0]["text"]  # the long answer
+        pmid = want["id"].removeprefix("pqal-")
+        assert [s["text"] for s in got["snippets"][1:]] == pqal[pmid]["CONTEXTS"]
+        abstract = " ".join([*pqal[pmid]["CONTEXTS"], pqal[pmid]["LONG_ANSWER"]])
+        for s in got["snippets"]:
+            assert abstract[s["offsetInBeginSection"] : s["offsetInEndSection"]] == s["text"]
+    path = tmp_path / "bq.json"
+    assert (
+        bench.main(
+            [
+                "--pubmedqa",
+                str(shared_data / "pubmedqa" / "pqal_dev.json"),
+                "--out",
+                str(path),
+                "--limit",
+                "7",
+            ]
+        )
+        == 0
+    )
+    data = load_dataset("bioasq", path)
+    assert len(data.queries) == 7 and set(data.labels.values()) <= {"yes", "no"}
+
+
+def test_maybe_items_are_left_out(bench):
+    item = {"QUESTION": "Q?", "CONTEXTS": ["c."], "LONG_ANSWER": "a.", "final_decision": "maybe"}
+    assert bench.to_question("1", item) is None
+    assert bench.to_question("1", {**item, "final_decision": "no"})["exact_answer"] == "no"
