@@ -1,8 +1,8 @@
 """The LLM as a verdict model: its probabilities over three answer words, read in one
 forward pass (:meth:`sciera.llm.base.LLM.choice_logprobs`), never from free text.
 
-A claim is asked as true / false / unknown, a question (text ending in ``?``) as yes / no /
-maybe; the words map to SUPPORT / CONTRADICT / NOT ENOUGH INFO. The evidence (rationale
+A claim is asked as support / contradict / neither, a question (text ending in ``?``) as
+yes / no / maybe; the words map to SUPPORT / CONTRADICT / NOT ENOUGH INFO. The evidence (rationale
 sentences and title) goes into an ``<evidence>`` block it cannot escape. Zero-shot, the
 probabilities are the model's own (uncalibrated); :class:`CombinedVerdict` fits them with
 the trained head's on dev.
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from sciera.verify.calibration import LogisticCombiner
 
 PROMPTS = Path(__file__).parent / "prompts"
-CHOICES = {"claim": ("true", "false", "unknown"), "question": ("yes", "no", "maybe")}
+CHOICES = {"claim": ("support", "contradict", "neither"), "question": ("yes", "no", "maybe")}
 
 
 @lru_cache(maxsize=2)
