@@ -20,7 +20,7 @@ clusters, so HNSW recall here is still a lower bound. Two child steps (see
   index alone, dense search exact, which is what a large BM25-first collection costs.
 - ``qdrant_edge_query``: open the engine (time, RSS delta), then single queries through
   it, k=10: dense (HNSW, default ``hnsw_ef``), sparse BM25, hybrid (two prefetches of
-  ``retrieve.depth`` fused by RRF); on the shard itself, exact dense search and HNSW
+  ``retrieve.passage_depth`` fused by RRF); on the shard itself, exact dense search and HNSW
   recall@10 against it on the same random query vectors; and, when the store has a bm25s
   index, BM25 parity: the engine's BM25 top-10 against bm25s' on the same claims.
 

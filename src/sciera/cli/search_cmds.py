@@ -206,7 +206,7 @@ def search_cmd(
     name = settings.retrieve.retriever
     searcher = open_retriever(corpus, name, settings)
     if unit == "document":
-        searcher = MaxPRetriever(searcher, depth=passage_depth(settings.retrieve.depth, k))
+        searcher = MaxPRetriever(searcher, depth=passage_depth(settings.retrieve.passage_depth, k))
     ranking = searcher.search(query, k)
     if as_json:
         typer.echo(json.dumps(_ranking_json(ranking, name, unit), indent=2, ensure_ascii=False))

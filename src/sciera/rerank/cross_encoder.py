@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from sciera.artifacts.manifest import folder_digest
 from sciera.artifacts.registry import CROSS_ENCODER, open_model, resolve
 from sciera.errors import ScieraError, require
-from sciera.rerank.base import rescored
+from sciera.rerank.base import RerankerBase, rescored
 from sciera.types import Passage, Ranking
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ def resolve_model(model: str, home: str | Path | None = None) -> str:
     return resolve(CROSS_ENCODER, model, home)
 
 
-class CrossEncoderReranker:
+class CrossEncoderReranker(RerankerBase):
     """Scores (query, passage.contents) pairs jointly; higher = more relevant."""
 
     name = "cross_encoder"
@@ -127,7 +127,7 @@ class CrossEncoderReranker:
     def from_settings(cls, settings: Settings, **kwargs: Any) -> CrossEncoderReranker:
         model = kwargs.pop("model", None) or DEFAULT_MODEL
         kwargs.setdefault("home", settings.home)
-        kwargs.setdefault("precision", settings.rerank.cross_encoder_precision)
+        kwargs.setdefault("precision", settings.cross_encoder.precision)
         return cls(model, **kwargs)
 
     @classmethod
@@ -178,7 +178,7 @@ class CrossEncoderReranker:
             {"score": p, "logit": x, "mode": self.score_mode, "precision": self.precision}
             for p, x in zip(scores, logits, strict=True)
         ]
-        return rescored(ranking, scores, self.name, details=details, query=query)
+        return rescored(ranking, scores, self.name, details=details, query=query, calibrated=True)
 
     def score(self, query: str, passage: Passage) -> float:
         """One passage alone: P(relevant) from the logit when calibrated (a lone passage has

@@ -65,7 +65,7 @@ def _open_hybrid(ctx: _Context) -> Retriever:
         fusion=opts.fusion,
         weights={"bm25": opts.weights[0], "dense": opts.weights[1]},
         rrf_k=opts.rrf_k,
-        depth=opts.depth,
+        depth=opts.passage_depth,
     )
 
 

@@ -20,7 +20,7 @@ sharded collection Qdrant computes idf per shard, so BM25 scores there differ sl
 from the single-shard (and bm25s) scores; rankings agree where shards are large.
 
 Retrievers ``bm25``, ``dense`` and ``hybrid`` search the collection; hybrid is plain RRF
-over each side's top ``retrieve.depth``, with the embedded path's 1 / (``retrieve.rrf_k`` +
+over each side's top ``retrieve.passage_depth``, with the embedded path's 1 / (``retrieve.rrf_k`` +
 rank) scores (weighted fusion is not offered: Qdrant fuses server side).
 """
 
@@ -223,7 +223,7 @@ class QdrantEngine:
 
     def requests(self, kind: str, queries: Sequence[str], k: int) -> list[Search | None]:
         """One search per query (None for a BM25 query with no known token)."""
-        depth = max(self.settings.retrieve.depth, k)
+        depth = max(self.settings.retrieve.passage_depth, k)
         # Qdrant ranks from 0: k + 1 gives the embedded path's 1 / (rrf_k + rank)
         rrf_k = self.settings.retrieve.rrf_k + 1
         ef = self.settings.index.qdrant_hnsw_ef

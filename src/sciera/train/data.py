@@ -102,7 +102,7 @@ def mine_candidates(
         progress("mining negatives", len(queries) - len(todo), len(queries))
     if todo:
         inner = open_retriever(corpus_dir, retriever, settings)
-        first = MaxPRetriever(inner, depth=passage_depth(settings.retrieve.depth, depth))
+        first = MaxPRetriever(inner, depth=passage_depth(settings.retrieve.passage_depth, depth))
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
         for start in range(0, len(todo), BATCH):

@@ -7,8 +7,10 @@ Modules: :mod:`.ranking` (trec_eval-exact nDCG/MAP/MRR/Recall/Precision, HitRate
 RP), :mod:`.robustness` (NRS, CDR), :mod:`.generation` (EM, token P/R/F1,
 ROUGE-L, ROUGE-SU4), :mod:`.bioasq` (BioASQ exact answers: yes/no accuracy and
 corpus-level macro-F1, factoid strict/lenient/MRR, list P/R/F1), :mod:`.registry`
-(spec parsing) and :mod:`.evaluate` (whole runs; ``evaluate_labels`` for the
-corpus-level ``macro_f1`` spec).
+(spec parsing), :mod:`.scifact` (SciFact's claim-verification metrics: abstract-level
+label-only and rationalized, sentence-level selection and selection+label) and
+:mod:`.evaluate` (whole runs; ``evaluate_labels`` for the corpus-level ``macro_f1`` spec,
+``evaluate_verification`` for the SciFact specs).
 """
 
 from sciera.eval.metrics.bioasq import (
@@ -32,6 +34,7 @@ from sciera.eval.metrics.evaluate import (
     evaluate_per_query,
     evaluate_records,
     evaluate_records_per_query,
+    evaluate_verification,
     ranked_list,
 )
 from sciera.eval.metrics.generation import (
@@ -55,6 +58,7 @@ from sciera.eval.metrics.ranking import (
 )
 from sciera.eval.metrics.registry import METRICS, MetricDef, MetricSpec, parse_metric
 from sciera.eval.metrics.robustness import context_discrimination_rate, noise_robustness
+from sciera.eval.metrics.scifact import scifact_metrics
 
 __all__ = [
     "METRICS",
@@ -70,6 +74,7 @@ __all__ = [
     "evaluate_per_query",
     "evaluate_records",
     "evaluate_records_per_query",
+    "evaluate_verification",
     "exact_match",
     "factoid_lenient",
     "factoid_mrr",
@@ -90,6 +95,7 @@ __all__ = [
     "relative_position",
     "rouge_l",
     "rouge_su4",
+    "scifact_metrics",
     "token_f1",
     "token_precision",
     "token_recall",

@@ -23,6 +23,7 @@ from typing import Any
 from sciera.eval.metrics.bioasq import label_of
 from sciera.eval.metrics.ranking import trec_order
 from sciera.eval.metrics.registry import Kind, MetricSpec, QueryInput, parse_metric
+from sciera.eval.metrics.scifact import scifact_counts
 from sciera.text import Tokenizer
 
 Run = Mapping[str, Mapping[str, float]] | Mapping[str, Sequence[str]]
@@ -34,6 +35,7 @@ _EVALUATORS: dict[str, str] = {
     "evidence": "evaluate_evidence()",
     "label": "evaluate_labels()",
     "record": "evaluate_records()",
+    "verification": "evaluate_verification()",
 }
 
 
@@ -198,6 +200,21 @@ def evaluate_labels(
     golds = list(gold.values())
     preds = [label_of(predicted.get(qid, "")) for qid in gold]
     return {s.label: s.definition.compute(golds, preds) for s in specs}
+
+
+def evaluate_verification(
+    gold: Iterable[Any],
+    predictions: Iterable[Any],
+    metrics: str | Iterable[str] = ("abstract_label_only_f1", "sentence_label_f1"),
+) -> dict[str, float]:
+    """SciFact's claim-verification metrics over all ``gold`` claims (SciFact claim records
+    or :class:`~sciera.eval.metrics.scifact.GoldClaim`) given ``predictions`` (records in
+    SciFact's prediction format or :class:`~sciera.eval.metrics.scifact.ClaimPrediction`);
+    a claim without a prediction predicted nothing. See :mod:`.scifact`."""
+    specs = parse_metrics(metrics, "verification")
+    counts = scifact_counts(gold, predictions)
+    every = counts.metrics()
+    return {s.label: every[s.definition.pattern] for s in specs}
 
 
 def _mean(per_query: Mapping[str, Mapping[str, float]]) -> dict[str, float]:

@@ -15,7 +15,9 @@ metrics score extracted evidence against its source passages
 (``evaluate_evidence``), ``label`` metrics score predicted labels against
 gold labels over the whole corpus (``evaluate_labels``; ``macro_f1``), and ``record``
 metrics read how a question was run from its results record (``evaluate_records``:
-``evidence_recall`` over everything retrieved, ``search_calls`` and ``completion``).
+``evidence_recall`` over everything retrieved, ``search_calls`` and ``completion``), and
+``verification`` metrics score claim-verification predictions against gold SciFact claims
+over all claims (``evaluate_verification``; SciFact's official four scores, :mod:`.scifact`).
 """
 
 from __future__ import annotations
@@ -25,9 +27,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from sciera import text
-from sciera.eval.metrics import bioasq, generation, ranking, robustness
+from sciera.eval.metrics import bioasq, generation, ranking, robustness, scifact
 
-Kind = Literal["query", "answer", "evidence", "label", "record"]
+Kind = Literal["query", "answer", "evidence", "label", "record", "verification"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +60,8 @@ class MetricDef:
     ``compute`` takes (QueryInput, k) for ``query`` metrics, (prediction,
     reference) for ``answer`` metrics, (passages, evidence) for ``evidence``
     metrics and (gold labels, predicted labels), aligned over all questions, for
-    ``label`` metrics, and (a results record, the question's judgments) for ``record``
+    ``label`` metrics, (gold claims, predictions) for ``verification`` metrics (see
+    :mod:`.scifact`), and (a results record, the question's judgments) for ``record``
     metrics, which return None for a record they do not apply to. ``weight`` (query metrics) gives a
     query's weight in the mean; a query with weight 0 is left out (CDR weighs each query by its pair
     count). ``exact`` (answer metrics) means the metric scores the structured
@@ -185,6 +188,16 @@ _DEFS: list[MetricDef] = [
     ),
     MetricDef("search_calls", "record", _search_calls, "retrieval calls per question"),
     MetricDef("completion", "record", _completion, "share of runs ended by an answer"),
+    *(
+        MetricDef(
+            f"{level}_{stat}",
+            "verification",
+            scifact.level_metric(level, stat),
+            f"SciFact {level.replace('_', ' ')} {stat} over all claims (Wadden et al. 2020)",
+        )
+        for level in scifact.LEVELS
+        for stat in ("precision", "recall", "f1")
+    ),
 ]
 
 METRICS: dict[str, MetricDef] = {d.pattern: d for d in _DEFS}
