@@ -53,14 +53,8 @@ from typing import Any
 
 import numpy as np
 
-from sciera.eval.metrics.scifact import (
-    AbstractPrediction,
-    ClaimPrediction,
-    GoldClaim,
-    claim_counts,
-    read_gold,
-    scifact_counts,
-)
+from sciera.datasets.claims import AbstractPrediction, ClaimPrediction, GoldClaim, read_gold
+from sciera.eval.metrics.scifact import claim_counts, scifact_counts
 from sciera.eval.significance import mcnemar_exact
 from sciera.types import NOT_ENOUGH_INFO, SUPPORT, VERDICT_LABELS, Verification
 from sciera.verify.base import AbstractText, VerdictInput

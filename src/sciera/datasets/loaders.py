@@ -48,7 +48,7 @@ from sciera.errors import ScieraError
 from sciera.types import Passage, QAInstance, document_of
 
 if TYPE_CHECKING:
-    from sciera.eval.metrics.scifact import GoldClaim
+    from sciera.datasets.claims import GoldClaim
 
 Unit = Literal["document", "passage"]
 DocSentences = Mapping[str, tuple[str, tuple[str, ...]]]

@@ -28,9 +28,9 @@ from pathlib import Path
 
 from sciera.corpus.chunker import DEFAULT_MAX_WORDS, chunk_with_sentences
 from sciera.corpus.readers.scifact_sentences import ScifactSentencesReader
+from sciera.datasets.claims import GoldClaim, read_gold
 from sciera.datasets.loaders import EvalDataset
 from sciera.errors import InputError, ScieraError
-from sciera.eval.metrics.scifact import GoldClaim, read_gold
 from sciera.types import Passage
 
 SENTENCES_FILE = "corpus_sentences.jsonl"

@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sciera.datasets.claims import GoldClaim, read_gold
 from sciera.errors import InputError, ScieraError
-from sciera.eval.metrics.scifact import GoldClaim, read_gold
 from sciera.train.splits import SplitGuard, SplitViolation, dev_split
 from sciera.verify.base import AbstractText
 

@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from sciera.eval.metrics.scifact import AbstractPrediction, ClaimPrediction, scifact_counts
+from sciera.datasets.claims import AbstractPrediction, ClaimPrediction
+from sciera.eval.metrics.scifact import scifact_counts
 from sciera.train.verifier_data import NEI, PubMedQAItem, VerifierData
 from sciera.types import NOT_ENOUGH_INFO, VERDICT_LABELS, Verification
 from sciera.verify.base import AbstractText, RationaleSelector, VerdictInput, VerdictModel

@@ -13,6 +13,14 @@ from typing import Any
 
 import pytest
 
+from sciera.datasets.claims import (
+    NEI,
+    ClaimPrediction,
+    parse_gold,
+    parse_prediction,
+    read_gold,
+    read_predictions,
+)
 from sciera.errors import InputError
 from sciera.eval.metrics import (
     METRICS,
@@ -23,15 +31,9 @@ from sciera.eval.metrics import (
 )
 from sciera.eval.metrics.scifact import (
     LEVELS,
-    NEI,
-    ClaimPrediction,
     Counts,
     correct_sentences,
     is_rationalized,
-    parse_gold,
-    parse_prediction,
-    read_gold,
-    read_predictions,
     scifact_counts,
 )
 

@@ -3,7 +3,7 @@ and the card rendering (hand-made inputs, no model)."""
 
 from __future__ import annotations
 
-from sciera.eval.metrics.scifact import parse_gold
+from sciera.datasets.claims import parse_gold
 from sciera.train.splits import SplitGuard
 from sciera.train.verifier_card import render
 from sciera.train.verifier_data import VerifierData
