@@ -195,6 +195,26 @@ class CrossEncoderSettings(_Section):
     )
 
 
+class VerifySettings(_Section):
+    """The verify stage: rationale sentences and a verdict per top-ranked abstract, the
+    overall verdict (SUPPORT / CONTRADICT / NOT ENOUGH INFO / CONFLICTING)."""
+
+    enabled: bool = Field(
+        True,
+        description="Verify claims and yes/no questions in `ask` (their decision comes from "
+        "the verdict; other question types are not verified).",
+    )
+    model: str = Field(
+        "scifact-verifier",
+        description="The trained verifier (a shipped or trained name, or a path).",
+    )
+    selector: str = Field("trained", description="Rationale selector (sciera.verify.registry).")
+    verdict: str = Field("trained", description="Verdict model (sciera.verify.registry).")
+    abstracts: int = Field(
+        5, ge=1, le=50, description="Top-ranked abstracts read (reranked order, before tau)."
+    )
+
+
 class AnswerSettings(_Section):
     evidence: Literal["deepera", "rational", "vanilla", "full"] = Field(
         "deepera", description="Evidence extractor (see `sciera.evidence.registry`)."
@@ -202,7 +222,11 @@ class AnswerSettings(_Section):
     question_type: Literal["auto", "yesno", "factoid", "list", "ideal"] = Field(
         "auto", description="Answer type; auto = detected from the question."
     )
-    allow_maybe: bool = Field(False, description="Yes/no questions may be answered 'maybe'.")
+    allow_maybe: bool = Field(
+        True,
+        description="Yes/no questions may be answered 'maybe' (with a verifier: when the "
+        "evidence is indirect or conflicting; false forces the side it leans to).",
+    )
     extractive: bool = Field(
         False, description="BioASQ 'style 3': prefer phrases copied from the evidence."
     )
@@ -214,6 +238,11 @@ class AnswerSettings(_Section):
     )
     explain_yesno: bool = Field(
         True, description="Add a cited explanation to yes/no decisions (one more LLM call)."
+    )
+    decision_only: bool = Field(
+        False,
+        description="Yes/no questions and claims: the verifier's decision and its quoted "
+        "rationale sentences, no LLM prose (no LLM call).",
     )
     yesno_prior: Literal["none", "content_free"] = Field(
         "none",
@@ -250,6 +279,7 @@ class Settings(BaseSettings):
     filter: FilterSettings = FilterSettings()
     deepera: DeepEraSettings = DeepEraSettings()
     cross_encoder: CrossEncoderSettings = CrossEncoderSettings()
+    verify: VerifySettings = VerifySettings()
     answer: AnswerSettings = AnswerSettings()
 
 

@@ -150,14 +150,19 @@ class Intent:
 
 @dataclass(frozen=True, slots=True)
 class Evidence:
-    """A passage kept for generation, with its query-conditioned summary.
+    """A passage the answer reads, with its query-conditioned summary and the rationale
+    sentences the verifier read from its abstract (verbatim, with their indices).
 
-    The original passage is always kept alongside the summary.
+    The original passage is always kept alongside the summary. ``kept`` is False for a
+    passage below the filter's tau that the answer cites because the verifier found
+    rationale sentences in its abstract.
     """
 
     passage: Passage
     score: float
     summary: str = ""
+    rationales: tuple[Rationale, ...] = ()
+    kept: bool = True
 
     @property
     def text(self) -> str:
@@ -169,6 +174,7 @@ class Citation:
     marker: int  # the [n] used in the answer text
     passage_id: str
     title: str = ""
+    sentences: tuple[int, ...] = ()  # the cited abstract's rationale sentences (indices)
 
 
 @dataclass(frozen=True, slots=True)

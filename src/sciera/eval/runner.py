@@ -442,7 +442,7 @@ def _first_stage(st: _Stages, data: EvalDataset, qids: list[str]) -> tuple[list[
     return out, (time.perf_counter() - start) / max(len(qids), 1)
 
 
-PIPELINE_COST = ("rerank", "evidence", "generate")
+PIPELINE_COST = ("rerank", "verify", "evidence", "generate")
 """The pipeline's stage costs a result line keeps (its first stage is timed per batch)."""
 
 
@@ -454,7 +454,8 @@ def _run_query(
     pipe, query = st.pipeline, data.queries[qid]
     rec: dict[str, Any] = {"qid": qid, "setting": data.setting(qid), "input": data.input_key(qid)}
     rec["first"] = unit_scores(ranking, data.unit, st.spec.depth)
-    result = pipe.run(query, candidates=ranking)
+    own = data.sentences.get(qid)  # a candidate pool's abstracts, as sentence lists
+    result = pipe.run(query, candidates=ranking, sentences=_Given(own) if own else None)
     cost = {"first_stage": {"seconds": first_seconds}}
     cost.update({k: v for k, v in result.cost.items() if k in PIPELINE_COST})
     rec["cost"] = cost  # judges add their rows to it
@@ -473,10 +474,27 @@ def _run_query(
         rec["evidence_sources"] = [it.passage.contents for it in result.kept]
         if ev.trace:
             rec["evidence_trace"] = dict(ev.trace)
+    if result.verification is not None:
+        from sciera.verify.stage import scifact_prediction, verification_json
+
+        rec["verification"] = scifact_prediction(qid, result.verification)
+        rec["verify"] = {
+            k: v for k, v in verification_json(result.verification).items() if k != "abstracts"
+        }
     if result.answer is not None:
         rec["answer"] = answer_json(result.answer, trace=False)
         _judge(st, data, qid, result.answer.text, rec)
     return rec
+
+
+@dataclass(frozen=True)
+class _Given:
+    """A question's own abstracts (``EvalDataset.sentences``) as the verify stage's source."""
+
+    abstracts: Any
+
+    def sentences(self, doc_ids: Any) -> dict[str, Any]:
+        return {d: self.abstracts[d] for d in doc_ids if d in self.abstracts}
 
 
 def _run_agent(st: _Stages, data: EvalDataset, qid: str) -> dict[str, Any]:

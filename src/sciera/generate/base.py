@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from sciera.types import Answer, Evidence
+from sciera.types import Answer, Evidence, Verification
 
 
 @runtime_checkable
@@ -25,8 +25,11 @@ class Generator(Protocol):
         question_type: str | None = None,
         *,
         sufficient: bool | None = None,
+        verification: Verification | None = None,
     ) -> Answer:
-        """``sufficient`` is the evidence extractor's verdict (None: not judged)."""
+        """``sufficient`` is the evidence extractor's verdict (None: not judged);
+        ``verification`` the verify stage's (None: not verified), which decides yes/no
+        questions and claims when given."""
         ...
 
 

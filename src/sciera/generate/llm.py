@@ -24,12 +24,26 @@ from sciera.generate.prior import CONTENT_FREE, apply_prior, average_prior
 from sciera.generate.prompts import PROMPTS, render_evidence, style
 from sciera.generate.qtype import resolve_question_type
 from sciera.generate.refusal import refusal, refusal_reason
-from sciera.types import Answer, Evidence
+from sciera.llm.parsing import strip_reasoning
+from sciera.rerank.base import truncate_words
+from sciera.types import CONFLICTING, CONTRADICT, NOT_ENOUGH_INFO, SUPPORT, Answer, Evidence
+
+if TYPE_CHECKING:
+    from sciera.types import Verification
 
 if TYPE_CHECKING:
     from sciera.llm.base import LLM
     from sciera.settings import Settings
 
+EXPLAIN_TOKENS = 110
+"""Completion tokens of a verified yes/no explanation (two short sentences fit)."""
+EXPLAIN_WORDS = 70
+GUIDANCE = {
+    SUPPORT: "Say what the quoted sentences report that supports it.",
+    CONTRADICT: "Say what the quoted sentences report that contradicts it.",
+    CONFLICTING: "Say which abstracts point each way.",
+    NOT_ENOUGH_INFO: "Say what the abstracts do show and what they do not show about it.",
+}
 MAX_FACTOIDS = 5
 MAX_LIST = 20
 _ENTITIES = {
@@ -50,6 +64,21 @@ _EXPLAIN = {
     "properties": {"explanation": {"type": "string", "minLength": 1}},
     "required": ["explanation"],
 }
+
+
+def limit_sentences(text: str, max_sentences: int, max_words: int) -> tuple[str, bool]:
+    """At most ``max_sentences`` whole sentences within ``max_words`` (whether it cut)."""
+    text = " ".join(text.split())
+    if not text:
+        return "", False
+    sentences = split_sentences(text)
+    kept = sentences[:max_sentences]
+    cut = len(kept) < len(sentences)
+    if kept and not kept[-1].rstrip().endswith((".", "!", "?", "]", ")")):
+        cut = True  # the token limit stopped it mid-sentence: drop the fragment
+        kept = kept[:-1] or kept
+    limited, over = limit_words(" ".join(kept), max_words)
+    return limited, cut or over
 
 
 def limit_words(text: str, max_words: int) -> tuple[str, bool]:
@@ -91,7 +120,9 @@ class LLMGenerator:
         passage_words: int = 200,
         yesno_prior: str = "none",
         question_type: str | None = None,
+        decision_only: bool = False,
     ) -> None:
+        self.decision_only = decision_only
         if yesno_prior not in ("none", "content_free"):
             raise ValueError(f"yesno_prior must be 'none' or 'content_free', not {yesno_prior!r}")
         self.yesno_prior = yesno_prior
@@ -125,6 +156,7 @@ class LLMGenerator:
             "max_words": a.max_words,
             "passage_words": a.passage_words,
             "yesno_prior": a.yesno_prior,
+            "decision_only": a.decision_only,
         }
         return cls(llm, **{**opts, **kwargs})
 
@@ -136,9 +168,12 @@ class LLMGenerator:
         question_type: str | None = None,
         *,
         sufficient: bool | None = None,
+        verification: Verification | None = None,
     ) -> Answer:
         qtype = resolve_question_type(question, question_type or self.question_type)
         evidence = tuple(evidence)
+        if qtype.kind == "yesno" and verification is not None:
+            return self._verified(question, evidence, verification, qtype.rule)
         why = refusal_reason(
             evidence,
             sufficient,
@@ -170,6 +205,82 @@ class LLMGenerator:
             uncited_sentences=cited.uncited_sentences,
         )
         return Answer(question, cited.text, qtype.kind, citations, evidence, False, trace)
+
+    def _verified(
+        self, question: str, evidence: tuple[Evidence, ...], v: Verification, rule: str
+    ) -> Answer:
+        """A yes/no answer whose decision is the verifier's (:mod:`sciera.generate.verified`):
+        a refusal only when retrieval and verification found nothing; the LLM writes at
+        most two sentences given the decision and the quoted rationale sentences (plain
+        text, so no reply is unparseable), or none with ``decision_only``."""
+        from sciera.generate import verified
+
+        if not evidence and not v.verdicts and self.refuse_on_empty:
+            why = "retrieval and verification found nothing"
+            return _with_trace(
+                refusal(question, "yesno", evidence, why), {"question_type_rule": rule}
+            )
+        decision = verified.decide(v, self.allow_maybe)
+        trace: dict[str, Any] = {
+            "exact": (decision,),
+            "decided_by": "verifier",
+            "verification": verified.verification_trace(v),
+            "question_type_rule": rule,
+        }
+        grounds = verified.grounds(v, evidence, decision)
+        if self.decision_only or not self.explain_yesno:
+            text = verified.decision_text(v, evidence, decision)
+            return Answer(
+                question,
+                text,
+                "yesno",
+                verified.citations_of(evidence, grounds),
+                evidence,
+                False,
+                trace,
+            )
+        from sciera.llm.accounting import stage
+        from sciera.llm.prompting import delimit_passages, load_prompt
+
+        t0 = time.perf_counter()
+        blocks = [
+            (f"{e.passage.title}\n" if e.passage.title else "") + (verified.quoted(e) or e.text)
+            for e in evidence
+        ]
+        guidance = GUIDANCE[v.label]
+        template = load_prompt("answer_verified")
+        messages = template.render(
+            question=question,
+            evidence=delimit_passages([truncate_words(b, self.passage_words) for b in blocks]),
+            decision=decision,
+            guidance=guidance,
+        )
+        with stage("generate.yesno"):
+            reply = self.llm.complete(messages, max_tokens=EXPLAIN_TOKENS, stop=["\n\n"])
+        explanation, cut = limit_sentences(strip_reasoning(reply.text), 2, EXPLAIN_WORDS)
+        trace.update(
+            prompts=[f"{template.name}@{template.version}"],
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            explanation_cut=cut,
+            seconds=time.perf_counter() - t0,
+        )
+        cited = resolve_citations(f"{decision.capitalize()}. {explanation}".strip(), evidence)
+        markers = [c.marker for c in cited.citations] + grounds
+        trace.update(
+            dangling_citations=len(cited.dangling),
+            dangling_markers=list(cited.dangling),
+            uncited_sentences=cited.uncited_sentences,
+        )
+        return Answer(
+            question,
+            cited.text,
+            "yesno",
+            verified.citations_of(evidence, markers),
+            evidence,
+            False,
+            trace,
+        )
 
     # -- one method per question type -------------------------------------------------
     def _messages(self, kind: str, question: str, evidence: Sequence[Evidence], **extra: Any):

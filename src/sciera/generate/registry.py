@@ -9,7 +9,10 @@ if TYPE_CHECKING:
     from sciera.generate.base import Generator
     from sciera.settings import Settings
 
-GENERATORS: dict[str, str] = {"llm": "sciera.generate.llm:LLMGenerator"}
+GENERATORS: dict[str, str] = {
+    "llm": "sciera.generate.llm:LLMGenerator",
+    "verdict": "sciera.generate.verified:VerdictGenerator",
+}
 
 
 def make_generator(name: str = "llm", settings: Settings | None = None, **kwargs: Any) -> Generator:

@@ -61,6 +61,12 @@ def build_pipeline(
     extractor = None
     if spec.evidence is not None:
         extractor = make_extractor(spec.evidence, settings, **{**with_llm, **spec.evidence_params})
+    verifier = None
+    if spec.verify is not None:
+        from sciera.verify.stage import VerifyStage
+
+        settings = settings.model_copy(update={"verify": spec.verify})
+        verifier = VerifyStage.from_settings(settings, sentences=_store(corpus), llm=metered)
     generator = None
     if spec.generator is not None:
         generator = make_generator(
@@ -71,11 +77,21 @@ def build_pipeline(
         retriever,
         reranker,
         ThresholdFilter(f.tau if f.use_tau else None, f.top_k),
+        verifier,
         extractor,
         generator,
         metered,
         spec.rerank_depth or settings.rerank.depth,
     )
+
+
+def _store(corpus: str | Path | None) -> Any:
+    """The corpus store, the verify stage's sentence source (None without a corpus)."""
+    if corpus is None:
+        return None
+    from sciera.corpus.store import PassageStore
+
+    return PassageStore.open(corpus)
 
 
 def pipeline_from_settings(

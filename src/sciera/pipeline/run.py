@@ -10,6 +10,11 @@ Data contract between stages (each stage returns its result and its trace):
   first, with the reranker's trace (DeepEra: intent, every passage's score and fate);
 - filter: -> the kept passages (tau over calibrated scores, at most top_k; what a reranker
   excluded never), with every candidate's decision;
+- verify (optional; claims and yes/no questions): the top-ranked abstracts of the reranked
+  order (before tau) -> ``Verification`` (per abstract a verdict and its rationale
+  sentences, the overall verdict); the answer's evidence then carries each abstract's
+  rationale sentences, and an abstract below tau that decides the claim (or, when none
+  does, the closest one) joins the evidence marked ``kept=False``;
 - evidence (optional): kept passages -> ``EvidenceResult`` (concise evidence, sufficiency,
   CR); without an extractor the kept passages are the evidence as they are;
 - generate (optional): -> ``Answer`` whose ``[n]`` markers index ``Answer.evidence``.
@@ -21,6 +26,7 @@ streams progress): ``callback(name, payload)`` with JSON-ready payloads, in orde
   passage_id, doc_id, title, text);
 - ``reranked``: ``reranker``, ``seconds``, ``candidates`` (the candidate table: score, kept
   or filtered and why), ``filter`` (tau as applied, top_k), ``trace`` (the reranker's own);
+- ``verified``: ``seconds`` and the verification (:func:`~sciera.verify.stage.verification_json`);
 - ``evidence``: ``extractor``, ``seconds``, ``sufficient``, ``compression_ratio``,
   ``evidence`` (n, passage_id, title, score, summary), ``trace`` (the extractor's own);
 - ``answer``: :func:`~sciera.pipeline.serialize.answer_json` of the answer.
@@ -41,7 +47,8 @@ from sciera.errors import ScieraError, require_query
 from sciera.pipeline.serialize import answer_json, candidate_table, evidence_rows, ranking_rows
 from sciera.pipeline.spec import CANDIDATES, PipelineSpec
 from sciera.text import compression_ratio
-from sciera.types import Answer, Evidence, Ranking, to_plain
+from sciera.types import Answer, Evidence, Ranking, Verification, to_plain
+from sciera.verify.stage import verification_json
 
 if TYPE_CHECKING:
     from sciera.evidence.base import EvidenceExtractor, EvidenceResult
@@ -50,6 +57,7 @@ if TYPE_CHECKING:
     from sciera.llm.metered import MeteredLLM
     from sciera.rerank.base import Reranker
     from sciera.retrieve.base import Retriever
+    from sciera.verify.stage import SentenceSource, VerifyStage
 
 OnEvent = Callable[[str, dict[str, Any]], None]
 
@@ -64,6 +72,7 @@ class PipelineResult:
     kept: Ranking  # the filter's output: what the evidence and the answer read
     evidence: EvidenceResult | None  # None without an extractor
     answer: Answer | None  # None without a generator
+    verification: Verification | None = None  # None when not verified
     traces: Mapping[str, Any] = field(default_factory=dict)  # per stage: its own trace
     cost: Mapping[str, dict[str, float]] = field(default_factory=dict)  # per stage
 
@@ -86,6 +95,7 @@ class Pipeline:
     retriever: Retriever | None
     reranker: Reranker | None
     filter: ThresholdFilter
+    verifier: VerifyStage | None
     extractor: EvidenceExtractor | None
     generator: Generator | None
     llm: MeteredLLM | None = None
@@ -97,10 +107,12 @@ class Pipeline:
         question_type: str | None = None,
         *,
         candidates: Ranking | None = None,
+        sentences: SentenceSource | None = None,
         on_event: OnEvent | None = None,
     ) -> PipelineResult:
         """Run ``question`` through every stage. ``candidates`` replaces retrieval (a
-        pipeline whose first stage is ``candidates`` requires them); ``question_type``
+        pipeline whose first stage is ``candidates`` requires them); ``sentences`` gives the
+        verify stage the abstracts' sentences (a candidate pool's own); ``question_type``
         overrides the generator's (auto-detected) answer type; ``on_event`` hears each
         stage end (see the module docstring)."""
         question = require_query(question, "question")
@@ -153,6 +165,21 @@ class Pipeline:
             },
         )
 
+        verification: Verification | None = None
+        if self.verifier is not None and self._verifies(question, question_type):
+            read = reranked if reranked is not None else candidates
+            with self._stage(cost, "verify"):
+                verification, traces["verify"] = self.verifier.verify(
+                    question, read, sentences=sentences
+                )
+            emit(
+                "verified",
+                lambda: {
+                    "seconds": cost["verify"]["seconds"],
+                    **verification_json(verification),  # type: ignore[arg-type]
+                },
+            )
+
         ev: EvidenceResult | None = None
         evidence = tuple(Evidence(it.passage, it.score) for it in kept)
         sufficient: bool | None = None
@@ -172,11 +199,20 @@ class Pipeline:
                 },
             )
 
+        if verification is not None:
+            evidence = with_rationales(
+                evidence, verification, reranked if reranked is not None else candidates
+            )
+
         answer: Answer | None = None
         if self.generator is not None:
             with self._stage(cost, "generate"):
                 answer = self.generator.answer(
-                    question, evidence, question_type, sufficient=sufficient
+                    question,
+                    evidence,
+                    question_type,
+                    sufficient=sufficient,
+                    verification=verification,
                 )
             info = {
                 "first_stage": spec.retriever,
@@ -193,12 +229,33 @@ class Pipeline:
                 ),
                 "evidence_trace": to_plain(ev.trace) if ev is not None else {},
                 "rerank_trace": traces.get("rerank") or None,
+                "verification": (
+                    verification_json(verification) if verification is not None else None
+                ),
+                "verify_trace": traces.get("verify"),
                 "seconds": {k: v["seconds"] for k, v in cost.items()},
                 "cost": cost,
             }
             answer = replace(answer, trace={**answer.trace, "pipeline": info})
             emit("answer", lambda: answer_json(answer))
-        return PipelineResult(question, candidates, reranked, kept, ev, answer, traces, cost)
+        return PipelineResult(
+            question,
+            candidates,
+            reranked,
+            kept,
+            ev,
+            answer,
+            verification=verification,
+            traces=traces,
+            cost=cost,
+        )
+
+    def _verifies(self, question: str, question_type: str | None) -> bool:
+        """Claims and yes/no questions are verified (the type as the generator reads it)."""
+        from sciera.generate.qtype import resolve_question_type
+
+        given = question_type or self.spec.generator_params.get("question_type")
+        return resolve_question_type(question, given).kind == "yesno"
 
     def answer(self, question: str, question_type: str | None = None, **kw: Any) -> Answer:
         """:meth:`run` for a pipeline with a generator: its answer."""
@@ -222,3 +279,40 @@ class Pipeline:
             after = self.llm.totals()
             row.update({k: after[k] - before[k] for k in after})
         cost[name] = row
+
+
+CLOSEST = 2
+"""Abstracts below tau an undecided verdict adds to the evidence (the closest read)."""
+
+
+def with_rationales(
+    evidence: tuple[Evidence, ...], v: Verification, ranking: Ranking
+) -> tuple[Evidence, ...]:
+    """The evidence with each abstract's rationale sentences on its first record, and the
+    verified abstracts the kept evidence lacks: those whose verdict decides (SUPPORT or
+    CONTRADICT), or, when none does and nothing was kept, the closest ones; each added
+    from its best-ranked passage, marked ``kept=False`` (below the filter's tau)."""
+    from dataclasses import replace as _replace
+
+    by_doc = {a.doc_id: a for a in v.verdicts}
+    out: list[Evidence] = []
+    seen: set[str] = set()
+    for e in evidence:
+        doc = e.passage.doc_id
+        if doc in by_doc and doc not in seen:
+            e = _replace(e, rationales=by_doc[doc].rationales)
+        seen.add(doc)
+        out.append(e)
+    from sciera.types import NOT_ENOUGH_INFO
+
+    deciding = [a for a in v.verdicts if a.label != NOT_ENOUGH_INFO and a.doc_id not in seen]
+    if not deciding and not out:
+        deciding = [a for a in v.verdicts if a.rationales][:CLOSEST]
+    best = {}
+    for it in ranking:
+        best.setdefault(it.passage.doc_id, it)
+    for a in deciding:
+        it = best.get(a.doc_id)
+        if it is not None:
+            out.append(Evidence(it.passage, it.score, rationales=a.rationales, kept=False))
+    return tuple(out)

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from sciera.settings import FilterSettings, Settings
+from sciera.settings import FilterSettings, Settings, VerifySettings
 
 CANDIDATES = "candidates"
 """The first stage of a pipeline whose candidates the caller gives (fixed pools)."""
@@ -22,7 +22,7 @@ NO_RERANKER = "none"
 
 
 class PipelineSpec(BaseModel):
-    """retrieve -> [rerank] -> filter -> [evidence] -> [generate]."""
+    """retrieve -> [rerank] -> filter -> [verify] -> [evidence] -> [generate]."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -35,6 +35,11 @@ class PipelineSpec(BaseModel):
         default_factory=lambda: FilterSettings(use_tau=False),
         description="Which reranked passages are kept: tau over calibrated scores (off unless "
         "use_tau), at most top_k; the evidence and the answer read the kept passages.",
+    )
+    verify: VerifySettings | None = Field(
+        None,
+        description="Verify claims and yes/no questions against the top-ranked abstracts "
+        "(their answers' decision); None: no verify stage.",
     )
     evidence: str | None = None
     evidence_params: dict[str, Any] = Field(default_factory=dict)
@@ -50,6 +55,7 @@ class PipelineSpec(BaseModel):
             depth=settings.rerank.depth,
             reranker=None if reranker == NO_RERANKER else reranker,
             filter=settings.filter,
+            verify=settings.verify if settings.verify.enabled else None,
             evidence=settings.answer.evidence,
             generator="llm",
         )

@@ -104,7 +104,8 @@ def build_agent(
 def answer_spec(settings: Settings, options: ResearchOptions) -> PipelineSpec:
     """The agent's answer step: the gathered passages are the candidates (best score
     first), the filter keeps the best ``top_k`` (the scores come from several searches, so
-    no threshold), and the generator ``sciera ask`` uses answers from them as they are."""
+    no threshold), a claim or yes/no question is verified against the best-scored
+    abstracts, and the generator ``sciera ask`` uses answers from them as they are."""
     from sciera.pipeline import CANDIDATES, PipelineSpec
     from sciera.settings import FilterSettings
 
@@ -113,6 +114,7 @@ def answer_spec(settings: Settings, options: ResearchOptions) -> PipelineSpec:
     return PipelineSpec(
         retriever=CANDIDATES,
         filter=FilterSettings(use_tau=False, top_k=top_k),
+        verify=settings.verify if settings.verify.enabled else None,
         generator="llm",
         generator_params=params,
     )

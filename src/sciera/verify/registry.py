@@ -17,6 +17,8 @@ VERDICTS: dict[str, str] = {
     "trained": "sciera.verify.trained:TrainedVerdict",
     "llm": "sciera.verify.llm_verdict:LLMVerdict",
 }
+LLM_VERDICTS: frozenset[str] = frozenset({"llm"})
+"""Verdict models that call an LLM (built with ``llm=``: the pipeline's shared one)."""
 
 
 def _load(table: dict[str, str], kind: str, name: str) -> type:

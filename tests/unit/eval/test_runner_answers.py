@@ -45,7 +45,7 @@ class Echo(_Double):
 
     name = "echo"
 
-    def answer(self, question, evidence, question_type=None, *, sufficient=None):
+    def answer(self, question, evidence, question_type=None, *, sufficient=None, verification=None):
         text = self.llm.complete([Message("user", f"Answer {question}")]).text
         return Answer(question, text, "factoid", evidence=tuple(evidence))
 
@@ -55,7 +55,7 @@ class Decide(_Double):
 
     name = "decide"
 
-    def answer(self, question, evidence, question_type=None, *, sufficient=None):
+    def answer(self, question, evidence, question_type=None, *, sufficient=None, verification=None):
         label = self.llm.complete([Message("user", f"Decide {question}")]).text
         exact = () if label == "refuse" else (label,)
         text = f"{label.capitalize()}, says the abstract [1]."
