@@ -213,6 +213,12 @@ class VerifySettings(_Section):
     abstracts: int = Field(
         5, ge=1, le=50, description="Top-ranked abstracts read (reranked order, before tau)."
     )
+    require_sentences: bool = Field(
+        False,
+        description="Refuse a corpus ingested before sentences were kept (`sciera verify` "
+        "does: rationale indices must point into the stored abstracts); otherwise its "
+        "passages are split into sentences.",
+    )
 
 
 class AnswerSettings(_Section):

@@ -30,6 +30,7 @@ def _register() -> None:
         search_cmds,
         serve_cmds,
         train_cmds,
+        verify_cmds,
     )
 
 

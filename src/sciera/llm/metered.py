@@ -85,3 +85,36 @@ class MeteredLLM:
             "completion_tokens": u.completion_tokens,
             "cache_hits": u.cache_hits,
         }
+
+
+class LazyLLM:
+    """An LLM built on its first use: a pipeline whose stages may not call one (a trained
+    scorer, a decision without prose) never pays for loading the weights."""
+
+    def __init__(self, build: Any) -> None:
+        self._build, self._inner = build, None
+
+    @property
+    def inner(self) -> LLM:
+        if self._inner is None:
+            self._inner = self._build()
+        return self._inner
+
+    @property
+    def built(self) -> bool:
+        return self._inner is not None
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    def complete(self, messages: Sequence[Message], **kw: Any) -> Completion:
+        return self.inner.complete(messages, **kw)
+
+    def complete_json(
+        self, messages: Sequence[Message], schema: Mapping[str, Any], **kw: Any
+    ) -> JSONResult:
+        return self.inner.complete_json(messages, schema, **kw)
+
+    def choice_logprobs(self, messages: Sequence[Message], choices: Sequence[str]) -> ChoiceProbs:
+        return self.inner.choice_logprobs(messages, choices)

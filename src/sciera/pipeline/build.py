@@ -44,10 +44,11 @@ def build_pipeline(
         retriever = open_retriever(corpus, spec.retriever, settings)
     metered = None
     if spec.uses_llm:
-        if llm is None:
+        if llm is None:  # built on first use: the stages may not call it at all
+            from sciera.llm.metered import LazyLLM
             from sciera.llm.registry import make_llm
 
-            llm = make_llm(settings)
+            llm = LazyLLM(lambda: make_llm(settings))
         metered = llm if isinstance(llm, MeteredLLM) else MeteredLLM(llm)
     with_llm: dict[str, Any] = {"llm": metered} if metered is not None else {}
 

@@ -1,4 +1,5 @@
-"""The MCP server (``sciera mcp``): ``search``, ``rerank`` and ``ask`` as tools for agent hosts.
+"""The MCP server (``sciera mcp``): ``search``, ``rerank``, ``ask`` and ``verify`` as tools for
+agent hosts.
 
     from sciera.serve.mcp_server import ScieraMCP
     mcp = ScieraMCP({"scifact": Path("corpora/scifact")}, load_settings())
@@ -40,7 +41,7 @@ from sciera.errors import ScieraError
 from sciera.serve import operations
 from sciera.serve.app import DEFAULT_QUEUE_SIZE
 from sciera.serve.errors import NotFound, one_line, validation_message
-from sciera.serve.operations import ASK_EVENTS
+from sciera.serve.operations import ASK_EVENTS, VERIFY_EVENTS
 from sciera.serve.queue import Cancelled, LLMGate, QueueFull, run_in_worker
 from sciera.serve.resources import LLMFactory, PipelineFactory, Resources
 from sciera.serve.schemas import (
@@ -50,6 +51,8 @@ from sciera.serve.schemas import (
     RerankResponse,
     SearchRequest,
     SearchResponse,
+    VerifyRequest,
+    VerifyResponse,
 )
 from sciera.settings import Settings, load_settings
 
@@ -142,6 +145,18 @@ TOOLS: dict[str, ToolSpec] = {
             "one call at a time; reports its stages as progress.",
             AskRequest,
             AskResponse,
+            http_only=("stream",),
+        ),
+        ToolSpec(
+            "verify",
+            "Verify a claim",
+            "Verify a scientific claim against the corpus: for each top-ranked abstract "
+            "SUPPORT, CONTRADICT or NOT ENOUGH INFO with a calibrated confidence and the "
+            "rationale sentences quoted verbatim with their indices, then the overall "
+            "verdict (CONFLICTING, naming the abstracts on each side, when they disagree). "
+            "No LLM by default: seconds, not minutes.",
+            VerifyRequest,
+            VerifyResponse,
             http_only=("stream",),
         ),
     )
@@ -246,6 +261,16 @@ class ScieraMCP:
                 anyio.from_thread.run(progress, done, len(ASK_EVENTS), name)
 
         return await self.gate.run(operations.ask_job(self.resources, body, report))
+
+    async def verify(self, body: VerifyRequest, progress: Progress) -> dict[str, Any]:
+        """``POST /v1/verify`` (JSON): the verification; each stage reported as progress."""
+
+        def report(name: str, payload: dict[str, Any]) -> None:
+            if name in VERIFY_EVENTS:
+                done = VERIFY_EVENTS.index(name) + 1
+                anyio.from_thread.run(progress, done, len(VERIFY_EVENTS), name)
+
+        return await self.gate.run(operations.verify_job(self.resources, body, report))
 
 
 def _error(message: str) -> types.CallToolResult:

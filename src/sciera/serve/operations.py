@@ -11,14 +11,17 @@ from typing import Any
 from sciera.pipeline import ranking_rows
 from sciera.serve.queue import checkpoint
 from sciera.serve.resources import Resources
-from sciera.serve.schemas import AskRequest, RerankRequest, SearchRequest
+from sciera.serve.schemas import AskRequest, RerankRequest, SearchRequest, VerifyRequest
 from sciera.types import Ranking
 
 Job = Callable[[threading.Event], dict[str, Any]]
 Forward = Callable[[str, dict[str, Any]], None]
 
 ASK_EVENTS = ("retrieved", "reranked", "evidence", "answer")
-"""The stage events of an ask, in order (``Pipeline.run(on_event=...)``)."""
+"""The stage events of an ask, in order (``Pipeline.run(on_event=...)``); a claim or yes/no
+question also has ``verified`` after ``reranked``."""
+VERIFY_EVENTS = ("retrieved", "reranked", "verified")
+"""The stage events of a verify, in order."""
 
 
 def hits(ranking: Ranking) -> list[dict[str, Any]]:
@@ -93,5 +96,27 @@ def ask_job(res: Resources, body: AskRequest, forward: Forward | None = None) ->
         with res.pipeline(corpus) as pipe:
             pipe.run(body.question, body.question_type, on_event=on_event)
         return answer
+
+    return job
+
+
+def verify_job(res: Resources, body: VerifyRequest, forward: Forward | None = None) -> Job:
+    """Verification of ``body.claim`` as a job (:func:`sciera.pipeline.verify_spec`'s
+    pipeline): every stage event is a cancellation checkpoint and goes to ``forward``; the
+    job returns the ``verified`` event's verification. The corpus is resolved first."""
+    corpus = res.resolve(body.corpus)
+
+    def job(cancelled: threading.Event) -> dict[str, Any]:
+        from sciera.verify.stage import verification_json
+
+        def on_event(name: str, payload: dict[str, Any]) -> None:
+            checkpoint(cancelled)
+            if forward is not None:
+                forward(name, payload)
+
+        with res.verifier(corpus) as pipe:
+            result = pipe.run(body.claim, "yesno", on_event=on_event)
+        assert result.verification is not None
+        return verification_json(result.verification)
 
     return job

@@ -146,6 +146,25 @@ class Resources:
             ("pipeline", corpus), lambda: self._pipeline_factory(path, self.settings, self.llm())
         )
 
+    def verifier(self, corpus: str) -> AbstractContextManager[Pipeline]:
+        """``with`` the verify pipeline of ``corpus`` (retrieve, rerank, filter, verify;
+        the shared LLM only if a stage calls one)."""
+        from sciera.pipeline import build_pipeline, verify_spec
+
+        path = self.corpora[corpus]
+
+        def build() -> Pipeline:
+            spec = verify_spec(self.settings)
+            return build_pipeline(spec, self.settings, corpus=path, llm=self._lazy_llm())
+
+        return self._use(("verifier", corpus), build)
+
+    def _lazy_llm(self) -> LLM:
+        """The shared LLM, built only when a stage first calls it."""
+        from sciera.llm.metered import LazyLLM
+
+        return LazyLLM(self.llm)
+
     def filter(self) -> ThresholdFilter:
         """The filter stage ``ask`` applies (tau over calibrated scores, at most top_k)."""
         from sciera.filter import ThresholdFilter

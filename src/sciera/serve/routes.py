@@ -23,7 +23,7 @@ from sciera.errors import ScieraError
 from sciera.serve import operations
 from sciera.serve.errors import one_line
 from sciera.serve.experiments import Experiments
-from sciera.serve.operations import ASK_EVENTS
+from sciera.serve.operations import ASK_EVENTS, VERIFY_EVENTS
 from sciera.serve.queue import Cancelled, LLMGate, QueueFull, unless_disconnected
 from sciera.serve.resources import Resources
 from sciera.serve.schemas import (
@@ -35,6 +35,8 @@ from sciera.serve.schemas import (
     RerankResponse,
     SearchRequest,
     SearchResponse,
+    VerifyRequest,
+    VerifyResponse,
 )
 from sciera.serve.sse import Emit, EventStream
 from sciera.serve.ssli_view import SSLIView
@@ -101,21 +103,51 @@ def api_router(res: Resources, gate: LLMGate) -> APIRouter:
         result = await unless_disconnected(request.receive, lambda: gate.run(job))
         return Response(status_code=CLIENT_GONE) if result is None else result
 
+    @router.post(
+        "/verify",
+        response_model=VerifyResponse,
+        responses={
+            **_BUSY,
+            200: {
+                "content": {"text/event-stream": {}},
+                "description": "The verification; with stream (or Accept: text/event-stream) "
+                f"the events {', '.join(VERIFY_EVENTS)} (or error), each with JSON data.",
+            },
+        },
+    )
+    async def verify(body: VerifyRequest, request: Request) -> Any:
+        """Verify the claim: per top-ranked abstract SUPPORT / CONTRADICT / NOT ENOUGH INFO
+        with its rationale sentences (verbatim, with indices), and the overall verdict."""
+        if body.stream or wants_events(request):
+            res.resolve(body.corpus)
+            gate.check()
+            return EventStream(
+                lambda emit: _stream(gate, operations.verify_job, res, body, emit, "verify")
+            )
+        job = operations.verify_job(res, body)
+        result = await unless_disconnected(request.receive, lambda: gate.run(job))
+        return Response(status_code=CLIENT_GONE) if result is None else result
+
     return router
 
 
 async def _ask_stream(res: Resources, gate: LLMGate, body: AskRequest, emit: Emit) -> None:
     """Run the pipeline, forwarding each stage event; a failure becomes an ``error`` event."""
-    job = operations.ask_job(
-        res, body, lambda name, payload: anyio.from_thread.run(emit, name, payload)
-    )
+    await _stream(gate, operations.ask_job, res, body, emit, "ask")
+
+
+async def _stream(
+    gate: LLMGate, make_job: Any, res: Resources, body: Any, emit: Emit, route: str
+) -> None:
+    """Run a job, forwarding each stage event; a failure becomes an ``error`` event."""
+    job = make_job(res, body, lambda name, payload: anyio.from_thread.run(emit, name, payload))
     try:
         await gate.run(job)
         return
     except (ScieraError, QueueFull, Cancelled) as exc:
         message = one_line(exc)
     except Exception as exc:
-        log.error("POST %s/ask (stream) failed", PREFIX, exc_info=exc)
+        log.error("POST %s/%s (stream) failed", PREFIX, route, exc_info=exc)
         message = "internal error; the server log has the details"
     with contextlib.suppress(Exception):  # the client may be gone too
         await emit("error", {"error": message})

@@ -77,6 +77,13 @@ class AskRequest(_Request):
     )
 
 
+class VerifyRequest(_Request):
+    claim: Query
+    stream: bool = Field(
+        False, description="Reply with Server-Sent Events (also with Accept: text/event-stream)."
+    )
+
+
 class Hit(BaseModel):
     """One ranked passage; ``provenance`` holds each stage's score details."""
 
@@ -135,6 +142,36 @@ class AskResponse(BaseModel):
     citations: list[dict[str, Any]]
     evidence: list[dict[str, Any]]
     trace: dict[str, Any]
+
+
+class RationaleOut(BaseModel):
+    """A rationale sentence, verbatim, with its index in the abstract's sentence list."""
+
+    index: int
+    text: str
+    score: float
+
+
+class AbstractVerdictOut(BaseModel):
+    doc_id: str
+    title: str
+    label: str = Field(description="SUPPORT, CONTRADICT or NOT ENOUGH INFO.")
+    confidence: float
+    probs: dict[str, float]
+    rationales: list[RationaleOut]
+
+
+class VerifyResponse(BaseModel):
+    """:func:`sciera.verify.stage.verification_json`: the overall verdict (SUPPORT,
+    CONTRADICT, NOT ENOUGH INFO or CONFLICTING) and each top-ranked abstract's."""
+
+    claim: str
+    label: str
+    confidence: float
+    conflicting: bool
+    supporting: list[str]
+    contradicting: list[str]
+    abstracts: list[AbstractVerdictOut]
 
 
 class CorpusInfo(BaseModel):

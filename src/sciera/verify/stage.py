@@ -82,6 +82,7 @@ class VerifyStage:
         card = getattr(verdict, "card", None) or {}
         policy = kwargs.pop("policy", None) or VerifyPolicy.from_card(card)
         kwargs.setdefault("abstracts", v.abstracts)
+        kwargs.setdefault("strict", v.require_sentences)
         return cls(selector, verdict, policy, sentences=sentences, **kwargs)
 
     def documents(self, ranking: Ranking) -> list[str]:

@@ -65,7 +65,7 @@ def error_text(result) -> str:
 def test_tools_are_listed_with_the_http_api_limits(make_mcp, mode):
     listed = session(make_mcp(), lambda c: c.list_tools(), mode)
     tools = {t.name: t for t in listed.tools}
-    assert list(tools) == ["search", "rerank", "ask"]
+    assert list(tools) == ["search", "rerank", "ask", "verify"]
     search = tools["search"].input_schema
     assert search["required"] == ["query"] and search["additionalProperties"] is False
     assert search["properties"]["query"]["maxLength"] == MAX_QUERY_CHARS

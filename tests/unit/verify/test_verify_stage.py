@@ -5,12 +5,11 @@ model registered by name, a scripted LLM, a tiny BM25 corpus)."""
 
 from __future__ import annotations
 
-import sys
-import types
 from pathlib import Path
 
 import pytest
 from tiny_corpus import bm25_corpus
+from verify_stand_ins import KeywordVerdict, OverlapSelector
 
 from fakes import ScriptedLLM
 from sciera.pipeline import pipeline_from_settings
@@ -29,60 +28,6 @@ DOCS = [
     ("m1", "Malaria", "Malaria vectors transmit parasites."),
 ]
 CLAIM = "Aspirin reduces the risk of colorectal adenoma."
-
-
-class OverlapSelector:
-    """P(rationale): 0.9 for a sentence sharing a content word with the claim, else 0.1."""
-
-    name = "overlap"
-
-    @classmethod
-    def from_settings(cls, settings, **_):
-        return cls()
-
-    def score_many(self, claim, abstracts):
-        words = {w.strip(".").lower() for w in claim.split() if len(w) > 4}
-        return [
-            [0.9 if words & {w.strip(".").lower() for w in s.split()} else 0.1 for s in a.sentences]
-            for a in abstracts
-        ]
-
-
-class KeywordVerdict:
-    """About the claim (a shared content word): SUPPORT when the rationale says "lowered",
-    CONTRADICT for "not associated"; else NEI."""
-
-    name = "keyword"
-
-    @classmethod
-    def from_settings(cls, settings, **_):
-        return cls()
-
-    def predict_many(self, claim, inputs):
-        out = []
-        words = {w.strip(".?").lower() for w in claim.split() if len(w) > 4}
-        for item in inputs:
-            text = " ".join(item.sentences)
-            if not words & {w.strip(".").lower() for w in text.split()}:
-                out.append((0.1, 0.1, 0.8))
-            elif "lowered" in text:
-                out.append((0.9, 0.05, 0.05))
-            elif "not associated" in text:
-                out.append((0.1, 0.8, 0.1))
-            else:
-                out.append((0.1, 0.1, 0.8))
-        return out
-
-
-@pytest.fixture
-def registered(monkeypatch):
-    from sciera.verify.registry import SELECTORS, VERDICTS
-
-    mod = types.ModuleType("verify_stand_ins")
-    mod.OverlapSelector, mod.KeywordVerdict = OverlapSelector, KeywordVerdict
-    monkeypatch.setitem(sys.modules, "verify_stand_ins", mod)
-    monkeypatch.setitem(SELECTORS, "overlap", "verify_stand_ins:OverlapSelector")
-    monkeypatch.setitem(VERDICTS, "keyword", "verify_stand_ins:KeywordVerdict")
 
 
 @pytest.fixture(scope="module")

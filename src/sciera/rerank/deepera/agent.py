@@ -139,10 +139,11 @@ class DeepEraReranker(RerankerBase):
         either exists) or None. ``scorer``: ``"llm"``, a registered reranker name that is a
         :class:`~sciera.rerank.base.Scorer` (``"cross_encoder"``) or a built Scorer."""
         llm = kwargs.pop("llm", None)
-        if llm is None:
+        if llm is None:  # built on first use: a trained scorer never calls it here
+            from sciera.llm.metered import LazyLLM
             from sciera.llm.registry import make_llm
 
-            llm = make_llm(settings)
+            llm = LazyLLM(lambda: make_llm(settings))
         d, f = settings.deepera, settings.filter
         kwargs.setdefault("tau", f.tau if f.use_tau else None)
         kwargs.setdefault("top_k", f.top_k)
@@ -394,7 +395,7 @@ class DeepEraReranker(RerankerBase):
             intent_fallback=run.intent_fallback,
             intent_error=run.intent_error,
             settings=self.describe(),
-            model_id=self.llm.model_id,
+            model_id=self.llm.model_id if self.scorer is None else "",
             prompt_versions=run.prompts,
             score_source=source,
             passages=tuple(passages),

@@ -42,7 +42,7 @@ class DeepEraTrace:
     intent_fallback: bool  # the intent call failed; a neutral intent was used
     intent_error: str
     settings: dict[str, Any]  # use_intent, prune_tau, prune_top_k, scorer, ...
-    model_id: str
+    model_id: str  # the grading LLM's ("" with a trained scorer: no LLM grades)
     prompt_versions: dict[str, str]
     score_source: str  # "calibrated:<artifact>" or "raw grade expectation (no calibrator)"
     passages: tuple[PassageTrace, ...]

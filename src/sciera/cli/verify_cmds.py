@@ -1,0 +1,168 @@
+"""``sciera verify "CLAIM" --corpus DIR``: what the top-ranked abstracts say about a claim,
+with the sentences that say it; ``--claims FILE --out PRED.jsonl`` for many claims."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from sciera.cli.base import app
+from sciera.errors import InputError, ScieraError
+
+
+def _settings(preset: str | None, overrides: dict[str, dict[str, Any]]) -> Any:
+    from pydantic import ValidationError
+
+    from sciera.settings import load_settings
+
+    clean = {k: {n: v for n, v in d.items() if v is not None} for k, d in overrides.items()}
+    try:
+        return load_settings(preset, **{k: v for k, v in clean.items() if v})
+    except (ValidationError, ValueError) as exc:
+        raise ScieraError(f"invalid settings: {exc}".replace("\n", " ")) from exc
+
+
+def _print(data: dict[str, Any]) -> None:
+    label = data["label"]
+    head = f"{label} (confidence {data['confidence']:.2f})"
+    typer.echo(f"claim: {data['claim']}")
+    typer.echo(f"verdict: {head}")
+    if data["conflicting"]:
+        typer.echo(
+            "conflicting evidence: supported by "
+            + ", ".join(data["supporting"])
+            + "; contradicted by "
+            + ", ".join(data["contradicting"])
+        )
+    for a in data["abstracts"]:
+        typer.echo(f"\n[{a['doc_id']}] {a['label']} {a['confidence']:.2f}  {a['title']}")
+        for r in a["rationales"]:
+            typer.echo(f'  sentence {r["index"]} ({r["score"]:.2f}): "{r["text"]}"')
+    if not data["abstracts"]:
+        typer.echo("no abstract was retrieved")
+
+
+def read_claims(path: Path) -> list[tuple[str, str]]:
+    """(id, claim) of each line of a JSONL file (SciFact's claim format or any record with
+    ``id`` and ``claim``); a bad line is a one-line error naming it."""
+    if not path.is_file():
+        raise ScieraError(f"{path}: no such file")
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    with path.open(encoding="utf-8") as fh:
+        for n, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
+            try:
+                rec = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise InputError(str(path), n, "record", f"not valid JSON ({exc.msg})") from None
+            if not isinstance(rec, dict):
+                raise InputError(str(path), n, "record", "expected a JSON object")
+            cid, claim = rec.get("id"), rec.get("claim")
+            if isinstance(cid, bool) or not isinstance(cid, int | str) or not str(cid).strip():
+                raise InputError(str(path), n, "id", f"expected a non-empty id, got {cid!r}")
+            if not isinstance(claim, str) or not claim.strip():
+                raise InputError(str(path), n, "claim", "expected a non-empty string")
+            if str(cid) in seen:
+                raise InputError(str(path), n, "id", f"claim {cid} appears twice")
+            seen.add(str(cid))
+            out.append((str(cid), claim))
+    return out
+
+
+def done_ids(out: Path) -> set[str]:
+    """Claims already written to ``out`` (a line cut by a kill is dropped and redone)."""
+    if not out.exists():
+        return set()
+    text = out.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    if text and not text.endswith("\n") and lines:
+        lines = lines[:-1]  # the last line was cut mid-write
+        out.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    ids = set()
+    for n, line in enumerate(lines, 1):
+        try:
+            ids.add(str(json.loads(line)["id"]))
+        except (json.JSONDecodeError, KeyError, TypeError):
+            raise InputError(
+                str(out), n, "id", "not a prediction line; use another --out"
+            ) from None
+    return ids
+
+
+@app.command("verify")
+def verify(
+    corpus: Annotated[Path, typer.Option("--corpus", help="Corpus directory (ingested, indexed).")],
+    claim: Annotated[str | None, typer.Argument(help="The claim to verify.")] = None,
+    top_k: Annotated[
+        int | None, typer.Option("--top-k", help="Top-ranked abstracts read (default 5).")
+    ] = None,
+    claims: Annotated[
+        Path | None,
+        typer.Option("--claims", help="JSONL of claims ({'id', 'claim'}): verify each."),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="With --claims: SciFact prediction JSONL (resumable)."),
+    ] = None,
+    first_stage: Annotated[
+        str | None, typer.Option("--first-stage", help="bm25 | dense | hybrid")
+    ] = None,
+    reranker: Annotated[str | None, typer.Option(help="Reranker name (default deepera).")] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", help="Verifier model (shipped or trained name).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    preset: Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")] = None,
+) -> None:
+    """Verify CLAIM against the corpus: per top-ranked abstract SUPPORT / CONTRADICT / NOT
+    ENOUGH INFO with its confidence and rationale sentences (verbatim, with their indices),
+    then the overall verdict, CONFLICTING when strong abstracts disagree."""
+    from sciera.errors import require_query
+    from sciera.pipeline import build_pipeline, verify_spec
+    from sciera.verify.stage import scifact_prediction, verification_json
+
+    if (claim is None) == (claims is None):
+        raise ScieraError("give a CLAIM or --claims FILE (one of them)")
+    if claims is not None and out is None:
+        raise ScieraError("--claims needs --out PRED.jsonl (SciFact's prediction format)")
+    todo = read_claims(claims) if claims is not None else [("", require_query(claim, "claim"))]
+    settings = _settings(
+        preset,
+        {
+            "retrieve": {"retriever": first_stage},
+            "rerank": {"reranker": reranker},
+            "verify": {"abstracts": top_k, "model": model, "require_sentences": True},
+        },
+    )
+    pipe = build_pipeline(verify_spec(settings), settings, corpus=corpus)
+    if claims is None:
+        result = pipe.run(todo[0][1], "yesno")
+        assert result.verification is not None
+        data = verification_json(result.verification)
+        if as_json:
+            typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        else:
+            _print(data)
+        return
+    assert out is not None
+    done = done_ids(out)
+    pending = [(cid, text) for cid, text in todo if cid not in done]
+    from sciera.progress import step_progress
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with step_progress(lambda s: s) as update, out.open("a", encoding="utf-8") as fh:
+        update("claims", len(todo) - len(pending), len(todo))
+        for n, (cid, text) in enumerate(pending, 1):
+            result = pipe.run(text, "yesno")
+            assert result.verification is not None
+            fh.write(json.dumps(scifact_prediction(cid, result.verification)) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+            update("claims", len(todo) - len(pending) + n, len(todo))
+    typer.echo(f"{len(pending)} claims verified ({len(done)} already in {out})")
