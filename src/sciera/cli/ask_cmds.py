@@ -60,17 +60,32 @@ def _print(data: dict[str, Any], explain: bool) -> None:
         hint = _tau_hint(info)
         if hint:
             typer.echo(hint)
+    verdict = trace.get("verification")
+    if verdict:
+        sides = ""
+        if verdict["conflicting"]:
+            sides = (
+                f" (supported by {', '.join(verdict['supporting'])}; "
+                f"contradicted by {', '.join(verdict['contradicting'])})"
+            )
+        typer.echo(f"verdict: {verdict['label']} ({verdict['confidence']:.2f}){sides}")
     if data["citations"]:
         typer.echo("citations:")
         for c in data["citations"]:
-            typer.echo(f"  [{c['marker']}] {c['passage_id']}  {_snippet(c['title'], 80)}")
+            where = f" sentences {', '.join(map(str, c['sentences']))}" if c["sentences"] else ""
+            typer.echo(f"  [{c['marker']}] {c['passage_id']}{where}  {_snippet(c['title'], 70)}")
     if trace.get("dangling_citations"):
         typer.echo(f"removed {trace['dangling_citations']} citation(s) pointing nowhere")
     if data["evidence"]:
         typer.echo(f"evidence ({info.get('evidence_extractor', '')}):")
         for e in data["evidence"]:
             text = e["summary"] or "(full passage)"
-            typer.echo(f"  [{e['n']}] {e['score']:.3f}  {e['passage_id']}  {_snippet(text, 100)}")
+            mark = "" if e["kept"] else "  (below tau: cited for its sentences)"
+            typer.echo(
+                f"  [{e['n']}] {e['score']:.3f}  {e['passage_id']}  {_snippet(text, 100)}{mark}"
+            )
+            for r in e["rationales"]:
+                typer.echo(f'      sentence {r["index"]}: "{r["text"]}"')
     rows = info.get("candidates", [])
     if rows:
         typer.echo(
@@ -152,8 +167,23 @@ def ask(
             help="none | content_free: divide yes/no probabilities by the model's prior.",
         ),
     ] = None,
+    decision_only: Annotated[
+        bool,
+        typer.Option(
+            "--decision-only",
+            help="Yes/no questions and claims: the verifier's decision and its quoted "
+            "rationale sentences, no LLM prose.",
+        ),
+    ] = False,
+    verify: Annotated[
+        bool | None,
+        typer.Option(
+            "--verify/--no-verify",
+            help="Decide yes/no questions and claims with the trained verifier (default).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-    explain: Annotated[bool, typer.Option(help="Print the full DeepEra trace.")] = False,
+    explain: Annotated[bool, typer.Option(help="Print the reranker's full trace.")] = False,
 ) -> None:
     """Answer QUESTION from the corpus, with citations, the evidence and the candidate table."""
     from sciera.errors import require_query
@@ -167,6 +197,7 @@ def ask(
             "rerank": {"depth": depth, "reranker": reranker},
             "filter": {"tau": tau, "top_k": top_k},
             "deepera": {"scorer": scorer, "scorer_model": scorer_model},
+            "verify": {"enabled": verify},
             "answer": {
                 "evidence": evidence,
                 "question_type": qtype,
@@ -176,6 +207,7 @@ def ask(
                 "refuse_on_insufficient": refuse,
                 "explain_yesno": explain_yesno,
                 "yesno_prior": yesno_prior,
+                "decision_only": decision_only or None,
             },
         },
     )

@@ -53,7 +53,9 @@ def candidate_table(
 
 
 def evidence_rows(evidence: Sequence[Evidence]) -> list[dict[str, Any]]:
-    """The evidence records, numbered as the answer's ``[n]`` markers cite them."""
+    """The evidence records, numbered as the answer's ``[n]`` markers cite them: score,
+    summary, whether the filter kept it (False: below tau, cited for its rationale
+    sentences), and the rationale sentences verbatim with their indices."""
     return [
         {
             "n": i + 1,
@@ -61,6 +63,11 @@ def evidence_rows(evidence: Sequence[Evidence]) -> list[dict[str, Any]]:
             "title": e.passage.title,
             "score": e.score,
             "summary": e.summary,
+            "kept": e.kept,
+            "rationales": [
+                {"doc_id": r.doc_id, "index": r.index, "text": r.text, "score": r.score}
+                for r in e.rationales
+            ],
         }
         for i, e in enumerate(evidence)
     ]
@@ -76,7 +83,12 @@ def answer_json(answer: Answer, *, trace: bool = True) -> dict[str, Any]:
         "exact": list(answer.trace.get("exact", ())),
         "insufficient": answer.insufficient,
         "citations": [
-            {"marker": c.marker, "passage_id": c.passage_id, "title": c.title}
+            {
+                "marker": c.marker,
+                "passage_id": c.passage_id,
+                "title": c.title,
+                "sentences": list(c.sentences),
+            }
             for c in answer.citations
         ],
         "evidence": evidence_rows(answer.evidence),
