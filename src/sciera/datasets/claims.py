@@ -56,6 +56,18 @@ class GoldClaim:
     evidence: Mapping[str, GoldAbstract]
     cited_doc_ids: tuple[str, ...]
 
+    def to_json(self) -> dict[str, Any]:
+        """The claim in SciFact's claim format (what :func:`parse_gold` reads back)."""
+        return {
+            "id": int(self.id) if self.id.isdigit() else self.id,
+            "claim": self.claim,
+            "evidence": {
+                doc: [{"sentences": sorted(r), "label": g.label} for r in g.rationales]
+                for doc, g in self.evidence.items()
+            },
+            "cited_doc_ids": [int(d) if d.isdigit() else d for d in self.cited_doc_ids],
+        }
+
     @property
     def label(self) -> str:
         """The claim-level label: the one label of its evidence, :data:`NEI` without

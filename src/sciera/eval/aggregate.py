@@ -170,6 +170,14 @@ def repeat_scores(
                 evidence_specs,
             )
         )
+    verify_specs = [s.label for s in specs if s.definition.kind == "verification"]
+    claims = ds.get("claims", {})
+    if verify_specs and claims:
+        from sciera.eval.metrics import evaluate_verification
+
+        gold = [claims[q] for q in qids if q in claims]
+        preds = [r["verification"] for q, r in recs.items() if q in claims and "verification" in r]
+        out.update(evaluate_verification(gold, preds, verify_specs))
     record_specs = [s.label for s in specs if s.definition.kind == "record"]
     if record_specs:
         out.update(evaluate_records(recs, record_specs, ds["qrels"]))

@@ -130,6 +130,8 @@ def prepare_results_dir(
         "distractors": {q: sorted(v) for q, v in data.distractors.items()},
         "settings": dict(data.settings),
     }
+    if data.claims:  # the SciFact metrics' gold (only where present: older snapshots stay)
+        snapshot["claims"] = {q: g.to_json() for q, g in data.claims.items()}
     dump_json(out / "dataset.json", snapshot)
     gz_path(out / "dataset.json").unlink(missing_ok=True)  # a packed folder's, now stale
 
