@@ -503,6 +503,17 @@ def verifier(
     threads: Annotated[
         int | None, typer.Option(min=1, help="Torch threads (default: torch's choice).")
     ] = None,
+    verdict_bias: Annotated[
+        bool,
+        typer.Option(help="Verdict calibrator with a bias per label (default: temperature only)."),
+    ] = False,
+    recalibrate: Annotated[
+        bool,
+        typer.Option(
+            help="Refit the calibrators and policy of the model OUT trained with these options "
+            "on its dev split (no training)."
+        ),
+    ] = False,
     preset: PresetOpt = None,
 ) -> None:
     """Fine-tune the claim verifier (rationale selector + verdict model, one encoder) on
@@ -546,7 +557,15 @@ def verifier(
         raise typer.BadParameter(str(exc)) from None
     check_spec_paths(data)
     job = VerifierJob(
-        data, out, config, open_k=open_k, fp16=fp16, overwrite=overwrite, threads=threads
+        data,
+        out,
+        config,
+        open_k=open_k,
+        fp16=fp16,
+        overwrite=overwrite,
+        threads=threads,
+        verdict_bias=verdict_bias,
+        recalibrate=recalibrate,
     )
     _quiet_transformers()
     with step_progress(transient=False) as update:

@@ -79,10 +79,15 @@ class TemperatureScaling:
         return softmax(z)
 
     @classmethod
-    def fit(cls, logits: np.ndarray, labels: Sequence[int], l2: float = 1e-3) -> TemperatureScaling:
+    def fit(
+        cls, logits: np.ndarray, labels: Sequence[int], l2: float = 1e-3, bias: bool = True
+    ) -> TemperatureScaling:
+        """Maximum likelihood on (logits, labels); ``bias=False`` fits the temperature alone
+        (the labels' prior in the fitting set is then not learned: the model's own class
+        balance stays, for inputs whose prior differs, such as questions)."""
         z = np.asarray(logits, dtype=float)
         y = np.asarray(labels, dtype=int)
-        k = z.shape[1]
+        k = z.shape[1] if bias else 1
 
         def nll(params: np.ndarray) -> float:
             t = np.exp(params[0])
@@ -93,8 +98,8 @@ class TemperatureScaling:
             return float(-lp[np.arange(len(y)), y].mean() + l2 * np.sum(params[1:] ** 2))
 
         x = _minimize(nll, np.zeros(k))
-        bias = (0.0, *(float(v) for v in x[1:]))
-        return cls(float(np.exp(x[0])), bias)
+        shift = (0.0, *(float(v) for v in x[1:])) if bias else (0.0,) * z.shape[1]
+        return cls(float(np.exp(x[0])), shift)
 
 
 @dataclass(frozen=True)

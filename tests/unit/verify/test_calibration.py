@@ -50,3 +50,14 @@ def test_ece_by_hand():
     # bin (0.8, 0.9]: confidence 0.9, accuracy 0.5; bin (0.5, 0.6]: 0.6 vs 1.0
     assert cal.top_label_ece(probs, [0, 1, 1]) == pytest.approx(2 / 3 * 0.4 + 1 / 3 * 0.4)
     assert cal.binary_ece(np.array([1.0, 0.0]), [1, 0]) == pytest.approx(0.0)
+
+
+def test_temperature_alone_keeps_the_models_class_balance():
+    rng = np.random.default_rng(3)
+    z = rng.normal(0, 3, size=(3000, 3))
+    p_true = cal.softmax(z / 2.0 + np.array([0.0, 0.0, 1.5]))  # a prior toward label 2
+    y = np.array([rng.choice(3, p=p) for p in p_true])
+    alone = cal.TemperatureScaling.fit(z, y, bias=False)
+    assert alone.bias == (0.0, 0.0, 0.0)
+    np.testing.assert_array_equal(alone(z).argmax(1), z.argmax(1))  # argmax unchanged
+    assert cal.TemperatureScaling.fit(z, y).bias[2] > 1.0
