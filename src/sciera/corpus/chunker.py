@@ -136,6 +136,8 @@ def chunk_with_sentences(
     spans = list(sentence_spans(doc.text) if sentences is None else sentences)
     check_sentence_spans(doc.text, spans)
     cuts = chunk_spans(doc.text, max_words, spans)
+    if sentences is None:  # the stored sentences only: passages are cut as before
+        spans = unglue(doc.text, spans)
     passages = [
         Passage(
             passage_id=f"{doc.doc_id}#{n}",
@@ -156,6 +158,26 @@ def chunk_with_sentences(
         n = max(bisect_right(starts, first) - 1, 0)
         out.append(Sentence(doc.doc_id, i, passages[n].passage_id, body))
     return passages, out
+
+
+_GLUED = re.compile(r"(?<=[a-z0-9%)\]])[.?!](?=[A-Z])")
+"""A sentence end with no space before the next sentence ("disabilities.A line"): how
+BEIR's SciFact text joins the abstracts' sentences. Abbreviations ("e.g.", "U.S.") and
+decimals are not matched (a lower-case letter, digit or closing bracket must precede and an
+upper-case letter follow)."""
+
+
+def unglue(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` with each sentence cut again where two sentences are glued together
+    without a space; every piece stays inside its span (so inside its passage)."""
+    out: list[tuple[int, int]] = []
+    for start, end in spans:
+        cut = start
+        for m in _GLUED.finditer(text, start, end):
+            out.append((cut, m.end()))
+            cut = m.end()
+        out.append((cut, end))
+    return out
 
 
 def passage_sentences(passages: Sequence[Passage]) -> list[Sentence]:

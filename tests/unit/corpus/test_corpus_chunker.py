@@ -127,3 +127,22 @@ def test_bad_sentence_spans_are_refused() -> None:
         chunk_with_sentences(doc, 250, [(5, 9), (0, 4)])
     with pytest.raises(ValueError, match="sentence 0: span"):
         chunk_with_sentences(doc, 250, [(0, 40)])
+
+
+def test_stored_sentences_are_unglued_where_passages_are_not():
+    from sciera.corpus.chunker import chunk_with_sentences
+    from sciera.types import Document
+
+    text = (
+        "Alterations in the U.S. brain result in disabilities.A line scan (MRI) was used, "
+        "e.g. in 3.5 T scanners.It worked. Then p<0.05.We saw it."
+    )
+    passages, sentences = chunk_with_sentences(Document("x", "T", text))
+    assert [p.text for p in passages] == [text]  # passages cut as the splitter cuts them
+    assert [s.text for s in sentences] == [
+        "Alterations in the U.S. brain result in disabilities.",
+        "A line scan (MRI) was used, e.g. in 3.5 T scanners.",
+        "It worked.",
+        "Then p<0.05.",
+        "We saw it.",
+    ]
