@@ -160,10 +160,10 @@ def chunk_with_sentences(
     return passages, out
 
 
-_GLUED = re.compile(r"(?<=[a-z0-9%)\]])[.?!](?=[A-Z])")
+_GLUED = re.compile(r"(?<=[A-Za-z0-9%)\]][a-z0-9%)\]A-Z])[.?!](?=[A-Z])")
 """A sentence end with no space before the next sentence ("disabilities.A line"): how
 BEIR's SciFact text joins the abstracts' sentences. Abbreviations ("e.g.", "U.S.") and
-decimals are not matched (a lower-case letter, digit or closing bracket must precede and an
+decimals are not matched (two letters, digits or closing brackets must precede and an
 upper-case letter follow)."""
 
 

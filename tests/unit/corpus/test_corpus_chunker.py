@@ -135,7 +135,7 @@ def test_stored_sentences_are_unglued_where_passages_are_not():
 
     text = (
         "Alterations in the U.S. brain result in disabilities.A line scan (MRI) was used, "
-        "e.g. in 3.5 T scanners.It worked. Then p<0.05.We saw it."
+        "e.g. in 3.5 T scanners.It worked. Then p<0.05.We saw it in CRC.A trial followed."
     )
     passages, sentences = chunk_with_sentences(Document("x", "T", text))
     assert [p.text for p in passages] == [text]  # passages cut as the splitter cuts them
@@ -144,5 +144,6 @@ def test_stored_sentences_are_unglued_where_passages_are_not():
         "A line scan (MRI) was used, e.g. in 3.5 T scanners.",
         "It worked.",
         "Then p<0.05.",
-        "We saw it.",
+        "We saw it in CRC.",
+        "A trial followed.",
     ]
