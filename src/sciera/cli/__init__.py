@@ -5,6 +5,7 @@ when it runs."""
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sys
 from types import FrameType
@@ -39,6 +40,9 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 
 
 def main() -> None:
+    # model loading is not the user's long work: no third-party bars ("Loading weights")
+    # between sciera's own lines (read when transformers is first imported)
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     # the level on the handler too: bm25s sets its own logger to DEBUG when imported, and
     # a logger's own level decides what reaches the root's handler ("DEBUG bm25s:
