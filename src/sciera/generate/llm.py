@@ -35,9 +35,12 @@ if TYPE_CHECKING:
     from sciera.llm.base import LLM
     from sciera.settings import Settings
 
-EXPLAIN_TOKENS = 110
+EXPLAIN_TOKENS = 56
 """Completion tokens of a verified yes/no explanation (two short sentences fit)."""
-EXPLAIN_WORDS = 70
+EXPLAIN_WORDS = 45
+EXPLAIN_ABSTRACTS = 2  # abstracts quoted to the LLM (the ones the decision rests on)
+EXPLAIN_SENTENCES = 2  # their best rationale sentences
+EXPLAIN_QUOTE_WORDS = 40  # words of each quoted sentence
 GUIDANCE = {
     SUPPORT: "Say what the quoted sentences report that supports it.",
     CONTRADICT: "Say what the quoted sentences report that contradicts it.",
@@ -240,23 +243,25 @@ class LLMGenerator:
                 trace,
             )
         from sciera.llm.accounting import stage
-        from sciera.llm.prompting import delimit_passages, load_prompt
+        from sciera.llm.prompting import delimit, load_prompt
 
         t0 = time.perf_counter()
-        blocks = [
-            (f"{e.passage.title}\n" if e.passage.title else "") + (verified.quoted(e) or e.text)
-            for e in evidence
-        ]
+        # only the abstracts the decision rests on, their best sentences: a short prompt
+        blocks = []
+        for n in grounds[:EXPLAIN_ABSTRACTS]:
+            e = evidence[n - 1]
+            quotes = verified.quoted(e, EXPLAIN_SENTENCES, EXPLAIN_QUOTE_WORDS)
+            text = (f"{e.passage.title}\n" if e.passage.title else "") + (
+                quotes or truncate_words(e.text, EXPLAIN_QUOTE_WORDS)
+            )
+            blocks.append(delimit(text, "passage", id=str(n)))
         guidance = GUIDANCE[v.label]
         template = load_prompt("answer_verified")
         messages = template.render(
-            question=question,
-            evidence=delimit_passages([truncate_words(b, self.passage_words) for b in blocks]),
-            decision=decision,
-            guidance=guidance,
+            question=question, evidence="\n".join(blocks), decision=decision, guidance=guidance
         )
         with stage("generate.yesno"):
-            reply = self.llm.complete(messages, max_tokens=EXPLAIN_TOKENS, stop=["\n\n"])
+            reply = self.llm.complete(messages, max_tokens=EXPLAIN_TOKENS, stop=["\n"])
         explanation, cut = limit_sentences(strip_reasoning(reply.text), 2, EXPLAIN_WORDS)
         trace.update(
             prompts=[f"{template.name}@{template.version}"],

@@ -79,12 +79,17 @@ def citations_of(evidence: Sequence[Evidence], markers: Sequence[int]) -> tuple[
     return tuple(out)
 
 
-def quoted(e: Evidence) -> str:
-    """The rationale sentences of an evidence record, quoted (each cut to QUOTE_WORDS)."""
+def quoted(e: Evidence, limit: int | None = None, words: int = QUOTE_WORDS) -> str:
+    """The rationale sentences of an evidence record, quoted in abstract order (the best
+    ``limit`` of them, each cut to ``words`` words)."""
+    picked = list(e.rationales)
+    if limit is not None:
+        best = sorted(picked, key=lambda r: -r.score)[:limit]
+        picked = [r for r in picked if r in best]
     parts = []
-    for r in e.rationales:
-        words = r.text.split()
-        text = " ".join(words[:QUOTE_WORDS]) + (" ..." if len(words) > QUOTE_WORDS else "")
+    for r in picked:
+        tokens = r.text.split()
+        text = " ".join(tokens[:words]) + (" ..." if len(tokens) > words else "")
         parts.append(f'"{text}"')
     return " ".join(parts)
 
