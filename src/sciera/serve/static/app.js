@@ -46,62 +46,64 @@ const fmt = (x, digits = 3) => (typeof x === "number" ? x.toFixed(digits) : "");
 
 // ---------------------------------------------------------------- views
 
-const VIEWS = ["ask", "experiments", "ssli"];
+const VIEWS = ["ask", "verify", "experiments", "ssli"];
 
+// The hash names a view, or an element inside one (a citation's card): that view shows.
 function route() {
   const wanted = location.hash.slice(1);
-  const view = VIEWS.includes(wanted) ? wanted : "ask";
+  let view = VIEWS.includes(wanted) ? wanted : null;
+  if (!view) {
+    const target = wanted ? document.getElementById(wanted) : null;
+    const section = target ? target.closest("main > section") : null;
+    view = section ? section.id.replace(/^view-/, "") : "ask";
+  }
   for (const name of VIEWS) $("view-" + name).hidden = view !== name;
   for (const name of VIEWS) {
     const link = $("nav-" + name);
     if (name === view) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");
   }
-  if (view === "experiments") loadExperiments();
-  if (view === "ssli") loadSSLIExperiments();
+  if (view === "experiments" && wanted === "experiments") loadExperiments();
+  if (view === "ssli" && wanted === "ssli") loadSSLIExperiments();
 }
 
-// ---------------------------------------------------------------- ask
+// ---------------------------------------------------------------- shared: corpora, stages, streams
 
 async function loadCorpora() {
-  const select = $("corpus");
+  const selects = [$("corpus"), $("verify-corpus")];
   try {
     const resp = await fetch("v1/corpora", { headers: headers(false) });
-    if (!resp.ok) return showError("ask-error", "corpora: " + (await errorText(resp)));
+    if (!resp.ok) throw new Error(await errorText(resp));
     const body = await resp.json();
     const corpora = Array.isArray(body) ? body : body.corpora || [];
-    select.replaceChildren(
-      ...corpora.map((c) => el("option", { value: c.name, text: c.name }))
-    );
+    for (const select of selects) {
+      const current = select.value;
+      select.replaceChildren(...corpora.map((c) => el("option", { value: c.name, text: c.name })));
+      if (current && corpora.some((c) => c.name === current)) select.value = current;
+    }
   } catch (err) {
-    showError("ask-error", "corpora: " + err);
+    showError("ask-error", "corpora: " + (err.message || err));
+    showError("verify-error", "corpora: " + (err.message || err));
   }
 }
 
-const STAGES = [
-  ["retrieved", "Retrieve candidates"],
-  ["reranked", "Rerank and filter"],
-  ["evidence", "Extract evidence"],
-  ["answer", "Write the answer"],
-];
-
-function resetStages() {
-  $("stages").replaceChildren(
-    ...STAGES.map(([name, label]) =>
-      el("li", { id: "stage-" + name, class: "pending" }, el("span", { text: label }),
-        el("span", { class: "detail" }))
-    )
-  );
-  $("stages").firstChild.className = "running";
+function stageItem(prefix, name, label, className) {
+  return el("li", { id: prefix + name, class: className },
+    el("span", { text: label }), el("span", { class: "detail" }));
 }
 
-function stageDone(name, detail) {
-  const item = $("stage-" + name);
+function resetStages(list, prefix, stages) {
+  $(list).replaceChildren(...stages.map(([name, label]) => stageItem(prefix, name, label, "pending")));
+  $(list).firstChild.className = "running";
+}
+
+function stageDone(prefix, name, detail) {
+  const item = $(prefix + name);
   if (!item) return;
   item.className = "done";
   item.querySelector(".detail").textContent = detail;
   const next = item.nextElementSibling;
-  if (next) next.className = "running";
+  if (next && next.className === "pending") next.className = "running";
 }
 
 // Server-Sent Events from a POST: read the body stream and split it into events.
@@ -128,57 +130,151 @@ async function* sseEvents(resp) {
   }
 }
 
+const controllers = {};
+
+// POST `body` to `url` as a stream; each event goes to `onEvent`; a failed request, an
+// `error` event or a broken stream shows on the view's error line and fails its stage.
+async function streamView(view, url, body, onEvent) {
+  const { button, error, stages } = view;
+  if (controllers[url]) controllers[url].abort();
+  const controller = (controllers[url] = new AbortController());
+  $(button).disabled = true;
+  try {
+    const resp = await fetch(url, {
+      method: "POST",
+      headers: { ...headers(), Accept: "text/event-stream" },
+      body: JSON.stringify({ ...body, stream: true }),
+      signal: controller.signal,
+    });
+    if (!resp.ok) throw new Error(await errorText(resp));
+    for await (const [name, data] of sseEvents(resp)) {
+      if (name === "error") throw new Error(data.error || "the server reported an error");
+      onEvent(name, data);
+    }
+  } catch (err) {
+    if (err.name === "AbortError") return;
+    showError(error, String(err.message || err));
+    for (const item of $(stages).children) if (item.className === "running") item.className = "failed";
+  } finally {
+    if (controllers[url] === controller) {
+      $(button).disabled = false;
+      delete controllers[url];
+    }
+  }
+}
+
+// ---------------------------------------------------------------- verdicts and sentences
+
+const LABEL_CLASS = {
+  SUPPORT: "support", CONTRADICT: "contradict", "NOT ENOUGH INFO": "nei", CONFLICTING: "conflicting",
+};
+const LABEL_MEANING = {
+  SUPPORT: "The confident abstracts support the claim.",
+  CONTRADICT: "The confident abstracts contradict the claim.",
+  CONFLICTING: "Confident abstracts disagree: some support the claim, some contradict it.",
+  "NOT ENOUGH INFO": "No abstract read states whether the claim holds.",
+};
+
+function badge(label, extra) {
+  return el("span", { class: "badge " + (LABEL_CLASS[label] || "nei"), text: label + (extra || "") });
+}
+
+// "supported by A, B; contradicted by C": each abstract as `link(docId)` gives it (a link to
+// its card, or its name when no card shows it).
+function sides(v, link) {
+  const out = [];
+  const list = (ids) => ids.flatMap((id, i) => [i ? ", " : "", link(id)]);
+  if ((v.supporting || []).length) out.push("supported by ", ...list(v.supporting));
+  if ((v.contradicting || []).length) {
+    if (out.length) out.push("; ");
+    out.push("contradicted by ", ...list(v.contradicting));
+  }
+  return out;
+}
+
+// The rationale sentences, verbatim and quoted, each with its index in the abstract.
+// With `idPrefix` each sentence is a link target (a citation names its sentences).
+function rationaleList(rationales, idPrefix) {
+  return el("div", { class: "rationales" },
+    el("h4", { text: "Rationale sentences (verbatim)" }),
+    el("ul", {}, ...rationales.map((r) => el("li",
+      { id: idPrefix ? `${idPrefix}-s${r.index}` : null, tabindex: idPrefix ? -1 : null },
+      el("span", { class: "sent-n", text: `sentence ${r.index}` }), " ",
+      el("q", { text: r.text }),
+      typeof r.score === "number" ? el("span", { class: "muted", text: ` P(rationale) ${fmt(r.score, 2)}` }) : null))));
+}
+
+// `text` with each of `sentences` found in it marked (text nodes only: never markup).
+function marked(text, sentences) {
+  const spans = [];
+  for (const s of sentences) {
+    const at = s ? text.indexOf(s) : -1;
+    if (at >= 0 && !spans.some(([a, b]) => at < b && at + s.length > a)) spans.push([at, at + s.length]);
+  }
+  spans.sort((x, y) => x[0] - y[0]);
+  const out = [];
+  let from = 0;
+  for (const [a, b] of spans) {
+    if (a > from) out.push(text.slice(from, a));
+    out.push(el("mark", { text: text.slice(a, b) }));
+    from = b;
+  }
+  if (from < text.length) out.push(text.slice(from));
+  return out;
+}
+
+// ---------------------------------------------------------------- ask
+
+const ASK_STAGES = [
+  ["retrieved", "Retrieve candidates"],
+  ["reranked", "Rerank and filter"],
+  ["evidence", "Extract evidence"],
+  ["answer", "Write the answer"],
+];
+
 let state = null;
-let controller = null;
 
 async function ask(event) {
   event.preventDefault();
   const question = $("question").value.trim();
   if (!question) return showError("ask-error", "Write a question first.");
-  if (controller) controller.abort();
-  controller = new AbortController();
   showError("ask-error", "");
   $("answer-box").hidden = true;
-  resetStages();
-  state = { texts: {}, table: [], trace: null, evidenceTrace: null, evidence: [] };
-  $("ask-button").disabled = true;
-  try {
-    const resp = await fetch("v1/ask", {
-      method: "POST",
-      headers: { ...headers(), Accept: "text/event-stream" },
-      body: JSON.stringify({ question, corpus: $("corpus").value || undefined, stream: true }),
-      signal: controller.signal,
-    });
-    if (!resp.ok) throw new Error(await errorText(resp));
-    for await (const [name, data] of sseEvents(resp)) onEvent(name, data);
-  } catch (err) {
-    if (err.name !== "AbortError") showError("ask-error", String(err.message || err));
-    for (const item of $("stages").children) if (item.className === "running") item.className = "failed";
-  } finally {
-    $("ask-button").disabled = false;
-  }
+  resetStages("stages", "stage-", ASK_STAGES);
+  state = { texts: {}, table: [], trace: null, filter: null, evidenceTrace: null, evidence: [], verification: null };
+  await streamView({ button: "ask-button", error: "ask-error", stages: "stages" }, "v1/ask",
+    { question, corpus: $("corpus").value || undefined }, onAskEvent);
 }
 
-function onEvent(name, data) {
-  if (name === "error") throw new Error(data.error || "the server reported an error");
+function onAskEvent(name, data) {
   if (name === "retrieved") {
     for (const c of data.candidates || []) state.texts[c.passage_id] = c;
-    stageDone(name, `${(data.candidates || []).length} candidates, ${fmt(data.seconds, 1)} s`);
+    stageDone("stage-", name, `${(data.candidates || []).length} candidates, ${fmt(data.seconds, 1)} s`);
   } else if (name === "reranked") {
     state.table = data.candidates || [];
     state.trace = data.trace || null;
+    state.filter = data.filter || null;
     const kept = state.table.filter((c) => c.kept).length;
-    stageDone(name, `${kept} kept of ${state.table.length} by ${data.reranker}, ${fmt(data.seconds, 1)} s`);
+    stageDone("stage-", name, `${kept} kept of ${state.table.length} by ${data.reranker}, ${fmt(data.seconds, 1)} s`);
+  } else if (name === "verified") {
+    // only claims and yes/no questions are verified: the stage shows when it ran
+    state.verification = data;
+    if (!$("stage-verified")) $("stage-reranked").after(stageItem("stage-", "verified", "Verify", "pending"));
+    const n = (data.abstracts || []).length;
+    stageDone("stage-", name, `${data.label} over ${n} abstract${n === 1 ? "" : "s"}, ${fmt(data.seconds, 1)} s`);
   } else if (name === "evidence") {
     state.evidence = data.evidence || [];
     state.evidenceTrace = data.trace || null;
     const verdict = data.sufficient === false ? "insufficient" : "sufficient";
-    stageDone(name, `${state.evidence.length} passages, ${verdict}, ${fmt(data.seconds, 1)} s`);
+    stageDone("stage-", name, `${state.evidence.length} passages, ${verdict}, ${fmt(data.seconds, 1)} s`);
   } else if (name === "answer") {
-    stageDone(name, data.insufficient ? "insufficient evidence" : "done");
+    stageDone("stage-", name, data.insufficient ? "insufficient evidence" : "done");
     renderAnswer(data);
   }
 }
+
+const docOf = (e) =>
+  ((e.rationales || [])[0] || {}).doc_id || (state.texts[e.passage_id] || {}).doc_id || String(e.passage_id).split("#")[0];
 
 function renderAnswer(answer) {
   const box = $("answer");
@@ -189,7 +285,10 @@ function renderAnswer(answer) {
     if (m) box.append(el("a", { href: "#ev-" + m[1], class: "cite", text: part }));
     else if (part) box.append(document.createTextNode(part));
   }
-  // the sources the answer rests on (a yes/no answer cites without [n] in its text)
+  const evidence = answer.evidence && answer.evidence.length ? answer.evidence : state.evidence;
+  renderVerdict(answer, evidence);
+  // the sources the answer rests on (a yes/no answer cites without [n] in its text), and
+  // the sentences of each that the verdict read
   const cites = answer.citations || [];
   $("citations").hidden = !cites.length;
   $("citations").replaceChildren(
@@ -198,6 +297,10 @@ function renderAnswer(answer) {
       i ? "; " : "",
       el("a", { href: "#ev-" + c.marker, class: "cite", text: `[${c.marker}]` }),
       " " + (c.title || c.passage_id),
+      ...((c.sentences || []).length
+        ? [" (", ...c.sentences.flatMap((s, j) => [j ? ", " : "",
+            el("a", { href: `#ev-${c.marker}-s${s}`, text: `sentence ${s}` })]), ")"]
+        : []),
     ])
   );
   // the intent DeepEra's grader read, or the one its summaries were written for
@@ -208,22 +311,74 @@ function renderAnswer(answer) {
       `Recognised intent: ${intent.intent} (topic: ${intent.topic}; entity: ${intent.entity_type}; ` +
       `expected answer: ${intent.expected_answer_type})`;
   }
-  const evidence = answer.evidence && answer.evidence.length ? answer.evidence : state.evidence;
-  $("evidence").replaceChildren(
-    ...evidence.map((e) => card(e.passage_id, {
-      id: "ev-" + e.n, n: e.n, title: e.title, score: e.score, kept: true, summary: e.summary,
-      rank: (state.table.find((c) => c.passage_id === e.passage_id) || {}).first_stage_rank,
-    }))
-  );
-  if (!evidence.length) $("evidence").append(el("p", { class: "muted", text: "No passage was kept." }));
-  const filtered = state.table.filter((c) => !c.kept);
+  const verdicts = {};
+  for (const a of (state.verification || {}).abstracts || []) verdicts[a.doc_id] = a;
+  const seen = new Set();
+  const evidenceCard = (e) => {
+    const doc = docOf(e);
+    const first = !seen.has(doc);
+    seen.add(doc);
+    const row = state.table.find((c) => c.passage_id === e.passage_id) || {};
+    return card(e.passage_id, {
+      id: "ev-" + e.n, n: e.n, title: e.title, score: e.score, kept: e.kept !== false, cited: e.kept === false,
+      why: row.why, summary: e.summary, rank: row.first_stage_rank, rationales: e.rationales || [],
+      verdict: first ? verdicts[doc] : null,
+    });
+  };
+  const kept = evidence.filter((e) => e.kept !== false);
+  const below = evidence.filter((e) => e.kept === false);
+  $("evidence").replaceChildren(...kept.map(evidenceCard));
+  if (!kept.length) $("evidence").append(el("p", { class: "muted", text: "No passage was kept." }));
+  $("below").replaceChildren(...below.map(evidenceCard));
+  $("below-box").hidden = !below.length;
+  // "below the threshold" when their scores are under tau; else the filter's top_k cut them
+  const tau = state.filter && typeof state.filter.tau === "number" ? state.filter.tau : null;
+  const underTau = tau !== null && below.every((e) => typeof e.score === "number" && e.score < tau);
+  $("below-title").textContent = underTau
+    ? `Below the threshold (τ ${fmt(tau, 2)}), cited for their sentences`
+    : "Not kept by the filter, cited for their sentences";
+  $("below-note").textContent =
+    "The filter did not keep these passages as evidence, but the verifier read sentences in " +
+    "their abstracts that bear on the claim, so the answer cites them.";
+  const shown = new Set(below.map((e) => e.passage_id));
+  const filtered = state.table.filter((c) => !c.kept && !shown.has(c.passage_id));
   $("filtered-summary").textContent = `Filtered out (${filtered.length})`;
   $("filtered").replaceChildren(
-    ...filtered.map((c) => card(c.passage_id, {
-      title: c.title, score: c.score, kept: false, why: c.why, rank: c.first_stage_rank,
-    }))
+    ...filtered.map((c) => {
+      const doc = (state.texts[c.passage_id] || {}).doc_id;
+      const verdict = doc && !seen.has(doc) ? verdicts[doc] : null;
+      if (doc) seen.add(doc);
+      return card(c.passage_id, {
+        title: c.title, score: c.score, kept: false, why: c.why, rank: c.first_stage_rank, verdict,
+      });
+    })
   );
   $("answer-box").hidden = false;
+}
+
+// The verdict line under the answer: the label, its confidence, which abstracts support
+// and which contradict (each linked to its evidence card when the answer cites it).
+function renderVerdict(answer, evidence) {
+  const trace = answer.trace || {};
+  const v = trace.verification || state.verification;
+  const line = $("verdict");
+  line.hidden = !v;
+  if (!v) return line.replaceChildren();
+  const titles = {};
+  for (const a of (state.verification || {}).abstracts || []) titles[a.doc_id] = a.title;
+  const link = (doc) => {
+    const e = evidence.find((x) => docOf(x) === doc);
+    const name = titles[doc] || doc;
+    return e ? el("a", { href: "#ev-" + e.n, text: `[${e.n}] ${name}` }) : `${name} (${doc})`;
+  };
+  const by = sides(v, link);
+  line.replaceChildren(
+    el("span", { class: "verdict-head", text: "Verdict: " }),
+    badge(v.label),
+    ` confidence ${fmt(v.confidence, 2)}`,
+    ...(by.length ? [" · ", ...by] : []),
+    trace.decided_by ? el("span", { class: "muted", text: ` · decided by the ${trace.decided_by}` }) : null
+  );
 }
 
 function card(passageId, info) {
@@ -237,13 +392,99 @@ function card(passageId, info) {
     el("label", { for: "m-" + passageId, text: "P(relevant)" }),
     el("meter", { id: "m-" + passageId, min: 0, max: 1, value: score ?? 0 }),
     el("span", { text: score === null ? "n/a" : fmt(score) }));
+  let fate;
+  if (info.kept) fate = "kept";
+  else if (info.cited) fate = `not kept (${info.why || "below the threshold"}): cited for its sentences`;
+  else fate = `filtered: ${info.why || "below the threshold"}`;
   const status = el("p", { class: info.kept ? "status kept" : "status filtered" },
-    info.kept ? "kept" : `filtered: ${info.why || "below the threshold"}`,
-    info.rank ? ` · first-stage rank ${info.rank}` : "");
+    fate, info.rank ? ` · first-stage rank ${info.rank}` : "",
+    info.verdict ? " · verifier: " : "",
+    info.verdict ? badge(info.verdict.label, ` ${fmt(info.verdict.confidence, 2)}`) : null);
+  const rationales = info.rationales || [];
   const texts = el("div", { class: "texts" },
     info.summary ? el("div", {}, el("h4", { text: "Summary" }), el("p", { text: info.summary })) : null,
-    el("div", {}, el("h4", { text: "Original text" }), el("p", { text: source.text || "" })));
-  return el("article", { class: "card", id: info.id, tabindex: info.id ? -1 : null }, head, meter, status, texts);
+    el("div", {}, el("h4", { text: "Original text" }),
+      el("p", {}, ...marked(source.text || "", rationales.map((r) => r.text)))));
+  return el("article", { class: "card", id: info.id, tabindex: info.id ? -1 : null }, head, meter, status,
+    rationales.length ? rationaleList(rationales, info.id) : null, texts);
+}
+
+// ---------------------------------------------------------------- verify
+
+const VERIFY_STAGES = [
+  ["retrieved", "Retrieve candidates"],
+  ["reranked", "Rerank"],
+  ["verified", "Verify"],
+];
+
+let vstate = null;
+
+async function verifyClaim(event) {
+  event.preventDefault();
+  const claim = $("claim").value.trim();
+  if (!claim) return showError("verify-error", "Write a claim first.");
+  showError("verify-error", "");
+  $("verify-box").hidden = true;
+  resetStages("verify-stages", "vstage-", VERIFY_STAGES);
+  vstate = { texts: {}, table: [] };
+  await streamView({ button: "verify-button", error: "verify-error", stages: "verify-stages" }, "v1/verify",
+    { claim, corpus: $("verify-corpus").value || undefined }, onVerifyEvent);
+}
+
+function onVerifyEvent(name, data) {
+  if (name === "retrieved") {
+    for (const c of data.candidates || []) vstate.texts[c.passage_id] = c;
+    stageDone("vstage-", name, `${(data.candidates || []).length} candidates, ${fmt(data.seconds, 1)} s`);
+  } else if (name === "reranked") {
+    vstate.table = data.candidates || [];
+    stageDone("vstage-", name, `${vstate.table.length} passages by ${data.reranker}, ${fmt(data.seconds, 1)} s`);
+  } else if (name === "verified") {
+    const n = (data.abstracts || []).length;
+    stageDone("vstage-", name, `${n} abstract${n === 1 ? "" : "s"}, ${fmt(data.seconds, 1)} s`);
+    renderVerification(data);
+  }
+}
+
+function renderVerification(v) {
+  const abstracts = v.abstracts || [];
+  const link = (doc) => {
+    const i = abstracts.findIndex((a) => a.doc_id === doc);
+    return i >= 0 ? el("a", { href: `#va-${i + 1}`, text: abstracts[i].title || doc }) : doc;
+  };
+  const by = sides(v, link);
+  $("verify-verdict").replaceChildren(
+    el("p", { class: "overall-head" }, badge(v.label), ` confidence ${fmt(v.confidence, 2)}`),
+    el("p", { text: LABEL_MEANING[v.label] || "" }),
+    by.length ? el("p", {}, by[0].replace(/^s/, "S"), ...by.slice(1), ".") : null);
+  $("verify-cards").replaceChildren(...abstracts.map(abstractCard));
+  if (!abstracts.length) $("verify-cards").append(el("p", { class: "muted", text: "No abstract was retrieved." }));
+  $("verify-box").hidden = false;
+}
+
+// One abstract's verdict: label, confidence, the rationale sentences quoted with their
+// indices, its title, and the retrieved passages with those sentences marked.
+function abstractCard(a, i) {
+  const id = `va-${i + 1}`;
+  const probs = a.probs || {};
+  const passages = Object.values(vstate.texts).filter((c) => c.doc_id === a.doc_id);
+  const best = vstate.table.find((c) => passages.some((p) => p.passage_id === c.passage_id));
+  const rationales = a.rationales || [];
+  return el("article", { class: "card verdict-card " + (LABEL_CLASS[a.label] || "nei"), id, tabindex: -1 },
+    el("header", {},
+      el("span", { class: "n", text: `${i + 1}.` }),
+      badge(a.label),
+      el("span", { class: "title", text: a.title || a.doc_id }),
+      el("span", { class: "pid", text: a.doc_id })),
+    el("div", { class: "score" },
+      el("label", { for: "vm-" + (i + 1), text: "confidence" }),
+      el("meter", { id: "vm-" + (i + 1), min: 0, max: 1, value: a.confidence ?? 0 }),
+      el("span", { text: fmt(a.confidence, 2) })),
+    el("p", { class: "muted probs", text: Object.entries(probs).map(([k, p]) => `P(${k}) ${fmt(p, 2)}`).join(" · ") }),
+    best ? el("p", { class: "muted rank", text: `P(relevant) ${fmt(best.score)} · first-stage rank ${best.first_stage_rank}` }) : null,
+    rationales.length ? rationaleList(rationales, null)
+      : el("p", { class: "muted", text: "No sentence of this abstract was selected as a rationale." }),
+    passages.length ? el("details", {}, el("summary", { text: passages.length > 1 ? "Passages read" : "Passage read" }),
+      ...passages.map((p) => el("p", {}, ...marked(p.text || "", rationales.map((r) => r.text))))) : null);
 }
 
 // ---------------------------------------------------------------- experiments
@@ -381,11 +622,14 @@ window.addEventListener("DOMContentLoaded", () => {
     loadCorpora();
   });
   $("ask-form").addEventListener("submit", ask);
+  $("verify-form").addEventListener("submit", verifyClaim);
   $("ssli-exp").addEventListener("change", loadSSLIQuestions);
   $("ssli-q").addEventListener("change", showSSLIQuestion);
-  $("question").addEventListener("keydown", (e) => {
-    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) $("ask-form").requestSubmit();
-  });
+  for (const [box, form] of [["question", "ask-form"], ["claim", "verify-form"]]) {
+    $(box).addEventListener("keydown", (e) => {
+      if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) $(form).requestSubmit();
+    });
+  }
   window.addEventListener("hashchange", route);
   loadCorpora();
   route();
