@@ -3,15 +3,19 @@ cross-encoder) on a real SciFact slice, driven through its web page in headless 
 With SCIERA_SCREENSHOT set (the README's picture) it runs the default 1.5B instead.
 
 The slice holds the first 300 SciFact abstracts plus one hostile record whose title and
-text carry markup: the page must show it as text and run none of it. Needs Debian's
-chromium (/usr/bin/chromium) and the playwright package (the `dev` extra); its own browser
-download is not used.
+text carry markup: the page must show it as text and run none of it. The claim is verified
+by the shipped verifier (``sciera.verify``'s ``scifact-verifier``): the ask view shows the
+verdict, the rationale sentences on the evidence cards and the cited abstracts below tau
+apart; the verify view shows what ``POST /v1/verify`` returns. Needs Debian's chromium
+(/usr/bin/chromium) and the playwright package (the `dev` extra); its own browser download
+is not used.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -39,6 +43,7 @@ HOSTILE_TEXT = (
     "nomenclature tables of several databases."
 )
 ROOT = Path(__file__).resolve().parents[2]
+LABELS = {"SUPPORT", "CONTRADICT", "NOT ENOUGH INFO", "CONFLICTING"}
 
 
 @pytest.fixture(scope="module")
@@ -141,29 +146,77 @@ def page(server: str):
         assert not errors, errors
 
 
-def test_ask_streams_stages_and_shows_cited_evidence_safely(page, tmp_path):
+def texts_by_doc(corpus: Path) -> dict[str, str]:
+    """Each record's abstract text in the slice the server serves."""
+    lines = (corpus.parent / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
+    return {r["_id"]: r["text"] for r in map(json.loads, lines)}
+
+
+def quoted_sentences(card) -> list[tuple[int, str]]:
+    """(index, text) of each rationale sentence a card quotes."""
+    out = []
+    for item in card.locator(".rationales li").all():
+        label = item.locator(".sent-n").inner_text()
+        assert label.startswith("sentence "), label
+        out.append((int(label.split()[1]), item.locator("q").inner_text()))
+    return out
+
+
+def test_ask_streams_stages_and_shows_cited_evidence_safely(page, corpus, tmp_path):
     page.wait_for_selector("#corpus option", state="attached")
     page.get_by_role("textbox", name="Question").fill(CLAIM)
     page.get_by_role("button", name="Ask").click()
     page.wait_for_selector("#stage-answer.done", timeout=600_000)
     assert page.locator("#ask-error").is_hidden()
+    # a claim is verified: the Verify stage shows between reranking and the evidence
     stages = page.locator("#stages li")
-    assert stages.count() == 4 and page.locator("#stages li.done").count() == 4
+    assert stages.count() == 5 and page.locator("#stages li.done").count() == 5
+    ids = [stages.nth(i).get_attribute("id") for i in range(5)]
+    assert ids == [
+        f"stage-{n}" for n in ("retrieved", "reranked", "verified", "evidence", "answer")
+    ]
     assert "5 candidates" in page.locator("#stage-retrieved").inner_text()
     assert page.locator("#answer").inner_text().strip()
+    # the verdict line: its label, confidence, and that the verifier decided
+    verdict = page.locator("#verdict")
+    assert verdict.is_visible()
+    assert verdict.locator(".badge").inner_text() in LABELS
+    assert re.search(r"confidence [01]\.\d\d", verdict.inner_text())
+    assert "decided by the verifier" in verdict.inner_text()
     kept = page.locator("#evidence article.card")
     assert kept.count() == 1
-    # a citation link leads to its evidence card
-    cite = page.locator("#citations a.cite").first
-    assert cite.inner_text() == "[1]" and cite.get_attribute("href") == "#ev-1"
-    cite.click()
-    assert page.evaluate("location.hash") == "#ev-1"
     assert kept.first.get_attribute("id") == "ev-1"
     assert f"{GOLD}#0" in kept.first.inner_text()
     headings = kept.first.locator("h4").all_text_contents()  # shown upper-case by CSS
-    assert headings == ["Summary", "Original text"]
+    assert headings[-2:] == ["Summary", "Original text"]
     assert kept.first.locator(".texts p").first.inner_text().strip()
-    assert page.locator("#filtered-summary").inner_text() == "Filtered out (4)"
+    # the rationale sentences of every cited card are verbatim sentences of its abstract
+    abstracts = texts_by_doc(corpus)
+    below = page.locator("#below article.card")
+    for card in [*kept.all(), *below.all()]:
+        doc = card.locator(".pid").inner_text().split("#")[0]
+        for _, sentence in quoted_sentences(card):
+            assert sentence and sentence in abstracts[doc], (doc, sentence)
+        marks = card.locator(".texts mark").all_text_contents()
+        assert set(marks) <= {t for _, t in quoted_sentences(card)}
+    # cited abstracts below tau are shown apart, each with the sentences it is cited for
+    assert page.locator("#below-box").is_visible() == (below.count() > 0)
+    if below.count():
+        assert page.locator("#below-title").inner_text().endswith("cited for their sentences")
+    for card in below.all():
+        assert "cited for its sentences" in card.locator(".status").inner_text()
+        assert quoted_sentences(card)
+    # a citation link leads to its evidence card, and its sentences to theirs
+    cite = page.locator("#citations a.cite").first
+    marker = cite.inner_text().strip("[]")
+    assert cite.get_attribute("href") == f"#ev-{marker}"
+    cite.click()
+    assert page.evaluate("location.hash") == f"#ev-{marker}"
+    assert page.locator(f"#ev-{marker}").count() == 1
+    for link in page.locator("#citations a:not(.cite)").all():
+        assert page.locator(link.get_attribute("href")).count() == 1
+    filtered = 4 - below.count()
+    assert page.locator("#filtered-summary").inner_text() == f"Filtered out ({filtered})"
     # the hostile record is among the candidates: shown as text, never run
     page.locator("#filtered-summary").click()
     hostile = page.locator("article.card", has_text="hostile#0")
@@ -174,6 +227,68 @@ def test_ask_streams_stages_and_shows_cited_evidence_safely(page, tmp_path):
     page.screenshot(path=str(tmp_path / "ask.png"), full_page=True)
     if os.environ.get("SCIERA_SCREENSHOT"):
         page.screenshot(path=os.environ["SCIERA_SCREENSHOT"], full_page=True)
+
+
+def test_verify_view_shows_the_verdict_and_each_abstracts_sentences(page, server, corpus, tmp_path):
+    page.get_by_role("link", name="Verify", exact=True).click()
+    assert page.evaluate("location.hash") == "#verify"
+    page.locator("#view-verify").wait_for()  # shown by the hashchange handler
+    assert page.locator("#view-ask").is_hidden()
+    page.wait_for_selector("#verify-corpus option", state="attached")
+    page.get_by_role("textbox", name="Claim").fill(CLAIM)
+    page.get_by_role("button", name="Verify").click()
+    page.wait_for_selector("#vstage-verified.done", timeout=600_000)
+    assert page.locator("#verify-error").is_hidden()
+    assert page.locator("#verify-stages li.done").count() == 3
+    # the page shows what the API returns (the verifier is deterministic)
+    request = urllib.request.Request(
+        server + "/v1/verify",
+        data=json.dumps({"claim": CLAIM}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=600) as r:
+        expected = json.load(r)
+    overall = page.locator("#verify-verdict")
+    assert overall.locator(".badge").inner_text() == expected["label"]
+    assert f"confidence {expected['confidence']:.2f}" in overall.inner_text()
+    for doc in [*expected["supporting"], *expected["contradicting"]]:
+        title = next(a["title"] for a in expected["abstracts"] if a["doc_id"] == doc)
+        link = overall.get_by_role("link", name=title, exact=True)
+        assert link.count() == 1
+        target = page.locator(link.get_attribute("href"))
+        assert target.locator(".pid").inner_text() == doc
+    cards = page.locator("#verify-cards article.card")
+    assert cards.count() == len(expected["abstracts"]) > 0
+    abstracts = texts_by_doc(corpus)
+    for card, want in zip(cards.all(), expected["abstracts"], strict=True):
+        assert card.locator(".pid").inner_text() == want["doc_id"]
+        assert card.locator(".title").inner_text() == want["title"]
+        assert card.locator(".badge").inner_text() == want["label"]
+        meter = card.locator("meter")
+        assert float(meter.get_attribute("value")) == pytest.approx(want["confidence"], abs=1e-6)
+        quoted = quoted_sentences(card)
+        assert quoted == [(r["index"], r["text"]) for r in want["rationales"]]
+        for _, sentence in quoted:
+            assert sentence in abstracts[want["doc_id"]]
+    assert GOLD in [a["doc_id"] for a in expected["abstracts"]]
+    hostile = cards.filter(has=page.locator(".pid", has_text=re.compile(r"^hostile$")))
+    if "hostile" in [a["doc_id"] for a in expected["abstracts"]]:
+        assert HOSTILE_TITLE in hostile.inner_text()
+        hostile.locator("summary").click()  # the passage read, with its markup as text
+        assert "onerror=" in hostile.inner_text()
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator("main script, main img").count() == 0
+    page.screenshot(path=str(tmp_path / "verify.png"), full_page=True)
+    # a failed request shows on the error line and fails its stage (Ctrl+Enter submits)
+    page.evaluate("document.getElementById('verify-corpus').append(new Option('nope', 'nope'))")
+    page.select_option("#verify-corpus", "nope")
+    page.get_by_role("textbox", name="Claim").press("Control+Enter")
+    error = page.locator("#verify-error")
+    error.wait_for()
+    assert error.inner_text().startswith("404") and "nope" in error.inner_text()
+    assert page.locator("#verify-stages li.failed").count() == 1
+    assert page.locator("#verify-box").is_hidden()
+    page.locator("#verify-corpus option[value='nope']").evaluate("o => o.remove()")
 
 
 def test_experiments_view_lists_reports_with_tables_and_plots(page):
