@@ -169,10 +169,10 @@ const LABEL_CLASS = {
   SUPPORT: "support", CONTRADICT: "contradict", "NOT ENOUGH INFO": "nei", CONFLICTING: "conflicting",
 };
 const LABEL_MEANING = {
-  SUPPORT: "The confident abstracts support the claim.",
-  CONTRADICT: "The confident abstracts contradict the claim.",
-  CONFLICTING: "Confident abstracts disagree: some support the claim, some contradict it.",
-  "NOT ENOUGH INFO": "No abstract read states whether the claim holds.",
+  SUPPORT: "The abstracts that decide support the claim.",
+  CONTRADICT: "The abstracts that decide contradict the claim.",
+  CONFLICTING: "The abstracts that decide disagree: some support the claim, some contradict it.",
+  "NOT ENOUGH INFO": "No abstract read decides whether the claim holds.",
 };
 
 function badge(label, extra) {
