@@ -1,4 +1,5 @@
-"""``sciera ingest``: read documents into a corpus directory's passage store."""
+"""``sciera ingest``: read documents (or a folder of papers) into a corpus directory's
+passage store; ``sciera corpus show`` / ``prune``: look at a document, drop removed files."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ import typer
 
 from sciera.cli.base import app
 
-_FORMATS = "beir, jsonl, csv, pubmed, openalex, scifact-sentences"
+_FORMATS = "beir, jsonl, csv, pubmed, openalex, scifact-sentences, jats"
+
+corpus_app = typer.Typer(help="Look at a corpus directory: a document's outline; prune.")
+app.add_typer(corpus_app, name="corpus")
 
 
 @app.command("ingest")
@@ -17,7 +21,8 @@ def ingest_cmd(
     path: Annotated[
         Path,
         typer.Argument(
-            help="A BEIR folder, or a .jsonl/.json/.csv/.tsv/.xml(.gz) file of documents."
+            help="A BEIR folder, a .jsonl/.json/.csv/.tsv/.xml/.nxml(.gz) file, or a "
+            "folder of papers (every file in it, each read by its own reader)."
         ),
     ],
     corpus: Annotated[
@@ -57,14 +62,33 @@ def ingest_cmd(
     last committed batch. A malformed record stops with file:record: field: problem.
     """
     from sciera.corpus import Fields, ingest
+    from sciera.corpus.library import ingest_folder
     from sciera.errors import InputError, ScieraError
 
+    fields = Fields(id=id_field, title=title_field, text=text_field)
+    folder = path.is_dir() and not (path / "corpus.jsonl").is_file()
+    if folder and (format is not None or not fields.is_default()):
+        raise ScieraError(
+            f"{path}: a folder of papers is read file by file, each by its own format; "
+            "--format and the field options apply to one file or a BEIR folder"
+        )
     try:
+        if folder:
+            many = ingest_folder(
+                path, corpus, max_words=max_words, skip_bad=skip_bad, progress=True
+            )
+            for one in many.reports:
+                if one.added or one.updated or one.skipped:
+                    typer.echo(one.summary(), err=True)
+                if one.skip_report:
+                    typer.echo(f"skipped records are listed in {one.skip_report}", err=True)
+            typer.echo(many.summary())
+            return
         report = ingest(
             path,
             corpus,
             format=format,
-            fields=Fields(id=id_field, title=title_field, text=text_field),
+            fields=fields,
             max_words=max_words,
             skip_bad=skip_bad,
             progress=True,
@@ -81,3 +105,68 @@ def ingest_cmd(
         typer.echo(f"updated documents (passages replaced): {shown}{more}", err=True)
     if report.skip_report:
         typer.echo(f"skipped records are listed in {report.skip_report}", err=True)
+
+
+@corpus_app.command("show")
+def show_cmd(
+    doc_id: Annotated[str, typer.Argument(help="Document id (a paper's DOI, PMCID, PMID ...).")],
+    corpus: Annotated[
+        Path, typer.Option("--corpus", help="Corpus directory (holds store.sqlite).")
+    ],
+    references: Annotated[
+        bool, typer.Option("--references", help="Also list the paper's references.")
+    ] = False,
+) -> None:
+    """Print a document's metadata and outline: its sections in order with their passage
+    counts (captions and tables marked), then its sentence and reference counts."""
+    from sciera.corpus import PassageStore
+    from sciera.errors import ScieraError
+
+    with PassageStore.open(corpus) as store:
+        doc = store.get_document(doc_id)
+        if doc is None:
+            raise ScieraError(f"{corpus}: no document {doc_id!r}")
+        typer.echo(f"{doc.doc_id}: {doc.title}")
+        for key, value in doc.metadata.items():
+            shown = ", ".join(value) if isinstance(value, list | tuple) else value
+            typer.echo(f"  {key}: {shown}")
+        outline = store.outline(doc_id)
+        typer.echo(f"outline ({sum(n for _, n in outline)} passages):")
+        last = None
+        for place, count in outline:
+            head = place.section or "(no section)"
+            if head != last:
+                typer.echo(f"  {head}")
+                last = head
+            what = "" if place.kind == "text" else f"[{place.kind}] "
+            where = place.subsection or ""
+            plural = "s" if count != 1 else ""
+            typer.echo(f"    {what}{where}{' ' if where else ''}{count} passage{plural}")
+        refs = store.references(doc_id)
+        sentences = store.sentence_rows([doc_id]).get(doc_id, [])
+        typer.echo(f"{len(sentences)} sentences; {len(refs)} references")
+        if references:
+            for ref in refs:
+                typer.echo(f"  [{ref.label}] {ref.text}")
+
+
+@corpus_app.command("prune")
+def prune_cmd(
+    corpus: Annotated[
+        Path, typer.Option("--corpus", help="Corpus directory (holds store.sqlite).")
+    ],
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List what would be removed; change nothing.")
+    ] = False,
+) -> None:
+    """Remove the documents of source files that were deleted, and those a changed file no
+    longer holds, with their passages, sentences and references. Rebuild the indexes
+    afterwards (`sciera index`)."""
+    from sciera.corpus.library import prune
+
+    report = prune(corpus, dry_run=dry_run)
+    for source in report.removed_files:
+        typer.echo(f"gone: {source}", err=True)
+    for doc_id in report.documents[:20]:
+        typer.echo(f"{'would remove' if dry_run else 'removed'}: {doc_id}", err=True)
+    typer.echo(("dry run: " if dry_run else "") + report.summary())

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from sciera.corpus.chunker import chunk_with_sentences
+from sciera.corpus.fulltext.chunk import chunk_paper
 from sciera.corpus.journal import JournalEntry, file_sha256
 from sciera.corpus.readers import Fields, RecordReader, detect_format, get_reader
 from sciera.corpus.store import DuplicateDocumentError, PassageStore, StoreTransaction
@@ -138,9 +139,15 @@ class _Run:
 
     def _one(self, tx: StoreTransaction, record_no: int, raw: Any) -> None:
         try:
-            doc, spans = self.reader.parse_with_sentences(self.file, record_no, raw)
+            record = self.reader.parse_record(self.file, record_no, raw)
+            doc, places = record.document, None
             try:
-                passages, sentences = chunk_with_sentences(doc, self.max_words, spans)
+                if record.layout is None:
+                    passages, sentences = chunk_with_sentences(
+                        doc, self.max_words, record.sentences
+                    )
+                else:  # a paper: passages cut inside sections, captions and tables
+                    passages, sentences, places = chunk_paper(doc, record.layout, self.max_words)
             except ValueError as exc:
                 raise InputError(self.file, record_no, "sentences", str(exc)) from exc
             try:
@@ -151,6 +158,8 @@ class _Run:
                     source=self.journal.source,
                     source_hash=self.journal.file_hash,
                     record_no=record_no,
+                    places=places,
+                    references=record.references,
                 )
             except DuplicateDocumentError as exc:
                 raise InputError(self.file, record_no, self.reader.id_field, str(exc)) from exc

@@ -14,6 +14,12 @@ search and ask keep working; reading its sentences raises a one-line
 :class:`~sciera.errors.ScieraError` asking to re-ingest. The first write upgrades it in
 place (the sentences table, and every journal entry rewound so that re-ingesting the
 same files re-reads them and fills in the sentences without changing any passage).
+
+Schema 3 added full-text papers: each passage's ``section`` (top-level heading),
+``subsection`` (the headings below it, joined by " > ") and ``kind`` (text, caption or
+table), empty for abstracts, and the ``doc_references`` table (a paper's reference list,
+never passages). A schema-2 store opens as it was and is upgraded by the first write
+(three columns with defaults and an empty table: nothing is re-read).
 Writes go through :class:`StoreTransaction`; each commit that changes anything
 also advances the store fingerprint (a hash chain in the ``meta`` table), so
 ``fingerprint()`` is one row read and changes whenever a passage is added,
@@ -26,13 +32,16 @@ import json
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from sciera.corpus import journal
 from sciera.corpus.chunker import Sentence, chunk_with_sentences
+from sciera.corpus.fulltext.model import Reference
 from sciera.corpus.transaction import (
     EMPTY_FINGERPRINT,
     PASSAGE_COLUMNS,
+    REFERENCE_COLUMNS,
     SENTENCE_COLUMNS,
     DuplicateDocumentError,
     StoreTransaction,
@@ -40,11 +49,18 @@ from sciera.corpus.transaction import (
 from sciera.errors import ScieraError
 from sciera.types import Document, Passage
 
-__all__ = ["STORE_FILE", "DuplicateDocumentError", "PassageStore", "StoreTransaction"]
+__all__ = [
+    "STORE_FILE",
+    "DuplicateDocumentError",
+    "PassagePlace",
+    "PassageStore",
+    "StoreTransaction",
+]
 
 STORE_FILE = "store.sqlite"
-SCHEMA_VERSION = "2"
-_READABLE = ("1", SCHEMA_VERSION)  # schema 1: no sentences (upgraded by the first write)
+SCHEMA_VERSION = "3"
+# schema 1: no sentences; 2: no sections or references (both upgraded by the first write)
+_READABLE = ("1", "2", SCHEMA_VERSION)
 
 _SCHEMA = (
     """
@@ -66,7 +82,10 @@ CREATE TABLE IF NOT EXISTS passages (
     doc_id TEXT NOT NULL,
     idx INTEGER NOT NULL,
     title TEXT NOT NULL,
-    text TEXT NOT NULL
+    text TEXT NOT NULL,
+    section TEXT NOT NULL DEFAULT '',
+    subsection TEXT NOT NULL DEFAULT '',
+    kind TEXT NOT NULL DEFAULT 'text'
 );
 CREATE INDEX IF NOT EXISTS passages_by_doc ON passages (doc_id);
 """
@@ -81,12 +100,49 @@ CREATE TABLE IF NOT EXISTS sentences (
     PRIMARY KEY (doc_id, idx)
 );
 """
-_UPGRADE_1_TO_2 = (
-    "ALTER TABLE documents ADD COLUMN sentence_hash TEXT",
-    _SENTENCES,
-    "UPDATE journal SET last_record = 0, complete = 0",
-    "UPDATE meta SET value = '2' WHERE key = 'schema_version'",
+_REFERENCES = """
+CREATE TABLE IF NOT EXISTS doc_references (
+    doc_id TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    label TEXT NOT NULL,
+    text TEXT NOT NULL,
+    title TEXT NOT NULL,
+    authors TEXT NOT NULL,
+    year TEXT NOT NULL,
+    journal TEXT NOT NULL,
+    doi TEXT NOT NULL,
+    pmid TEXT NOT NULL,
+    PRIMARY KEY (doc_id, idx)
+);
+"""
+_SECTION_COLUMNS = (
+    "ALTER TABLE passages ADD COLUMN section TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE passages ADD COLUMN subsection TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE passages ADD COLUMN kind TEXT NOT NULL DEFAULT 'text'",
 )
+_UPGRADES = {
+    "1": (
+        "ALTER TABLE documents ADD COLUMN sentence_hash TEXT",
+        _SENTENCES,
+        "UPDATE journal SET last_record = 0, complete = 0",
+        "UPDATE meta SET value = '2' WHERE key = 'schema_version'",
+    ),
+    "2": (
+        *_SECTION_COLUMNS,
+        _REFERENCES,
+        "UPDATE meta SET value = '3' WHERE key = 'schema_version'",
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PassagePlace:
+    """Where a passage sits in its paper: top-level ``section``, ``subsection`` (headings
+    below it joined by " > ") and ``kind`` (text, caption or table)."""
+
+    section: str
+    subsection: str
+    kind: str
 
 
 def _passage(row: tuple[str, str, int, str, str]) -> Passage:
@@ -107,7 +163,7 @@ class PassageStore:
         self._conn.execute("PRAGMA synchronous=NORMAL")
         version = self._schema_version()
         if version is None:  # a new store; an existing one is opened without writing
-            self._conn.executescript(_SCHEMA + _SENTENCES)
+            self._conn.executescript(_SCHEMA + _SENTENCES + _REFERENCES)
             self._conn.execute(
                 "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?), ('fingerprint', ?)",
                 (SCHEMA_VERSION, EMPTY_FINGERPRINT),
@@ -280,6 +336,70 @@ class PassageStore:
                 )
         return {d: (titles[d], [s.text for s in sents]) for d, sents in rows.items()}
 
+    def passage_places(self, ids: Sequence[str]) -> dict[str, PassagePlace]:
+        """Section, subsection and kind of each known passage of ``ids`` (empty section
+        for an abstract's passages and for any passage of a store from before schema 3)."""
+        if self.schema_version != SCHEMA_VERSION:
+            return {pid: PassagePlace("", "", "text") for pid in self.find_passages(ids)}
+        unique = list(dict.fromkeys(ids))
+        out: dict[str, PassagePlace] = {}
+        with self._lock:
+            for i in range(0, len(unique), 500):
+                chunk = unique[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = self._conn.execute(
+                    "SELECT passage_id, section, subsection, kind FROM passages "
+                    f"WHERE passage_id IN ({marks})",
+                    chunk,
+                ).fetchall()
+                out.update((r[0], PassagePlace(r[1], r[2], r[3])) for r in rows)
+        return out
+
+    def outline(self, doc_id: str) -> list[tuple[PassagePlace, int]]:
+        """A document's sections in reading order, each with its passage count: one row
+        per run of passages with the same section, subsection and kind."""
+        passages = self.document_passages(doc_id)
+        places = self.passage_places([p.passage_id for p in passages])
+        rows: list[tuple[PassagePlace, int]] = []
+        for p in passages:
+            place = places[p.passage_id]
+            if rows and rows[-1][0] == place:
+                rows[-1] = (place, rows[-1][1] + 1)
+            else:
+                rows.append((place, 1))
+        return rows
+
+    def references(self, doc_id: str) -> list[Reference]:
+        """A paper's reference list (empty for an abstract or a store before schema 3)."""
+        if self.schema_version != SCHEMA_VERSION:
+            return []
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT {REFERENCE_COLUMNS} FROM doc_references WHERE doc_id = ? ORDER BY idx",
+                (doc_id,),
+            ).fetchall()
+        return [
+            Reference(r[2], r[3], r[4], tuple(json.loads(r[5])), r[6], r[7], r[8], r[9])
+            for r in rows
+        ]
+
+    def sources(self) -> dict[str, list[tuple[str, str]]]:
+        """``{source file: [(doc_id, source_hash), ...]}`` of documents read from a file."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT source, doc_id, source_hash FROM documents WHERE source != '' "
+                "ORDER BY source, doc_id"
+            ).fetchall()
+        out: dict[str, list[tuple[str, str]]] = {}
+        for source, doc_id, digest in rows:
+            out.setdefault(source, []).append((doc_id, digest))
+        return out
+
+    def journal_sources(self) -> list[str]:
+        """Every source file the journal knows."""
+        with self._lock:
+            return [r[0] for r in self._conn.execute("SELECT source FROM journal ORDER BY source")]
+
     def journal_entry(self, source: str) -> journal.JournalEntry | None:
         with self._lock:
             return journal.read_entry(self._conn, source)
@@ -292,16 +412,22 @@ class PassageStore:
         return StoreTransaction(self._conn, self._lock)
 
     def upgrade(self) -> None:
-        """Bring a schema-1 store to schema 2 (a no-op on a current store): the sentences
-        table, and every journal entry rewound so that ingesting the same files again
-        reads them and fills in their sentences."""
+        """Bring an older store to the current schema (a no-op on a current store). From 1:
+        the sentences table, and every journal entry rewound so that ingesting the same
+        files again reads them and fills in their sentences. From 2: the passages' section
+        columns (empty) and the references table."""
         with self._lock:
-            if self._schema_version() != "1":
+            if self._schema_version() == SCHEMA_VERSION:
                 return
             self._conn.execute("BEGIN IMMEDIATE")
             try:
-                if self._schema_version() == "1":  # another process may have upgraded it
-                    for statement in _UPGRADE_1_TO_2:
+                # re-read inside the transaction: another process may have upgraded it
+                while (version := self._schema_version()) in _UPGRADES:
+                    columns = {r[1] for r in self._conn.execute("PRAGMA table_info(passages)")}
+                    for statement in _UPGRADES[version]:
+                        added = statement.split("ADD COLUMN ")[-1].split()[0]
+                        if statement.startswith("ALTER TABLE passages") and added in columns:
+                            continue  # a store that already has the column
                         self._conn.execute(statement)
                 self._conn.execute("COMMIT")
             except BaseException:

@@ -1,12 +1,14 @@
 """Writes to the passage store: one :class:`StoreTransaction` per batch.
 
-``put`` adds a document with its passages and sentences, replaces them when the content
+``put`` adds a document with its passages, sentences and (papers) passage sections and
+references, replaces them when the content
 hash changed, or does nothing when it did not; when only the sentence boundaries differ
 (the same text read from SciFact's sentence-split corpus, or a store from before
 sentences were kept) it replaces the sentences alone and still counts as unchanged.
 ``commit`` advances the store fingerprint (``meta.fingerprint``) in the same transaction
 whenever a passage changed: new = blake2b(old + digest of the changes). Sentences do not
-enter the fingerprint: no index reads them.
+enter the fingerprint: no index reads them. ``delete`` removes a document with everything
+it owns (``sciera corpus prune``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Literal
 
 from sciera.corpus import journal
 from sciera.corpus.chunker import Sentence, passage_sentences
+from sciera.corpus.fulltext.model import Reference, Unit
 from sciera.errors import ScieraError
 from sciera.types import Document, Passage
 
@@ -28,6 +31,7 @@ PutResult = Literal["added", "updated", "unchanged"]
 EMPTY_FINGERPRINT = hashlib.blake2b(b"sciera-store-v1", digest_size=16).hexdigest()
 PASSAGE_COLUMNS = "passage_id, doc_id, idx, title, text"
 SENTENCE_COLUMNS = "doc_id, idx, passage_id, text"
+REFERENCE_COLUMNS = "doc_id, idx, label, text, title, authors, year, journal, doi, pmid"
 
 
 class DuplicateDocumentError(ScieraError):
@@ -38,8 +42,17 @@ class DuplicateDocumentError(ScieraError):
         super().__init__(f"duplicate document id {doc_id!r} (first at record {first_record})")
 
 
-def content_hash(doc: Document, passages: Sequence[Passage]) -> str:
-    payload = [doc.title, doc.text, metadata_json(doc), [(p.passage_id, p.text) for p in passages]]
+def content_hash(
+    doc: Document, passages: Sequence[Passage], places: Sequence[Unit] | None = None
+) -> str:
+    payload: list[object] = [
+        doc.title,
+        doc.text,
+        metadata_json(doc),
+        [(p.passage_id, p.text) for p in passages],
+    ]
+    if places is not None:  # papers only: an abstract's hash is as it always was
+        payload.append([(u.section, u.subsection, u.kind) for u in places])
     return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode()).hexdigest()
 
 
@@ -93,9 +106,14 @@ class StoreTransaction:
         source: str = "",
         source_hash: str = "",
         record_no: int = 0,
+        places: Sequence[Unit] | None = None,
+        references: Sequence[Reference] = (),
     ) -> PutResult:
         """Add or replace one document with its passages and sentences; unchanged content
         is a no-op (changed sentence boundaries alone replace the sentences).
+
+        ``places`` (papers) gives each passage's layout unit: its section, subsection and
+        kind are stored with the passage; ``references`` are stored apart.
 
         ``sentences`` come from :func:`~sciera.corpus.chunker.chunk_with_sentences`; without
         them each passage's text is split on its own. With a ``source_hash``, the same
@@ -107,6 +125,8 @@ class StoreTransaction:
         if sentences is None:
             sentences = passage_sentences(passages)
         _check_sentences(doc, passages, sentences)
+        if places is not None and len(places) != len(passages):
+            raise ValueError(f"{len(places)} places for {len(passages)} passages of {doc.doc_id!r}")
         row = self._conn.execute(
             "SELECT content_hash, source, source_hash, record_no, sentence_hash FROM documents "
             "WHERE doc_id = ?",
@@ -114,7 +134,7 @@ class StoreTransaction:
         ).fetchone()
         if row is not None and source_hash and row[2] == source_hash and row[3] != record_no:
             raise DuplicateDocumentError(doc.doc_id, row[3])
-        new_hash = content_hash(doc, passages)
+        new_hash = content_hash(doc, passages, places)
         new_sentence_hash = sentence_hash(sentences)
         if row is not None and row[0] == new_hash:
             if row[4] != new_sentence_hash:
@@ -150,11 +170,19 @@ class StoreTransaction:
                 (*values, doc.doc_id),
             )
             result = "updated"
-        self._conn.executemany(
-            f"INSERT INTO passages ({PASSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?)",
-            [(p.passage_id, p.doc_id, p.index, p.title, p.text) for p in passages],
-        )
+        rows = [(p.passage_id, p.doc_id, p.index, p.title, p.text) for p in passages]
+        if places is None:
+            self._conn.executemany(
+                f"INSERT INTO passages ({PASSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?)", rows
+            )
+        else:
+            self._conn.executemany(
+                f"INSERT INTO passages ({PASSAGE_COLUMNS}, section, subsection, kind) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(*r, u.section, u.subsection, u.kind) for r, u in zip(rows, places, strict=True)],
+            )
         self._write_sentences(doc.doc_id, sentences, new_sentence_hash)
+        self._write_references(doc.doc_id, references)
         self._changes.update(f"{result}\0{doc.doc_id}\0{new_hash}\n".encode())
         self._changed = True
         return result
@@ -169,8 +197,35 @@ class StoreTransaction:
             "UPDATE documents SET sentence_hash = ? WHERE doc_id = ?", (digest, doc_id)
         )
 
+    def _write_references(self, doc_id: str, references: Sequence[Reference]) -> None:
+        self._conn.execute("DELETE FROM doc_references WHERE doc_id = ?", (doc_id,))
+        self._conn.executemany(
+            f"INSERT INTO doc_references ({REFERENCE_COLUMNS}) VALUES ({', '.join('?' * 10)})",
+            [
+                (doc_id, i, r.label, r.text, r.title, json.dumps(list(r.authors)), r.year,
+                 r.journal, r.doi, r.pmid)
+                for i, r in enumerate(references)
+            ],
+        )  # fmt: skip
+
+    def delete(self, doc_id: str) -> bool:
+        """Remove a document with its passages, sentences and references; False when the
+        store does not hold it."""
+        gone = self._conn.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,)).rowcount
+        if not gone:
+            return False
+        for table in ("passages", "sentences", "doc_references"):
+            self._conn.execute(f"DELETE FROM {table} WHERE doc_id = ?", (doc_id,))
+        self._changes.update(f"deleted\0{doc_id}\n".encode())
+        self._changed = True
+        return True
+
     def set_journal(self, entry: journal.JournalEntry) -> None:
         journal.write_entry(self._conn, entry)
+
+    def drop_journal(self, source: str) -> None:
+        """Forget a source file (it was removed)."""
+        self._conn.execute("DELETE FROM journal WHERE source = ?", (source,))
 
     def commit(self) -> None:
         if not self._open:

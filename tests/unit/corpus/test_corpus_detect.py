@@ -49,7 +49,15 @@ def test_detect_errors(tmp_path: Path) -> None:
 
 
 def test_registry_is_explicit() -> None:
-    assert set(READERS) == {"beir", "jsonl", "csv", "pubmed", "openalex", "scifact-sentences"}
+    assert set(READERS) == {
+        "beir",
+        "jsonl",
+        "csv",
+        "pubmed",
+        "openalex",
+        "scifact-sentences",
+        "jats",
+    }
     for name, cls in READERS.items():
         assert cls.name == name
         reader = get_reader(name)

@@ -238,7 +238,7 @@ def test_a_store_from_before_sentences_reads_passages_and_asks_to_reingest(
         assert "\n" not in str(err.value) and "sentence boundaries" in str(err.value)
         # the first write upgrades it; a document written before stays without sentences
         assert old.add_documents([doc("c")], source="t") == 1
-        assert old.schema_version == "2"
+        assert old.schema_version == "3"
         assert old.sentences(["c"]) == {"c": ("Title c", ["Mice died.", "Rats lived."])}
         with pytest.raises(ScieraError, match="document 'a' was ingested before"):
             old.sentences(["c", "a"])
@@ -255,5 +255,5 @@ def test_unknown_schema_is_refused(tmp_path: Path) -> None:
     conn.execute("UPDATE meta SET value = '9' WHERE key = 'schema_version'")
     conn.commit()
     conn.close()
-    with pytest.raises(ScieraError, match="store schema 9, expected 2"):
+    with pytest.raises(ScieraError, match="store schema 9, expected 3"):
         PassageStore.open(tmp_path)

@@ -9,8 +9,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sciera.corpus.readers._fields import data_suffix
-from sciera.corpus.readers.base import Fields, Reader, RecordReader, SentenceSpans
+from sciera.corpus.fulltext.jats import looks_like_jats
+from sciera.corpus.readers._fields import data_suffix, open_binary
+from sciera.corpus.readers.base import (
+    Fields,
+    ParsedRecord,
+    Reader,
+    RecordReader,
+    SentenceSpans,
+)
 from sciera.corpus.readers.beir import (
     BeirReader,
     load_beir_qrels,
@@ -19,6 +26,7 @@ from sciera.corpus.readers.beir import (
     relevant_docs,
 )
 from sciera.corpus.readers.csvfile import CsvReader
+from sciera.corpus.readers.jats import JatsReader
 from sciera.corpus.readers.jsonl import JsonlReader, iter_lines
 from sciera.corpus.readers.openalex import OpenAlexReader
 from sciera.corpus.readers.pubmed import PubmedReader
@@ -35,10 +43,12 @@ READERS: dict[str, type[RecordReader]] = {
     "pubmed": PubmedReader,
     "openalex": OpenAlexReader,
     "scifact-sentences": ScifactSentencesReader,
+    "jats": JatsReader,
 }
 
 _BY_SUFFIX = {
     ".xml": "pubmed",
+    ".nxml": "jats",
     ".json": "openalex",
     ".csv": "csv",
     ".tsv": "csv",
@@ -50,9 +60,11 @@ _BY_SUFFIX = {
 def detect_format(path: Path | str) -> str:
     """Format name for ``path``.
 
-    A folder holding corpus.jsonl is ``beir``; ``.xml[.gz]`` is ``pubmed``;
-    ``.json[.gz]`` is ``openalex``; ``.csv``/``.tsv`` is ``csv``; ``.jsonl`` /
-    ``.ndjson`` is ``jsonl``, or ``openalex`` when its first record has an
+    A folder holding corpus.jsonl is ``beir``. A file is told by its content first: a JATS
+    ``<article>`` (root element or DOCTYPE) is ``jats`` whatever its name, a
+    ``PubmedArticleSet`` is ``pubmed``. Otherwise by its name: ``.nxml[.gz]`` is ``jats``,
+    ``.xml[.gz]`` is ``pubmed``; ``.json[.gz]`` is ``openalex``; ``.csv``/``.tsv`` is
+    ``csv``; ``.jsonl`` / ``.ndjson`` is ``jsonl``, or ``openalex`` when its first record has an
     ``abstract_inverted_index``, or ``scifact-sentences`` when its first record has a
     ``doc_id`` and an ``abstract`` that is a list of sentences.
     """
@@ -61,7 +73,8 @@ def detect_format(path: Path | str) -> str:
         if (path / "corpus.jsonl").is_file():
             return "beir"
         raise ScieraError(f"{path}: cannot tell the format of a folder without corpus.jsonl")
-    name = _BY_SUFFIX.get(data_suffix(path))
+    sniffed = sniff_format(path) if path.is_file() else None
+    name = sniffed or _BY_SUFFIX.get(data_suffix(path))
     if name is None:
         raise ScieraError(
             f"{path}: cannot tell the format from the file name; pass --format "
@@ -74,6 +87,20 @@ def detect_format(path: Path | str) -> str:
         if looks_like_scifact_sentences(first):
             return "scifact-sentences"
     return name
+
+
+def sniff_format(file: Path) -> str | None:
+    """The format a file's first bytes show (JATS or PubMed XML), or None."""
+    try:
+        with open_binary(file) as handle:
+            head = handle.read(4096)
+    except (OSError, EOFError):
+        return None
+    if looks_like_jats(head):
+        return "jats"
+    if b"<PubmedArticleSet" in head or b"<!DOCTYPE PubmedArticleSet" in head:
+        return "pubmed"
+    return None
 
 
 def _first_record(file: Path) -> object:
@@ -100,8 +127,10 @@ __all__ = [
     "BeirReader",
     "CsvReader",
     "Fields",
+    "JatsReader",
     "JsonlReader",
     "OpenAlexReader",
+    "ParsedRecord",
     "PubmedReader",
     "Reader",
     "RecordReader",
@@ -113,4 +142,5 @@ __all__ = [
     "load_beir_queries",
     "load_qrels",
     "relevant_docs",
+    "sniff_format",
 ]

@@ -13,6 +13,10 @@ pairs. It works in two steps so that ingest can resume and skip bad records:
   format gives them (character spans into ``Document.text``; SciFact's sentence-split
   corpus), or None when the sentence splitter should find them (every other format).
 
+``parse_record`` returns a :class:`ParsedRecord`: the document, its sentence spans, and
+for a structured paper (JATS, PDF) its layout (section units) and reference list; ingest
+calls it. Its default wraps ``parse_with_sentences`` (no layout, no references).
+
 ``read(path)`` chains both and is what most callers want.
 """
 
@@ -23,11 +27,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
+from sciera.corpus.fulltext.model import Layout, Reference
 from sciera.errors import ScieraError
 from sciera.types import Document
 
 SentenceSpans = tuple[tuple[int, int], ...]
 """``(start, end)`` character spans of a document's sentences in ``Document.text``, in order."""
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedRecord:
+    """One record as ingest stores it: the document, its sentence spans (None: split the
+    text), and for a structured paper its layout (passages are cut inside each unit) and
+    its references (stored apart, never passages)."""
+
+    document: Document
+    sentences: SentenceSpans | None = None
+    layout: Layout | None = None
+    references: tuple[Reference, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +87,10 @@ class Reader(Protocol):
         """:meth:`parse` plus the sentence spans the format gives (None: split the text)."""
         ...
 
+    def parse_record(self, file: Path, record_no: int, raw: Any) -> ParsedRecord:
+        """The record as ingest stores it (layout and references for structured papers)."""
+        ...
+
     def read(self, path: Path) -> Iterator[tuple[int, Document]]:
         """``(record_no, Document)`` for every record; stops at the first bad one."""
         ...
@@ -98,6 +119,11 @@ class RecordReader:
     ) -> tuple[Document, SentenceSpans | None]:
         """Formats without sentence boundaries: the document, and None (split its text)."""
         return self.parse(file, record_no, raw), None
+
+    def parse_record(self, file: Path, record_no: int, raw: Any) -> ParsedRecord:
+        """Flat formats: the document and its sentence spans, no layout."""
+        doc, spans = self.parse_with_sentences(file, record_no, raw)
+        return ParsedRecord(doc, spans)
 
     def read(self, path: Path) -> Iterator[tuple[int, Document]]:
         file = self.source_file(Path(path))
