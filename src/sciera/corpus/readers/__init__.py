@@ -108,7 +108,7 @@ def _first_record(file: Path) -> object:
     for _, line in iter_lines(file):
         try:
             return json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (ValueError, RecursionError):  # bad JSON or UTF-8, too deep, too many digits
             return None
     return None
 

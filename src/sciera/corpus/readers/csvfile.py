@@ -12,14 +12,27 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from sciera.corpus.readers._fields import data_suffix, open_binary, optional_text
+from sciera.corpus.readers._fields import data_suffix, field_label, open_binary, optional_text
 from sciera.corpus.readers.base import Fields, RecordReader
 from sciera.corpus.readers.jsonl import JsonlReader
 from sciera.errors import InputError
 from sciera.types import Document
+
+
+@dataclass(frozen=True, slots=True)
+class _Unreadable:
+    """A row the csv module could not read (e.g. a field over its size limit)."""
+
+    problem: str
+
+
+def _is_utf8(value: str) -> bool:
+    """False when the value holds bytes that were not UTF-8 (decoded as lone surrogates)."""
+    return not any("\udc80" <= c <= "\udcff" for c in value)
 
 
 class CsvReader(RecordReader):
@@ -39,45 +52,65 @@ class CsvReader(RecordReader):
     def records(self, file: Path) -> Iterator[tuple[int, Any]]:
         with (
             open_binary(file) as raw,
-            io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as text,
+            # bytes that are not UTF-8 become lone surrogates, reported per record by parse
+            io.TextIOWrapper(
+                raw, encoding="utf-8-sig", errors="surrogateescape", newline=""
+            ) as text,
         ):
             rows = csv.reader(text, delimiter=self._delimiter(file))
             header: list[str] | None = None
             start = 1
-            try:
-                for row in rows:
-                    if row:
-                        if header is None:
-                            header = self._check_header(file, row)
-                        else:
-                            yield start, (header, row)
+            while True:
+                try:
+                    row = next(rows)
+                except StopIteration:
+                    return
+                except csv.Error as exc:
+                    if header is None:
+                        raise InputError(file, start, "header", f"unreadable CSV: {exc}") from exc
+                    # the reader drops the rest of the line and goes on at the next one
+                    yield start, _Unreadable(str(exc))
+                    if rows.line_num < start:  # nothing consumed: do not loop
+                        return
                     start = rows.line_num + 1
-            except csv.Error as exc:
-                raise InputError(file, start, "record", f"unreadable CSV: {exc}") from exc
-            except UnicodeDecodeError as exc:
-                raise InputError(file, start, "record", f"not valid UTF-8 ({exc.reason})") from exc
+                    continue
+                if row:
+                    if header is None:
+                        header = self._check_header(file, row)
+                    else:
+                        yield start, (header, row)
+                start = rows.line_num + 1
 
     def _check_header(self, file: Path, header: list[str]) -> list[str]:
         header = [name.strip() for name in header]
         seen: set[str] = set()
         for name in header:
+            if not _is_utf8(name):
+                raise InputError(file, 1, "header", f"not valid UTF-8: {field_label(name)!r}")
             if name in seen:
-                raise InputError(file, 1, "header", f"duplicate column {name!r}")
+                raise InputError(file, 1, "header", f"duplicate column {field_label(name)!r}")
             seen.add(name)
         for field in (self._fields.id_field, self._fields.text_field):
             if field not in seen:
-                raise InputError(
-                    file, 1, field, f"column missing from header (columns: {', '.join(header)})"
-                )
+                columns = ", ".join(field_label(name) for name in header[:20])
+                raise InputError(file, 1, field, f"column missing from header (columns: {columns})")
         return header
 
     def parse(self, file: Path, record_no: int, raw: Any) -> Document:
+        if isinstance(raw, _Unreadable):
+            raise InputError(file, record_no, "record", f"unreadable CSV: {raw.problem}")
         header, row = raw
         if len(row) != len(header):
             raise InputError(
                 file, record_no, "record", f"expected {len(header)} columns, got {len(row)}"
             )
         record = dict(zip(header, row, strict=True))
+        for name, value in record.items():
+            if not _is_utf8(value):
+                byte = next(ord(c) - 0xDC00 for c in value if "\udc80" <= c <= "\udcff")
+                raise InputError(
+                    file, record_no, field_label(name), f"not valid UTF-8 (byte 0x{byte:02x})"
+                )
         fields = self._fields
         doc_id = record[fields.id_field]
         if not doc_id.strip():

@@ -10,12 +10,18 @@ included). Records are 1-based array indexes, or line numbers for JSON lines
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from sciera.corpus.readers._fields import data_suffix, json_object, open_binary, required_id
+from sciera.corpus.readers._fields import (
+    check_unicode,
+    data_suffix,
+    json_object,
+    json_value,
+    open_binary,
+    required_id,
+)
 from sciera.corpus.readers.base import Fields, RecordReader, reject_field_overrides
 from sciera.corpus.readers.jsonl import iter_lines
 from sciera.errors import InputError
@@ -56,16 +62,12 @@ class OpenAlexReader(RecordReader):
         with open_binary(file) as handle:
             data = handle.read()
         try:
-            value = json.loads(data)
-        except UnicodeDecodeError as exc:
-            raise InputError(file, None, "record", f"not valid UTF-8 ({exc.reason})") from exc
-        except json.JSONDecodeError as exc:
-            if exc.msg == "Extra data":  # several JSON values: JSON lines in a .json file
+            value = json_value(file, None, data)
+        except InputError as exc:
+            if exc.problem.startswith("invalid JSON: Extra data"):  # JSON lines in a .json file
                 yield from iter_lines(file)
                 return
-            raise InputError(
-                file, exc.lineno, "record", f"invalid JSON: {exc.msg} (column {exc.colno})"
-            ) from exc
+            raise
         if isinstance(value, dict) and isinstance(value.get("results"), list):
             value = value["results"]
         elif isinstance(value, dict) and "id" in value:
@@ -83,6 +85,7 @@ class OpenAlexReader(RecordReader):
         if isinstance(raw, bytes):  # a JSON line
             work = json_object(file, record_no, raw)
         elif isinstance(raw, dict):
+            check_unicode(file, record_no, raw)
             work = raw
         else:
             raise InputError(
@@ -90,6 +93,8 @@ class OpenAlexReader(RecordReader):
             )
         work_id = required_id(file, record_no, work, "id")
         doc_id = work_id.removeprefix(_PREFIX)
+        if not doc_id.strip():
+            raise InputError(file, record_no, "id", f"empty after the prefix {_PREFIX}")
         title = work.get("title") or work.get("display_name") or ""
         if not isinstance(title, str):
             raise InputError(file, record_no, "title", f"not a string (got {type(title).__name__})")
