@@ -10,7 +10,7 @@ import typer
 
 from sciera.cli.base import app
 
-_FORMATS = "beir, jsonl, csv, pubmed, openalex, scifact-sentences, jats"
+_FORMATS = "beir, jsonl, csv, pubmed, openalex, scifact-sentences, jats, pdf"
 
 corpus_app = typer.Typer(help="Look at a corpus directory: a document's outline; prune.")
 app.add_typer(corpus_app, name="corpus")
@@ -21,7 +21,7 @@ def ingest_cmd(
     path: Annotated[
         Path,
         typer.Argument(
-            help="A BEIR folder, a .jsonl/.json/.csv/.tsv/.xml/.nxml(.gz) file, or a "
+            help="A BEIR folder, a .jsonl/.json/.csv/.tsv/.xml/.nxml(.gz)/.pdf file, or a "
             "folder of papers (every file in it, each read by its own reader)."
         ),
     ],

@@ -57,6 +57,7 @@ def test_registry_is_explicit() -> None:
         "openalex",
         "scifact-sentences",
         "jats",
+        "pdf",
     }
     for name, cls in READERS.items():
         assert cls.name == name

@@ -29,6 +29,7 @@ from sciera.corpus.readers.csvfile import CsvReader
 from sciera.corpus.readers.jats import JatsReader
 from sciera.corpus.readers.jsonl import JsonlReader, iter_lines
 from sciera.corpus.readers.openalex import OpenAlexReader
+from sciera.corpus.readers.pdf import PdfReader
 from sciera.corpus.readers.pubmed import PubmedReader
 from sciera.corpus.readers.scifact_sentences import (
     ScifactSentencesReader,
@@ -44,11 +45,13 @@ READERS: dict[str, type[RecordReader]] = {
     "openalex": OpenAlexReader,
     "scifact-sentences": ScifactSentencesReader,
     "jats": JatsReader,
+    "pdf": PdfReader,
 }
 
 _BY_SUFFIX = {
     ".xml": "pubmed",
     ".nxml": "jats",
+    ".pdf": "pdf",
     ".json": "openalex",
     ".csv": "csv",
     ".tsv": "csv",
@@ -60,9 +63,11 @@ _BY_SUFFIX = {
 def detect_format(path: Path | str) -> str:
     """Format name for ``path``.
 
-    A folder holding corpus.jsonl is ``beir``. A file is told by its content first: a JATS
+    A folder holding corpus.jsonl is ``beir``. A file is told by its content first: a
+    ``%PDF-`` header is ``pdf``, a JATS
     ``<article>`` (root element or DOCTYPE) is ``jats`` whatever its name, a
-    ``PubmedArticleSet`` is ``pubmed``. Otherwise by its name: ``.nxml[.gz]`` is ``jats``,
+    ``PubmedArticleSet`` is ``pubmed``. Otherwise by its name: ``.pdf`` is ``pdf``,
+    ``.nxml[.gz]`` is ``jats``,
     ``.xml[.gz]`` is ``pubmed``; ``.json[.gz]`` is ``openalex``; ``.csv``/``.tsv`` is
     ``csv``; ``.jsonl`` / ``.ndjson`` is ``jsonl``, or ``openalex`` when its first record has an
     ``abstract_inverted_index``, or ``scifact-sentences`` when its first record has a
@@ -90,12 +95,14 @@ def detect_format(path: Path | str) -> str:
 
 
 def sniff_format(file: Path) -> str | None:
-    """The format a file's first bytes show (JATS or PubMed XML), or None."""
+    """The format a file's first bytes show (PDF, JATS or PubMed XML), or None."""
     try:
         with open_binary(file) as handle:
             head = handle.read(4096)
     except (OSError, EOFError):
         return None
+    if head.lstrip()[:5] == b"%PDF-":
+        return "pdf"
     if looks_like_jats(head):
         return "jats"
     if b"<PubmedArticleSet" in head or b"<!DOCTYPE PubmedArticleSet" in head:
@@ -131,6 +138,7 @@ __all__ = [
     "JsonlReader",
     "OpenAlexReader",
     "ParsedRecord",
+    "PdfReader",
     "PubmedReader",
     "Reader",
     "RecordReader",
