@@ -142,7 +142,10 @@ def bad_records(fmt: str) -> st.SearchStrategy[Any]:
         broken = st.one_of(
             st.fixed_dictionaries({"id": ids}),
             st.fixed_dictionaries(
-                {"id": wrong_type, "abstract_inverted_index": st.just({"w": [0]})}
+                {
+                    "id": wrong_type.filter(lambda v: not _id_like(v)),
+                    "abstract_inverted_index": st.just({"w": [0]}),
+                }
             ),
             st.fixed_dictionaries(
                 {"id": ids, "abstract_inverted_index": json_values.filter(_not_index)}
