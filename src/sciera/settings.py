@@ -105,6 +105,12 @@ class RetrieveSettings(_Section):
         description="Passages each first-stage retriever returns at least: what a hybrid "
         "fuses, and what Max-P aggregates into documents (not the rerank depth).",
     )
+    sections: tuple[str, ...] = Field(
+        (),
+        description="Keep only passages of these section kinds of full-text papers "
+        "(abstract, introduction, methods, results, discussion, conclusions ...; an "
+        "abstract-only document counts as abstract). Empty: every passage.",
+    )
 
 
 class LLMSettings(_Section):

@@ -50,6 +50,7 @@ class Passage:
     index: int
     title: str
     text: str
+    section: str = ""  # a full-text paper's top-level section ("Methods"); "" for abstracts
 
     @property
     def contents(self) -> str:
@@ -175,6 +176,7 @@ class Citation:
     passage_id: str
     title: str = ""
     sentences: tuple[int, ...] = ()  # the cited abstract's rationale sentences (indices)
+    section: str = ""  # the cited passage's section in a full-text paper ("" for abstracts)
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,15 @@ def _settings(preset: str | None, overrides: dict[str, dict[str, Any]]) -> Any:
         raise ScieraError(f"invalid settings: {exc}".replace("\n", " ")) from exc
 
 
+def _sections(spec: str | None) -> tuple[str, ...] | None:
+    """``--section methods,results`` as the settings' kinds (checked: one-line error)."""
+    if spec is None:
+        return None
+    from sciera.retrieve.sections import parse_sections
+
+    return tuple(sorted(parse_sections(spec)))
+
+
 def _snippet(text: str, width: int = 90) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 3] + "..."
@@ -73,7 +82,8 @@ def _print(data: dict[str, Any], explain: bool) -> None:
         typer.echo("citations:")
         for c in data["citations"]:
             where = f" sentences {', '.join(map(str, c['sentences']))}" if c["sentences"] else ""
-            typer.echo(f"  [{c['marker']}] {c['passage_id']}{where}  {_snippet(c['title'], 70)}")
+            marker = f"{c['marker']}, {c['section']}" if c.get("section") else c["marker"]
+            typer.echo(f"  [{marker}] {c['passage_id']}{where}  {_snippet(c['title'], 70)}")
     if trace.get("dangling_citations"):
         typer.echo(f"removed {trace['dangling_citations']} citation(s) pointing nowhere")
     if data["evidence"]:
@@ -182,6 +192,14 @@ def ask(
             help="Decide yes/no questions and claims with the trained verifier (default).",
         ),
     ] = None,
+    section: Annotated[
+        str | None,
+        typer.Option(
+            "--section",
+            help="Retrieve only from these sections of full-text papers, comma-separated "
+            "(abstract, introduction, methods, results, discussion, conclusions ...).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     explain: Annotated[bool, typer.Option(help="Print the reranker's full trace.")] = False,
 ) -> None:
@@ -193,7 +211,7 @@ def ask(
     settings = _settings(
         preset,
         {
-            "retrieve": {"retriever": first_stage},
+            "retrieve": {"retriever": first_stage, "sections": _sections(section)},
             "rerank": {"depth": depth, "reranker": reranker},
             "filter": {"tau": tau, "top_k": top_k},
             "deepera": {"scorer": scorer, "scorer_model": scorer_model},

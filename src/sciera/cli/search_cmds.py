@@ -158,6 +158,7 @@ def _ranking_json(ranking: Ranking, retriever: str, unit: str) -> dict[str, Any]
                 "passage_id": item.passage_id,
                 "doc_id": item.passage.doc_id,
                 "title": item.passage.title,
+                "section": item.passage.section,
                 "text": item.passage.text,
                 "provenance": to_plain(item.provenance),
             }
@@ -189,6 +190,14 @@ def search_cmd(
     embedder: _EmbedderOpt = None,
     model: _ModelOpt = None,
     preset: _PresetOpt = None,
+    section: Annotated[
+        str | None,
+        typer.Option(
+            "--section",
+            help="Only passages of these sections of full-text papers, comma-separated "
+            "(abstract, introduction, methods, results, discussion, conclusions ...).",
+        ),
+    ] = None,
 ) -> None:
     """Search a corpus with BM25, dense or hybrid retrieval and print the top-k."""
     from sciera.errors import ScieraError, require_query
@@ -196,11 +205,16 @@ def search_cmd(
     from sciera.retrieve.open import open_retriever
 
     query = require_query(query)
+    sections = None
+    if section is not None:
+        from sciera.retrieve.sections import parse_sections
+
+        sections = tuple(sorted(parse_sections(section)))
     if unit not in ("passage", "document"):
         raise ScieraError(f"--unit must be passage or document, got {unit!r}")
     settings = _settings(
         preset,
-        retrieve={"retriever": retriever, "fusion": fusion},
+        retrieve={"retriever": retriever, "fusion": fusion, "sections": sections},
         embed={"backend": embedder, "model": model},
     )
     name = settings.retrieve.retriever
@@ -223,6 +237,8 @@ def _print_table(ranking: Ranking, name: str, unit: str) -> None:
     table.add_column("score", justify="right")
     table.add_column("passage id")
     table.add_column("title", max_width=40)
+    if any(item.passage.section for item in ranking):
+        table.add_column("section", max_width=24)
     table.add_column("snippet")
     for item in ranking:
         table.add_row(
@@ -230,6 +246,7 @@ def _print_table(ranking: Ranking, name: str, unit: str) -> None:
             f"{item.score:.4f}",
             item.passage_id,
             _snippet(item.passage.title, 80),
+            *([item.passage.section] if len(table.columns) == 6 else []),
             _snippet(item.passage.text),
         )
     console = Console()

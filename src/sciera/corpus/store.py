@@ -145,8 +145,10 @@ class PassagePlace:
     kind: str
 
 
-def _passage(row: tuple[str, str, int, str, str]) -> Passage:
-    return Passage(passage_id=row[0], doc_id=row[1], index=row[2], title=row[3], text=row[4])
+def _passage(row: tuple[str, str, int, str, str, str]) -> Passage:
+    return Passage(
+        passage_id=row[0], doc_id=row[1], index=row[2], title=row[3], text=row[4], section=row[5]
+    )
 
 
 class PassageStore:
@@ -198,6 +200,12 @@ class PassageStore:
         with self._lock:
             return int(self._conn.execute(sql).fetchone()[0])
 
+    def _columns(self) -> str:
+        """The passage columns :func:`_passage` reads (no section column before schema 3)."""
+        if self._schema_version() == SCHEMA_VERSION:
+            return f"{PASSAGE_COLUMNS}, section"
+        return f"{PASSAGE_COLUMNS}, ''"
+
     def count_documents(self) -> int:
         return self._scalar("SELECT COUNT(*) FROM documents")
 
@@ -227,7 +235,7 @@ class PassageStore:
         while True:
             with self._lock:
                 rows = self._conn.execute(
-                    f"SELECT seq, {PASSAGE_COLUMNS} FROM passages WHERE seq > ? "
+                    f"SELECT seq, {self._columns()} FROM passages WHERE seq > ? "
                     "ORDER BY seq LIMIT ?",
                     (last, batch_size),
                 ).fetchall()
@@ -246,7 +254,7 @@ class PassageStore:
                 chunk = unique[i : i + 500]
                 marks = ",".join("?" * len(chunk))
                 rows = self._conn.execute(
-                    f"SELECT {PASSAGE_COLUMNS} FROM passages WHERE passage_id IN ({marks})", chunk
+                    f"SELECT {self._columns()} FROM passages WHERE passage_id IN ({marks})", chunk
                 ).fetchall()
                 found.update((row[0], _passage(row)) for row in rows)
         return found
@@ -263,7 +271,7 @@ class PassageStore:
         """Every passage of ``doc_id`` in document order (none for an unknown id)."""
         with self._lock:
             rows = self._conn.execute(
-                f"SELECT {PASSAGE_COLUMNS} FROM passages WHERE doc_id = ? ORDER BY idx", (doc_id,)
+                f"SELECT {self._columns()} FROM passages WHERE doc_id = ? ORDER BY idx", (doc_id,)
             ).fetchall()
         return [_passage(row) for row in rows]
 

@@ -55,9 +55,7 @@ def resolve_citations(text: str, evidence: Sequence[Evidence]) -> CitedText:
 
     cleaned = _GROUP.sub(fix, text)
     cleaned = _SPACE_BEFORE_PUNCT.sub(r"\1", cleaned).strip()
-    citations = tuple(
-        Citation(n, evidence[n - 1].passage.passage_id, evidence[n - 1].passage.title) for n in used
-    )
+    citations = tuple(_citation(n, evidence[n - 1]) for n in used)
     sentences = split_sentences(cleaned) if cleaned else []
     uncited = sum(1 for s in sentences if not re.search(r"\[\d", s))
     return CitedText(cleaned, citations, tuple(dangling), uncited)
@@ -65,6 +63,10 @@ def resolve_citations(text: str, evidence: Sequence[Evidence]) -> CitedText:
 
 def cite_all(evidence: Sequence[Evidence]) -> tuple[Citation, ...]:
     """Every evidence record as a citation (a decision read over all of them)."""
-    return tuple(
-        Citation(i + 1, e.passage.passage_id, e.passage.title) for i, e in enumerate(evidence)
-    )
+    return tuple(_citation(i + 1, e) for i, e in enumerate(evidence))
+
+
+def _citation(marker: int, evidence: Evidence) -> Citation:
+    """Citation ``marker`` of one evidence record (its passage, title and section)."""
+    p = evidence.passage
+    return Citation(marker, p.passage_id, p.title, section=p.section)

@@ -75,7 +75,7 @@ def citations_of(evidence: Sequence[Evidence], markers: Sequence[int]) -> tuple[
     for n in dict.fromkeys(markers):
         e = evidence[n - 1]
         sentences = tuple(r.index for r in e.rationales)
-        out.append(Citation(n, e.passage.passage_id, e.passage.title, sentences))
+        out.append(Citation(n, e.passage.passage_id, e.passage.title, sentences, e.passage.section))
     return tuple(out)
 
 

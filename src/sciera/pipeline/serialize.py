@@ -19,6 +19,7 @@ def ranking_rows(ranking: Ranking, *, provenance: bool = False) -> list[dict[str
             "passage_id": it.passage_id,
             "doc_id": it.passage.doc_id,
             "title": it.passage.title,
+            "section": it.passage.section,
             "text": it.passage.text,
             **({"provenance": to_plain(it.provenance)} if provenance else {}),
         }
@@ -53,7 +54,8 @@ def candidate_table(
 
 
 def evidence_rows(evidence: Sequence[Evidence]) -> list[dict[str, Any]]:
-    """The evidence records, numbered as the answer's ``[n]`` markers cite them: score,
+    """The evidence records, numbered as the answer's ``[n]`` markers cite them: the
+    passage's section (full-text papers; "" for abstracts), score,
     summary, whether the filter kept it (False: below tau, cited for its rationale
     sentences), and the rationale sentences verbatim with their indices."""
     return [
@@ -61,6 +63,7 @@ def evidence_rows(evidence: Sequence[Evidence]) -> list[dict[str, Any]]:
             "n": i + 1,
             "passage_id": e.passage.passage_id,
             "title": e.passage.title,
+            "section": e.passage.section,
             "score": e.score,
             "summary": e.summary,
             "kept": e.kept,
@@ -87,6 +90,7 @@ def answer_json(answer: Answer, *, trace: bool = True) -> dict[str, Any]:
                 "marker": c.marker,
                 "passage_id": c.passage_id,
                 "title": c.title,
+                "section": c.section,
                 "sentences": list(c.sentences),
             }
             for c in answer.citations

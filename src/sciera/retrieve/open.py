@@ -125,7 +125,9 @@ def open_retriever(
     engine ``settings.index.engine`` names (embedded, or one Qdrant collection).
 
     Checks the manifest against the store fingerprint and ``settings``; a missing
-    or stale index raises :class:`~sciera.errors.StaleIndexError`. ``embedder``
+    or stale index raises :class:`~sciera.errors.StaleIndexError`. With
+    ``settings.retrieve.sections`` it returns only passages of those section kinds
+    (:class:`~sciera.retrieve.sections.SectionRetriever`). ``embedder``
     reuses an already loaded model (it must be the one the settings name).
     """
     settings = settings or load_settings()
@@ -134,7 +136,12 @@ def open_retriever(
     ctx = _Context(Path(corpus_dir), settings, embedder)
     opener = ENGINES[engine_of(ctx)][name]
     try:
-        return opener(ctx)
+        retriever = opener(ctx)
+        if settings.retrieve.sections:
+            from sciera.retrieve.sections import SectionRetriever, parse_sections
+
+            retriever = SectionRetriever(retriever, parse_sections(settings.retrieve.sections))
+        return retriever
     except BaseException:
         ctx.store.close()
         raise

@@ -192,6 +192,7 @@ def _upsert(
                 "index": p.index,
                 "title": p.title,
                 "text": p.text,
+                "section": p.section,
             },
         )
         for i, p in enumerate(batch)
@@ -257,6 +258,7 @@ def _passage(payload: dict[str, Any]) -> Passage:
         int(payload["index"]),
         payload["title"],
         payload["text"],
+        payload.get("section", ""),  # collections built before sections: none
     )
 
 

@@ -295,7 +295,7 @@ function renderAnswer(answer) {
     cites.length ? "Cited: " : "",
     ...cites.flatMap((c, i) => [
       i ? "; " : "",
-      el("a", { href: "#ev-" + c.marker, class: "cite", text: `[${c.marker}]` }),
+      el("a", { href: "#ev-" + c.marker, class: "cite", text: `[${c.marker}${c.section ? ", " + c.section : ""}]` }),
       " " + (c.title || c.passage_id),
       ...((c.sentences || []).length
         ? [" (", ...c.sentences.flatMap((s, j) => [j ? ", " : "",
@@ -320,7 +320,7 @@ function renderAnswer(answer) {
     seen.add(doc);
     const row = state.table.find((c) => c.passage_id === e.passage_id) || {};
     return card(e.passage_id, {
-      id: "ev-" + e.n, n: e.n, title: e.title, score: e.score, kept: e.kept !== false, cited: e.kept === false,
+      id: "ev-" + e.n, n: e.n, title: e.title, section: e.section, score: e.score, kept: e.kept !== false, cited: e.kept === false,
       why: row.why, summary: e.summary, rank: row.first_stage_rank, rationales: e.rationales || [],
       verdict: first ? verdicts[doc] : null,
     });
@@ -387,6 +387,8 @@ function card(passageId, info) {
   const head = el("header", {},
     info.n ? el("span", { class: "n", text: `[${info.n}]` }) : null,
     el("span", { class: "title", text: info.title || source.title || passageId }),
+    // a full-text paper's passage names its section (abstracts have none)
+    (info.section || source.section) ? el("span", { class: "section", text: info.section || source.section }) : null,
     el("span", { class: "pid", text: passageId }));
   const meter = el("div", { class: "score" },
     el("label", { for: "m-" + passageId, text: "P(relevant)" }),
