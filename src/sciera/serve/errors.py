@@ -6,12 +6,19 @@
 - :class:`~sciera.errors.ScieraError` (bad input the library caught): 400 with its message;
 - :class:`~sciera.serve.queue.QueueFull`: 503 with ``Retry-After``;
 - anything else: 500 "internal error", the traceback only in the server log.
+
+No message names a server path: a served corpus's folder becomes ``<corpus NAME>`` and any
+other absolute path its last part (:func:`public`), so a library message such as "no dense
+index for /srv/corpora/scifact; run sciera index --corpus /srv/corpora/scifact" tells the
+client what is wrong without the server's file layout.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -38,10 +45,29 @@ def one_line(text: object, limit: int = MAX_CHARS) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+# an absolute path of two or more folders (not an API route): /srv/corpora/scifact/store.sqlite
+_ABSOLUTE = re.compile(r"(?<![\w:/.~-])/(?!v1/)(?:[^\s/'\"`()<>]+/){2,}([^\s/'\"`()<>]*)")
+
+
+def public(text: object, corpora: Mapping[str, Path] | None = None) -> str:
+    """``text`` on one line without server paths: a corpus folder named ``<corpus NAME>``,
+    any other absolute path ``…/last-part``."""
+    message = str(text)
+    for name, folder in (corpora or {}).items():
+        for form in sorted({str(folder), str(Path(folder).resolve())}, key=len, reverse=True):
+            message = message.replace(form, f"<corpus {name}>")
+    return one_line(_ABSOLUTE.sub(lambda m: f"…/{m.group(1)}", message))
+
+
 def error_response(
-    status: int, message: object, headers: Mapping[str, str] | None = None
+    status: int,
+    message: object,
+    headers: Mapping[str, str] | None = None,
+    request: Request | None = None,
 ) -> JSONResponse:
-    return JSONResponse({"error": one_line(message)}, status_code=status, headers=headers)
+    resources = getattr(request.app.state, "resources", None) if request is not None else None
+    text = public(message, resources.corpora if resources is not None else None)
+    return JSONResponse({"error": text}, status_code=status, headers=headers)
 
 
 def validation_message(errors: Sequence[Mapping[str, Any]]) -> str:
@@ -64,25 +90,25 @@ def validation_message(errors: Sequence[Mapping[str, Any]]) -> str:
 
 async def _validation(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    return error_response(422, validation_message(exc.errors()))
+    return error_response(422, validation_message(exc.errors()), request=request)
 
 
 async def _http(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HTTPException)
-    return error_response(exc.status_code, exc.detail, exc.headers)
+    return error_response(exc.status_code, exc.detail, exc.headers, request)
 
 
 async def _not_found(request: Request, exc: Exception) -> JSONResponse:
-    return error_response(404, exc.args[0] if exc.args else "not found")
+    return error_response(404, exc.args[0] if exc.args else "not found", request=request)
 
 
 async def _sciera(request: Request, exc: Exception) -> JSONResponse:
-    return error_response(400, exc)
+    return error_response(400, exc, request=request)
 
 
 async def _queue_full(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, QueueFull)
-    return error_response(503, exc, {"Retry-After": str(exc.retry_after)})
+    return error_response(503, exc, {"Retry-After": str(exc.retry_after)}, request)
 
 
 async def _internal(request: Request, exc: Exception) -> JSONResponse:

@@ -18,8 +18,9 @@ caller gives a progress token.
 
 A bad call (arguments that fail validation, an unknown corpus or tool, a library error, a full
 LLM queue) is a tool error (``isError``) whose text is one line, such as ``query: must not be
-empty``; anything unexpected is ``internal error; ...`` with the traceback in the server log
-(stderr). The server keeps serving either way.
+empty``, naming no server path (a corpus folder is ``<corpus NAME>``); anything unexpected
+is ``internal error; ...`` with the traceback in the server log (stderr). The server keeps
+serving either way.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ import sciera
 from sciera.errors import ScieraError
 from sciera.serve import operations
 from sciera.serve.app import DEFAULT_QUEUE_SIZE
-from sciera.serve.errors import NotFound, one_line, validation_message
+from sciera.serve.errors import NotFound, one_line, public, validation_message
 from sciera.serve.operations import ASK_EVENTS, VERIFY_EVENTS
 from sciera.serve.queue import Cancelled, LLMGate, QueueFull, run_in_worker
 from sciera.serve.resources import LLMFactory, PipelineFactory, Resources
@@ -226,12 +227,12 @@ class ScieraMCP:
         except ValidationError as exc:
             return _error(validation_message(exc.errors()))
         except BadCall as exc:
-            return _error(one_line(exc))
+            return _error(one_line(exc))  # about the arguments: no server path
         try:
             data = await self._run[spec.name](body, ctx.session.report_progress)
             result = spec.response.model_validate(data).model_dump(mode="json")
         except (NotFound, ScieraError, QueueFull, Cancelled) as exc:
-            return _error(one_line(exc))
+            return _error(public(exc, self.resources.corpora))
         except Exception as exc:
             log.error("tool %s failed", spec.name, exc_info=exc)
             return _error(INTERNAL)

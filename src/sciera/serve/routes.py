@@ -21,7 +21,7 @@ from starlette.concurrency import run_in_threadpool
 
 from sciera.errors import ScieraError
 from sciera.serve import operations
-from sciera.serve.errors import one_line
+from sciera.serve.errors import public
 from sciera.serve.experiments import Experiments
 from sciera.serve.operations import ASK_EVENTS, VERIFY_EVENTS
 from sciera.serve.queue import Cancelled, LLMGate, QueueFull, unless_disconnected
@@ -145,7 +145,7 @@ async def _stream(
         await gate.run(job)
         return
     except (ScieraError, QueueFull, Cancelled) as exc:
-        message = one_line(exc)
+        message = public(exc, res.corpora)
     except Exception as exc:
         log.error("POST %s/%s (stream) failed", PREFIX, route, exc_info=exc)
         message = "internal error; the server log has the details"

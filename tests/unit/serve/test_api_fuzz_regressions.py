@@ -1,0 +1,41 @@
+"""Failures the API and MCP fuzz tests found, each as the minimal generated request."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+from serve_helpers import assert_one_line_error
+from test_mcp import call, error_text
+
+from sciera.serve.errors import public
+
+
+def test_an_error_names_the_corpus_not_its_folder(make_app, corpus: Path) -> None:
+    # shrunk: {"query": "0", "retriever": "dense"} on a corpus without a dense index answered
+    # 400 "no dense-... index for /tmp/.../corpus; run `sciera index --corpus /tmp/.../corpus`"
+    with TestClient(make_app()) as client:
+        r = client.post("/v1/search", json={"query": "0", "retriever": "dense"})
+    message = assert_one_line_error(r, 400)
+    assert str(corpus) not in message and "<corpus tiny>" in message, message
+
+
+def test_an_mcp_tool_error_names_the_corpus_not_its_folder(corpus: Path, settings) -> None:
+    from sciera.serve.mcp_server import ScieraMCP
+
+    server = ScieraMCP({"tiny": corpus}, settings)
+    text = error_text(call(server, "search", {"query": "0", "retriever": "dense"}))
+    assert str(corpus) not in text and "<corpus tiny>" in text, text
+
+
+def test_public_hides_folders_but_keeps_routes_and_urls() -> None:
+    corpora = {"scifact": Path("/srv/corpora/scifact")}
+    assert (
+        public("no index for /srv/corpora/scifact; see /srv/corpora/scifact/manifest.json", corpora)
+        == "no index for <corpus scifact>; see <corpus scifact>/manifest.json"
+    )
+    assert public("cannot read /home/u/.cache/sciera/llm.sqlite: locked") == (
+        "cannot read …/llm.sqlite: locked"
+    )
+    kept = "POST /v1/ask failed; see http://host/a/b/c and corpora/scifact"
+    assert public(kept) == kept
