@@ -82,6 +82,8 @@ def ingest_cmd(
                     typer.echo(one.summary(), err=True)
                 if one.skip_report:
                     typer.echo(f"skipped records are listed in {one.skip_report}", err=True)
+            for message in many.failed:
+                typer.echo(f"could not read: {message}", err=True)
             typer.echo(many.summary())
             return
         report = ingest(

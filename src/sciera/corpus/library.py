@@ -5,7 +5,9 @@ hidden files and folders skipped) with the reader its content or name calls for 
 a JATS article, PubMed XML, JSON lines ...). Files whose format cannot be told are listed
 as ignored. Each file is ingested as :func:`~sciera.corpus.ingest.ingest` does: a file
 already read to the end and unchanged (same size and modification time, or same sha256)
-is not read again; a changed file is read again and its documents updated.
+is not read again; a changed file is read again and its documents updated. PDFs are read
+first: a paper given both as PDF and as JATS XML (the same DOI, so the same document id)
+keeps the XML's text and structure.
 
 :func:`prune` drops from the store the documents whose source file is gone, and those a
 changed file no longer holds (read from an older version of a file that was read to the
@@ -27,10 +29,13 @@ from sciera.errors import ScieraError
 
 @dataclass(frozen=True, slots=True)
 class FolderReport:
-    """What one folder ingest did: a report per file read, and the files ignored."""
+    """What one folder ingest did: a report per file read, the files ignored (format
+    unknown) and, with ``skip_bad``, the files that could not be read at all (a CSV
+    without an id column, malformed XML ...) with their one-line errors."""
 
     reports: tuple[IngestReport, ...]
     ignored: tuple[str, ...]
+    failed: tuple[str, ...] = ()
 
     def summary(self) -> str:
         total = {k: sum(getattr(r, k) for r in self.reports) for k in
@@ -40,12 +45,15 @@ class FolderReport:
             f"{total['updated']} updated, {total['unchanged']} unchanged; "
             f"{total['passages']} passages; {total['skipped']} skipped; "
             f"{len(self.ignored)} files of unknown format ignored"
+            + (f"; {len(self.failed)} files could not be read" if self.failed else "")
         )
 
 
 def data_files(folder: Path) -> Iterator[Path]:
-    """Every regular file under ``folder`` in name order, hidden ones left out."""
-    for path in sorted(folder.rglob("*")):
+    """Every regular file under ``folder``, hidden ones left out: PDFs first, then the
+    others, each in name order (so that a paper given both as PDF and as XML, one document
+    by its DOI, keeps the publisher's XML)."""
+    for path in sorted(folder.rglob("*"), key=lambda p: (p.suffix.lower() != ".pdf", p)):
         rel = path.relative_to(folder)
         if any(part.startswith(".") for part in rel.parts) or not path.is_file():
             continue
@@ -61,12 +69,15 @@ def ingest_folder(
     progress: bool = False,
 ) -> FolderReport:
     """Ingest every data file under ``folder`` into ``corpus_dir`` (see the module doc).
-    A bad record stops the run (files before it are kept) unless ``skip_bad``."""
+    A bad record or an unreadable file stops the run (files before it are kept) unless
+    ``skip_bad``: then bad records are skipped and listed as for one file, and a file that
+    cannot be read at all is listed in :attr:`FolderReport.failed`."""
     folder, corpus_dir = Path(folder), Path(corpus_dir).resolve()
     if not folder.is_dir():
         raise ScieraError(f"{folder}: not a folder")
     reports: list[IngestReport] = []
     ignored: list[str] = []
+    failed: list[str] = []
     for file in data_files(folder):
         if file.resolve().is_relative_to(corpus_dir):
             continue  # the corpus directory inside the folder
@@ -75,8 +86,8 @@ def ingest_folder(
         except ScieraError:
             ignored.append(str(file))
             continue
-        reports.append(
-            ingest(
+        try:
+            report = ingest(
                 file,
                 corpus_dir,
                 format=name,
@@ -84,8 +95,13 @@ def ingest_folder(
                 skip_bad=skip_bad,
                 progress=progress,
             )
-        )
-    return FolderReport(tuple(reports), tuple(ignored))
+        except ScieraError as err:  # InputError too: a file-level problem
+            if not skip_bad:
+                raise
+            failed.append(str(err))
+            continue
+        reports.append(report)
+    return FolderReport(tuple(reports), tuple(ignored), tuple(failed))
 
 
 @dataclass(frozen=True, slots=True)

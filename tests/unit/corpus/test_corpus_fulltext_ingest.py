@@ -165,3 +165,33 @@ def test_cli_ingest_folder_and_corpus_show(tmp_path: Path, papers: Path) -> None
     assert missing.exit_code != 0
     pruned = CliRunner().invoke(group, ["corpus", "prune", "--corpus", str(corpus)])
     assert pruned.exit_code == 0 and "0 documents removed" in pruned.output
+
+
+def test_a_file_that_cannot_be_read_stops_the_folder_unless_skip_bad(
+    tmp_path: Path, papers: Path
+) -> None:
+    from sciera.errors import InputError
+
+    (papers / "MANIFEST.tsv").write_text("file\tdoi\nx.pdf\t10.1/x\n")  # no id column
+    with pytest.raises(InputError, match=r"MANIFEST\.tsv:1: id: column missing"):
+        ingest_folder(papers, tmp_path / "c")
+    report = ingest_folder(papers, tmp_path / "c", skip_bad=True)
+    assert len(report.failed) == 1 and "MANIFEST.tsv:1: id" in report.failed[0]
+    assert [r.added for r in report.reports] == [1, 1, 1]  # the papers after it are read
+    assert "1 files could not be read" in report.summary()
+
+
+def test_a_paper_as_pdf_and_xml_is_one_document_with_the_xml_text(tmp_path: Path) -> None:
+    pytest.importorskip("pypdfium2")
+    folder = tmp_path / "both"
+    folder.mkdir()
+    for name in ("elife-22661.xml", "elife-22661.pdf"):
+        shutil.copy(DATA / name, folder / name)
+    report = ingest_folder(folder, tmp_path / "c")
+    assert [(r.format, r.added, r.updated) for r in report.reports] == [
+        ("pdf", 1, 0),
+        ("jats", 0, 1),
+    ]
+    with PassageStore.open(tmp_path / "c") as store:
+        assert store.doc_ids() == ["10.7554/elife.22661"]
+        assert store.get_document("10.7554/elife.22661").metadata["format"] == "jats"
