@@ -229,6 +229,7 @@ def ingest(
         raise ScieraError(f"max_words and batch_size must be positive ({max_words}, {batch_size})")
     params = {"format": name, "fields": (fields or Fields()).as_dict(), "max_words": max_words}
     with PassageStore.open(corpus_dir, create=True) as store:
+        store.check()  # never write into a damaged file
         store.upgrade()  # a corpus from before sentences were kept: read its files again
         journal = _start_entry(store, file, params)
         skip_log = _SkipLog(corpus_dir) if skip_bad else None

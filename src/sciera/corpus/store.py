@@ -20,6 +20,11 @@ Schema 3 added full-text papers: each passage's ``section`` (top-level heading),
 table), empty for abstracts, and the ``doc_references`` table (a paper's reference list,
 never passages). A schema-2 store opens as it was and is upgraded by the first write
 (three columns with defaults and an empty table: nothing is re-read).
+A damaged file (truncated, overwritten, not SQLite) or a full disk is a one-line
+:class:`~sciera.errors.ScieraError` naming the file from whichever statement meets it
+(:mod:`sciera.corpus.sqlite_errors`); :meth:`PassageStore.check` runs SQLite's
+``integrity_check``, and ingest runs it before writing.
+
 Writes go through :class:`StoreTransaction`; each commit that changes anything
 also advances the store fingerprint (a hash chain in the ``meta`` table), so
 ``fingerprint()`` is one row read and changes whenever a passage is added,
@@ -38,6 +43,8 @@ from pathlib import Path
 from sciera.corpus import journal
 from sciera.corpus.chunker import Sentence, chunk_with_sentences
 from sciera.corpus.fulltext.model import Reference
+from sciera.corpus.sqlite_errors import connect as checked_connect
+from sciera.corpus.sqlite_errors import integrity_problem
 from sciera.corpus.transaction import (
     EMPTY_FINGERPRINT,
     PASSAGE_COLUMNS,
@@ -158,11 +165,16 @@ class PassageStore:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
-        self._conn = sqlite3.connect(
+        # a damaged file or a full disk: a one-line error naming the file, from any statement
+        self._conn = checked_connect(
             self.path, isolation_level=None, check_same_thread=False, timeout=60
         )
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
+        try:
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+        except ScieraError:
+            self._conn.close()
+            raise
         version = self._schema_version()
         if version is None:  # a new store; an existing one is opened without writing
             self._conn.executescript(_SCHEMA + _SENTENCES + _REFERENCES)
@@ -174,6 +186,16 @@ class PassageStore:
         if version not in _READABLE:
             self._conn.close()
             raise ScieraError(f"{self.path}: store schema {version}, expected {SCHEMA_VERSION}")
+
+    def check(self) -> None:
+        """Raise a one-line ScieraError naming the file when SQLite's ``integrity_check``
+        finds it damaged (ingest runs this before it writes)."""
+        problem = integrity_problem(self._conn)
+        if problem is not None:
+            raise ScieraError(
+                f"{self.path}: the file is damaged (integrity check: {problem}); restore it "
+                "from a copy, or ingest again into a new corpus folder"
+            )
 
     @classmethod
     def open(cls, corpus_dir: Path | str, create: bool = False) -> PassageStore:
@@ -282,7 +304,21 @@ class PassageStore:
             ).fetchone()
         if row is None:
             return None
-        return Document(doc_id=row[0], title=row[1], text=row[2], metadata=json.loads(row[3]))
+        return Document(doc_id=row[0], title=row[1], text=row[2], metadata=self._metadata(row))
+
+    def _metadata(self, row: tuple[str, str, str, object]) -> dict[str, object]:
+        """A document's stored metadata; a value that is not a JSON object (bytes changed in
+        a sound SQLite page, which no integrity check sees) is a one-line error."""
+        try:
+            value = json.loads(row[3])  # type: ignore[arg-type]
+        except (TypeError, ValueError, RecursionError):
+            value = None
+        if not isinstance(value, dict):
+            raise ScieraError(
+                f"{self.path}: document {row[0]!r}: the stored metadata is not a JSON object "
+                "(the file is damaged); restore it from a copy, or ingest again"
+            )
+        return value
 
     @property
     def schema_version(self) -> str:
