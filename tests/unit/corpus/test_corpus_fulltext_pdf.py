@@ -113,3 +113,21 @@ def test_bad_pdfs_are_one_line_errors_and_skippable(
     assert (report.skipped, report.added) == (1, 0)
     with PassageStore.open(tmp_path / "c") as store:
         assert store.count_documents() == 0
+
+
+def test_two_column_bmc_pdf_with_small_type_references() -> None:
+    """The reference list in small type holds the most characters: the body size comes
+    from the lines after the known headings; a paragraph goes on across the column."""
+    paper = parse_pdf((DATA / "1752-2897-4-1.pdf").read_bytes())
+    tops = [s.path[0] for s in paper.sections]
+    assert tops[:4] == ["Abstract", "Introduction", "Methods", "Conclusion"]
+    assert all(len(s.path) == 1 for s in paper.sections[:4])  # no body line taken as heading
+    intro = " ".join(b.text for b in paper.sections[1].blocks)
+    assert (
+        "pharmacologic anticoagulation with low molecular weight heparins (LMWHs) as the "
+        "primary DVT prophylactic agent [10]" in intro
+    )  # across the column break
+    assert "life-threatening" in intro  # a soft hyphen inside a merged line
+    assert paper.meta.licence == "CC BY 2.0"
+    assert len(paper.references) >= 90
+    assert paper.references[0].text.startswith("1. Kudsk KA")

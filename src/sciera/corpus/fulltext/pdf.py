@@ -1,6 +1,7 @@
 """PDF papers as a :class:`Paper`, through pypdfium2 (PDFium: offline, Apache-2.0/BSD).
 
-Pages are read one at a time (a 1,000-page file never sits in memory as text at once).
+Pages are loaded and closed one at a time, so PDFium's page objects never pile up (only
+their lines of text are kept; a 1,008-page PDF peaked at 142 MB).
 Each page's characters become lines with their font size (PDFium's loose character box,
 which is the font's height whatever the text matrix) and position. Then:
 
@@ -17,10 +18,13 @@ which is the font's height whatever the text matrix) and position. Then:
 * **references**: the lines under a "References" heading become :class:`Reference` s
   (an entry starts at a numbered label or a capitalized surname with initials).
 
-The largest line of page 1 is the title; the text after the title block and before the
-first heading is the abstract (a paper with no heading at all is one "Main text"); the DOI
-and the Creative Commons licence are read from the first page when it states them. Tables
-are not rebuilt from a PDF: their cells stay lines of text.
+The body text's size is that of the lines after known headings. The largest line of
+page 1 is the title. The text after the title block and before the first heading is the
+abstract, or front matter that is left out when an "Abstract" heading follows (a paper
+with no heading at all is one "Main text"). A paragraph broken by a column or a page goes
+on unless its last line ended a sentence. The DOI is the one the running heads or feet
+repeat (else the first on page 1); the Creative Commons licence is read from page 1 when
+it states it. Tables are not rebuilt from a PDF: their cells stay lines of text.
 
 Errors are :class:`PdfError` with a field and a one-line problem: an empty file, a file
 that is not a PDF, an encrypted one (password required), a broken or truncated one, and
@@ -33,6 +37,7 @@ import ctypes
 import re
 from collections import Counter
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 from sciera.corpus.fulltext.model import Block, Paper, PaperMeta, Reference, Section
@@ -72,6 +77,7 @@ _CAPTION = re.compile(
 )
 _DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+[^\s\"<>.,;)])")
 _CC = re.compile(r"creativecommons\.org/(licenses|publicdomain)/([a-z-]+)/(\d\.\d)", re.I)
+_SENTENCE_END = re.compile(r"[.?!:][\"'’”)\]]*\s*$")
 _KNOWN = re.compile(
     r"^(\d+\.?\s+)?(abstract|introduction|background|results|discussion|results and discussion|"
     r"(materials and |patients and )?methods|conclusions?|acknowledge?ments|references|"
@@ -196,10 +202,7 @@ def parse_pdf(data: bytes, *, fallback_title: str = "") -> Paper:
     )
     if not lines:
         raise PdfError("text", "no text left after removing running heads and page numbers")
-    body = Counter()
-    for line in lines:
-        body[line.size] += len(line.text)
-    body_size = body.most_common(1)[0][0]
+    body_size = _body_size(lines)
     first_page = [line for line in lines if line.page == 0 and len(line.text.split()) > 1]
     title_size = max(line.size for line in first_page) if first_page else 0.0
     title = " ".join(line.text for line in first_page if line.size == title_size).strip()
@@ -292,11 +295,13 @@ def parse_pdf(data: bytes, *, fallback_title: str = "") -> Paper:
             i += 1
             continue
         pitch = max(body_size * 1.5, 1.0)
+        # a new column or page goes on with the paragraph unless the last line ended one
+        moved = previous is not None and (line.page != previous.page or line.top > previous.top)
         new_paragraph = (
             previous is None
             or abs(line.size - para_size) > 0.6
-            or (line.page == previous.page and previous.bottom - line.top > 0.5 * pitch)
-            or (line.page == previous.page and line.top > previous.top)  # a new column
+            or (not moved and previous.bottom - line.top > 0.5 * pitch)
+            or (moved and bool(_SENTENCE_END.search(previous.text)))
             or bool(in_references and _REF_START.match(line.text) and paragraph)
             or bool(_CAPTION.match(line.text))
         )
@@ -308,8 +313,10 @@ def parse_pdf(data: bytes, *, fallback_title: str = "") -> Paper:
         i += 1
     end_section()
     if len(sections) > 1 and sections[0].path == ("Main text",):
-        # the text between the title block and the first heading is the abstract
-        sections[0] = Section(("Abstract",), sections[0].blocks)
+        if any(section.path[0].lower() == "abstract" for section in sections):
+            sections.pop(0)  # front matter (authors, affiliations) before "Abstract"
+        else:  # the text between the title block and the first heading is the abstract
+            sections[0] = Section(("Abstract",), sections[0].blocks)
     references = [Reference(label=str(n), text=text) for n, text in enumerate(ref_lines, 1)]
     first_text = " ".join(line.text for line in pages[0])
     return Paper(
@@ -324,6 +331,23 @@ def parse_pdf(data: bytes, *, fallback_title: str = "") -> Paper:
         source_format="pdf",
         pages=len(pages),
     )
+
+
+def _body_size(lines: list[Line]) -> float:
+    """The body text's font size: the size of the lines that follow known section
+    headings (Introduction, Methods ...), else the size holding the most characters
+    (which a long reference list in small type can be)."""
+    after: Counter[float] = Counter()
+    for line, nxt in pairwise(lines):
+        heading = line.text.strip()
+        if _KNOWN.match(heading) and "reference" not in heading.lower():
+            after[nxt.size] += 1
+    if after:
+        return after.most_common(1)[0][0]
+    chars: Counter[float] = Counter()
+    for line in lines:
+        chars[line.size] += len(line.text)
+    return chars.most_common(1)[0][0]
 
 
 def _article_doi(pages: list[list[Line]]) -> str:
