@@ -22,9 +22,10 @@ The body text's size is that of the lines after known headings. The largest line
 page 1 is the title. The text after the title block and before the first heading is the
 abstract, or front matter that is left out when an "Abstract" heading follows (a paper
 with no heading at all is one "Main text"). A paragraph broken by a column or a page goes
-on unless its last line ended a sentence. The DOI is the one the running heads or feet
-repeat (else the first on page 1); the Creative Commons licence is read from page 1 when
-it states it. Tables are not rebuilt from a PDF: their cells stay lines of text.
+on when its last line did not end a sentence and the next starts in lower case. The DOI
+is the one the running heads or feet repeat (else the first on page 1); the Creative
+Commons licence is read from page 1 when it states it. Tables are not rebuilt from a
+PDF: their cells stay lines of text.
 
 Errors are :class:`PdfError` with a field and a one-line problem: an empty file, a file
 that is not a PDF, an encrypted one (password required), a broken or truncated one, and
@@ -175,15 +176,25 @@ def _shape(text: str) -> str:
     return re.sub(r"\d+", "#", " ".join(text.split())).lower()
 
 
-def _dehyphenate(left: str, right: str) -> str:
-    """Join two lines of one paragraph, undoing a hyphen put in at the line break."""
-    if left and left[-1] in _SOFT:
-        return left[:-1] + right
-    if re.search(r"[A-Za-z]-$", left) and right[:1].islower():
-        return left[:-1] + right
-    if left.endswith("-") or left.endswith("/"):
-        return left + right
-    return f"{left} {right}"
+def join_lines(lines: list[str]) -> str:
+    """The lines of one paragraph as one text (in linear time), undoing a hyphen put in at
+    a line break: PDFium's soft hyphen, or "-" between letters before a lower-case letter;
+    a line ending in "-" or "/" otherwise joins the next without a space."""
+    parts: list[str] = []
+    for line in lines:
+        last = parts[-1] if parts else ""
+        soft = bool(last) and last[-1] in _SOFT
+        broken = bool(re.search(r"[A-Za-z]-$", last)) and line[:1].islower()
+        if not parts:
+            parts.append(line)
+        elif soft or broken:
+            parts[-1] = last[:-1]
+            parts.append(line)
+        elif last.endswith(("-", "/")):
+            parts.append(line)
+        else:
+            parts.extend((" ", line))
+    return "".join(parts)
 
 
 def parse_pdf(data: bytes, *, fallback_title: str = "") -> Paper:
@@ -237,10 +248,7 @@ def parse_pdf(data: bytes, *, fallback_title: str = "") -> Paper:
     def end_paragraph() -> None:
         nonlocal paragraph
         if paragraph:
-            text = paragraph[0]
-            for nxt in paragraph[1:]:
-                text = _dehyphenate(text, nxt)
-            text = text.replace("\x02", "").replace("\xad", "").strip()
+            text = join_lines(paragraph).replace("\x02", "").replace("\xad", "").strip()
             if in_references:
                 ref_lines.append(text)
             elif text:
@@ -301,7 +309,7 @@ def parse_pdf(data: bytes, *, fallback_title: str = "") -> Paper:
             previous is None
             or abs(line.size - para_size) > 0.6
             or (not moved and previous.bottom - line.top > 0.5 * pitch)
-            or (moved and bool(_SENTENCE_END.search(previous.text)))
+            or (moved and not _continues(previous.text, line.text))
             or bool(in_references and _REF_START.match(line.text) and paragraph)
             or bool(_CAPTION.match(line.text))
         )
@@ -331,6 +339,12 @@ def parse_pdf(data: bytes, *, fallback_title: str = "") -> Paper:
         source_format="pdf",
         pages=len(pages),
     )
+
+
+def _continues(previous: str, line: str) -> bool:
+    """Whether ``line``, at the top of a new column or page, goes on with the paragraph
+    of ``previous``: that did not end a sentence and this starts in lower case."""
+    return not _SENTENCE_END.search(previous) and line.lstrip()[:1].islower()
 
 
 def _body_size(lines: list[Line]) -> float:
