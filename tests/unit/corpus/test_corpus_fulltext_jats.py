@@ -133,6 +133,15 @@ def test_detected_by_content_whatever_the_name(tmp_path: Path) -> None:
         (b"<article><front><article-meta/>", "xml", "malformed XML"),
         (b"<PubmedArticleSet/>", "article", "root element is <PubmedArticleSet>"),
         (
+            b"<article><front><article-meta/></front><body><p>"
+            + b"<i>" * 5000
+            + b"x"
+            + b"</i>" * 5000
+            + b"</p></body></article>",
+            "xml",
+            "elements nested too deeply",
+        ),
+        (
             b"<article><front><article-meta><title-group><article-title>T</article-title>"
             b"</title-group></article-meta></front><body/></article>",
             "body",

@@ -83,16 +83,15 @@ def parse_jats(data: bytes) -> Paper:
         raise JatsError("xml", f"malformed XML at line {line}, column {column}") from exc
     if _local(root.tag) != "article":
         raise JatsError("article", f"root element is <{_local(root.tag)}>, not a JATS <article>")
-    meta = _meta(root)
-    sections = [*_abstracts(root), *_body(root), *_back(root)]
+    try:
+        meta = _meta(root)
+        sections = [*_abstracts(root), *_body(root), *_back(root)]
+        references = tuple(_references(root))
+    except RecursionError:
+        raise JatsError("xml", "elements nested too deeply to read") from None
     if not any(s.blocks for s in sections):
         raise JatsError("body", "no body text and no abstract")
-    return Paper(
-        meta=meta,
-        sections=tuple(sections),
-        references=tuple(_references(root)),
-        source_format="jats",
-    )
+    return Paper(meta=meta, sections=tuple(sections), references=references, source_format="jats")
 
 
 # -- front matter ----------------------------------------------------------------------
