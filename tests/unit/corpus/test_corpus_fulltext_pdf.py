@@ -131,3 +131,25 @@ def test_two_column_bmc_pdf_with_small_type_references() -> None:
     assert paper.meta.licence == "CC BY 2.0"
     assert len(paper.references) >= 90
     assert paper.references[0].text.startswith("1. Kudsk KA")
+
+
+def test_damaged_pdfs_give_a_paper_or_a_pdf_error() -> None:
+    """Bytes of a real PDF overwritten at random, some cut short: never another error."""
+    import random
+
+    data = (DATA / "elife-22661.pdf").read_bytes()
+    rng = random.Random(7)
+    outcomes = set()
+    for _ in range(25):
+        damaged = bytearray(data)
+        for _ in range(rng.randint(1, 200)):
+            damaged[rng.randrange(len(damaged))] = rng.randrange(256)
+        if rng.random() < 0.3:
+            damaged = damaged[: rng.randrange(len(damaged))]
+        try:
+            parse_pdf(bytes(damaged))
+            outcomes.add("paper")
+        except PdfError as err:
+            assert "\n" not in str(err)
+            outcomes.add("error")
+    assert outcomes  # both kinds usually occur; neither may be anything else

@@ -114,7 +114,10 @@ def read_lines(data: bytes) -> tuple[list[list[Line]], dict[str, str]]:
         pages = []
         rect = raw.FS_RECTF()
         for number in range(len(doc)):
-            page = doc[number]
+            try:
+                page = doc[number]
+            except pdfium.PdfiumError as exc:
+                raise PdfError("pdf", f"page {number + 1} cannot be loaded ({exc})") from exc
             try:
                 height = page.get_height()
                 textpage = page.get_textpage()
