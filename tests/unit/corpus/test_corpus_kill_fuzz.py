@@ -1,6 +1,6 @@
 """``kill -9`` at generated points of ``ingest`` and ``index``, then the same command again.
 
-Ingest runs in a child process over 2,000 documents in batches of 50 and is killed (SIGKILL)
+Ingest runs in a child process over 1,000 documents in batches of 25 and is killed (SIGKILL)
 after a generated number of committed batches plus a generated delay; the re-run must leave
 the store exactly as an uninterrupted run does (same documents, passages and fingerprint,
 journal complete). Index (BM25) is killed after a generated delay; opening a retriever then
@@ -31,7 +31,7 @@ from sciera.retrieve.build import build_indexes
 from sciera.retrieve.open import open_retriever
 from sciera.settings import load_settings
 
-N, BATCH, WORDS = 2000, 50, 20
+N, BATCH, WORDS = 1000, 25, 20
 INGEST = (
     "import sys; from sciera.corpus import ingest; "
     f"ingest(sys.argv[1], sys.argv[2], max_words={WORDS}, batch_size={BATCH})"

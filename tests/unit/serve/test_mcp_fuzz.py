@@ -165,7 +165,7 @@ def check(tool: str, result: Any, tmp: str) -> None:
     assert json.loads(result.content[0].text) == data
 
 
-@tiered(default=60, nightly=1000, calls=CALLS)
+@tiered(default=40, nightly=1000, calls=CALLS)
 def test_generated_tool_calls_are_results_or_one_line_tool_errors(
     server: ScieraMCP, tmp_path, calls: list[tuple[str, dict[str, Any], float | None]]
 ) -> None:
