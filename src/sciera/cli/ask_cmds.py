@@ -91,8 +91,10 @@ def _print(data: dict[str, Any], explain: bool) -> None:
         for e in data["evidence"]:
             text = e["summary"] or "(full passage)"
             mark = "" if e["kept"] else "  (below tau: cited for its sentences)"
+            where = f" [{e['section']}]" if e.get("section") else ""
             typer.echo(
-                f"  [{e['n']}] {e['score']:.3f}  {e['passage_id']}  {_snippet(text, 100)}{mark}"
+                f"  [{e['n']}] {e['score']:.3f}  {e['passage_id']}{where}  "
+                f"{_snippet(text, 100)}{mark}"
             )
             for r in e["rationales"]:
                 typer.echo(f'      sentence {r["index"]}: "{r["text"]}"')

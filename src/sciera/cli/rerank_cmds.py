@@ -128,7 +128,10 @@ def rerank(
 
     typer.echo(f"{name} over {first_stage} top-{settings.rerank.depth}: {len(kept)} passages")
     for it in kept:
-        typer.echo(f"{it.rank:>3}. {it.score:.3f}  {it.passage_id}  {_snippet(it.passage.title)}")
+        where = f"  [{it.passage.section}]" if it.passage.section else ""
+        typer.echo(
+            f"{it.rank:>3}. {it.score:.3f}  {it.passage_id}{where}  {_snippet(it.passage.title)}"
+        )
     if filtered:
         typer.echo(f"filtered ({len(filtered)}):")
         for d in filtered:

@@ -116,3 +116,29 @@ def test_search_cli_section_option(papers: Path) -> None:
     assert items and all(i["section"].lower() == "materials and methods" for i in items)
     bad = CliRunner().invoke(group, [*args, "--section", "nonsense"])
     assert bad.exit_code != 0
+
+
+def test_ask_prints_citations_and_evidence_with_their_section(capsys) -> None:
+    from sciera.cli.ask_cmds import _print
+
+    data = {
+        "question": "q",
+        "question_type": "factoid",
+        "text": "20 mM [1].",
+        "exact": [],
+        "insufficient": False,
+        "citations": [
+            {"marker": 1, "passage_id": "d#4", "title": "T", "section": "Methods", "sentences": []},
+            {"marker": 2, "passage_id": "a#0", "title": "U", "section": "", "sentences": []},
+        ],
+        "evidence": [
+            {"n": 1, "passage_id": "d#4", "section": "Methods", "score": 0.9, "summary": "s",
+             "kept": True, "rationales": []},
+        ],
+        "trace": {"pipeline": {}},
+    }  # fmt: skip
+    _print(data, explain=False)
+    out = capsys.readouterr().out.splitlines()
+    assert "  [1, Methods] d#4  T" in out
+    assert "  [2] a#0  U" in out  # an abstract: no section
+    assert any(line.startswith("  [1] 0.900  d#4 [Methods]  s") for line in out)
