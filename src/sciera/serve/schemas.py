@@ -35,7 +35,9 @@ Query = Annotated[
 
 
 class _Request(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict: a value of another JSON type than the schema says is refused, not coerced
+    # ({"stream": 0.0} or {"k": "5"} are 422s, as the OpenAPI schema promises)
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     corpus: str | None = Field(
         None, max_length=200, description="A served corpus name (default: the first one)."

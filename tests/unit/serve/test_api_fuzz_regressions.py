@@ -39,3 +39,17 @@ def test_public_hides_folders_but_keeps_routes_and_urls() -> None:
     )
     kept = "POST /v1/ask failed; see http://host/a/b/c and corpora/scifact"
     assert public(kept) == kept
+
+
+def test_a_value_of_another_json_type_is_refused_not_coerced(make_app) -> None:
+    # shrunk (nightly, negative): {"question": "\u00fb...", "stream": 0.0} was accepted as
+    # stream=false although the schema says boolean
+    with TestClient(make_app()) as client:
+        for route, body, field in [
+            ("/v1/ask", {"question": "x", "stream": 0.0}, "stream"),
+            ("/v1/verify", {"claim": "x", "stream": 1}, "stream"),
+            ("/v1/search", {"query": "x", "k": "5"}, "k"),
+            ("/v1/rerank", {"query": "x", "depth": 3.0}, "depth"),
+        ]:
+            message = assert_one_line_error(client.post(route, json=body), 422)
+            assert message.startswith(f"{field}: "), message
