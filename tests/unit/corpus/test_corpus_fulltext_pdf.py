@@ -40,6 +40,13 @@ def test_registered_report_sections_and_subsections() -> None:
     assert ("Materials and methods", "Sampling") in sub
     assert any(p[1].startswith("Protocol 1: assessing the effect of cimetidine") for p in sub[1:])
     assert paper.meta.doi == "10.7554/eLife.06847"
+    tables = [b for s in paper.sections for b in s.blocks if b.kind == "table"]
+    rows = tables[0].text.splitlines()  # cells told apart by the gaps between them
+    assert rows[:2] == [
+        "Reagent | Type | Manufacturer | Catalog # | Comments",
+        "PBS | Reagent | Invitrogen | 10010023",
+    ]
+    assert "Reagent Type Manufacturer" not in paper.body_text().replace("|", "")
 
 
 def test_research_article_captions_and_references() -> None:

@@ -15,6 +15,9 @@ which is the font's height whatever the text matrix) and position. Then:
   heading or a change of font size; a word hyphenated at a line break ("treat- | ment",
   or PDFium's soft hyphen) is joined again;
 * **captions**: a paragraph starting "Figure N." / "Table N:" is a caption block;
+* **tables**: a line whose characters leave two or more gaps wider than the font's
+  height is a table row; two or more such rows in a run are a table block, one line per
+  row, cells separated by " | " (as JATS tables are), labelled by a caption just before;
 * **references**: the lines under a "References" heading become :class:`Reference` s
   (an entry starts at a numbered label or a capitalized surname with initials).
 
@@ -64,6 +67,7 @@ class Line:
     bottom: float
     page: int
     height: float  # of the page
+    cells: tuple[str, ...] = ()  # a table row: three or more cells apart by wide gaps
 
     @property
     def edge(self) -> bool:
@@ -135,18 +139,23 @@ def read_lines(data: bytes) -> tuple[list[list[Line]], dict[str, str]]:
 
 
 def _page_lines(raw, textpage, rect, number: int, height: float) -> list[Line]:  # type: ignore[no-untyped-def]
+    """The page's lines; a gap wider than the font's height between two characters of a
+    line starts a new cell (marked with a tab while the line is read)."""
     lines: list[Line] = []
     chars: list[str] = []
     sizes: list[float] = []
     top = bottom = 0.0
+    right: float | None = None
 
     def flush() -> None:
-        nonlocal chars, sizes, top, bottom
-        text = " ".join("".join(chars).replace("\r", "").split(" "))
+        nonlocal chars, sizes, top, bottom, right
+        text = "".join(chars).replace("\r", "")
         if text.strip():
             size = Counter(sizes).most_common(1)[0][0] if sizes else 0.0
-            lines.append(Line(text.rstrip(), size, top, bottom, number, height))
-        chars, sizes, top, bottom = [], [], 0.0, 0.0
+            cells = tuple(c.strip() for c in text.split("\t")) if text.count("\t") >= 2 else ()
+            flat = " ".join(text.replace("\t", " ").split())
+            lines.append(Line(flat, size, top, bottom, number, height, cells))
+        chars, sizes, top, bottom, right = [], [], 0.0, 0.0, None
 
     for i in range(raw.FPDFText_CountChars(textpage)):
         char = chr(raw.FPDFText_GetUnicode(textpage, i))
@@ -156,7 +165,11 @@ def _page_lines(raw, textpage, rect, number: int, height: float) -> list[Line]: 
         if char == "\r":
             continue
         if not char.isspace() and raw.FPDFText_GetLooseCharBox(textpage, i, ctypes.byref(rect)):
-            sizes.append(round(rect.top - rect.bottom, 1))
+            size = rect.top - rect.bottom
+            if right is not None and rect.left - right > size:
+                chars.append("\t")
+            right = rect.right
+            sizes.append(round(size, 1))
             top = max(top, rect.top)
             bottom = rect.bottom if not bottom else min(bottom, rect.bottom)
         chars.append(char)
@@ -305,6 +318,18 @@ def parse_pdf(data: bytes, *, fallback_title: str = "") -> Paper:
             previous = None
             i += 1
             continue
+        if line.cells and not in_references:  # two or more rows in a run: a table
+            run = i
+            while run < len(lines) and lines[run].cells and lines[run].page == line.page:
+                run += 1
+            if run - i >= 2:
+                end_paragraph()
+                last = blocks[-1] if blocks else None
+                label = last.label if last is not None and last.kind == "caption" else ""
+                rows = (" | ".join(c for c in row.cells if c) for row in lines[i:run])
+                blocks.append(Block("table", "\n".join(rows), label))
+                previous, i = None, run
+                continue
         pitch = max(body_size * 1.5, 1.0)
         # a new column or page goes on with the paragraph unless the last line ended one
         moved = previous is not None and (line.page != previous.page or line.top > previous.top)
