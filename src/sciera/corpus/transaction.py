@@ -248,7 +248,10 @@ class StoreTransaction:
         if not self._open:
             return
         try:
-            self._conn.execute("ROLLBACK")
+            # SQLite has already rolled back after some errors (a full disk, SQLITE_FULL):
+            # a second ROLLBACK would raise and hide that error
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
         finally:
             self._finish()
 

@@ -172,3 +172,35 @@ def test_ingest_refuses_a_store_the_integrity_check_fails(pristine: Path, tmp_pa
         ingest(docs(tmp_path / "b.jsonl", 300, 5), corpus, max_words=20)
     one_line_naming(caught.value, store_file)
     assert store_file.read_bytes() == before
+
+
+def test_a_full_disk_stops_ingest_on_one_line_and_keeps_the_store_sound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store may not grow past a few pages (SQLite's max_page_count: the error a full
+    disk gives); ingest stops naming the file, whole batches stay, and a re-run finishes."""
+    import sciera.corpus.store as store_module
+    from sciera.corpus.sqlite_errors import connect
+
+    corpus = tmp_path / "corpus"
+    ingest(docs(tmp_path / "a.jsonl", 0, 100), corpus, max_words=20)
+    store_file = corpus / STORE_FILE
+
+    def cramped(path: Path, **kwargs: object) -> object:
+        conn = connect(path, **kwargs)
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        conn.execute(f"PRAGMA max_page_count = {pages + 8}")
+        return conn
+
+    big = docs(tmp_path / "b.jsonl", 100, 2000)
+    monkeypatch.setattr(store_module, "checked_connect", cramped)
+    with pytest.raises(ScieraError, match="the disk is full") as caught:
+        ingest(big, corpus, max_words=20, batch_size=50)
+    one_line_naming(caught.value, store_file)
+    monkeypatch.undo()
+    assert integrity(store_file) == "ok"
+    with PassageStore.open(corpus) as store:
+        kept = store.count_documents()
+    assert 100 <= kept < 2100 and kept % 50 == 0  # whole batches only
+    report = ingest(big, corpus, max_words=20, batch_size=50)
+    assert report.resumed_after == kept - 100 and report.added == 2100 - kept
