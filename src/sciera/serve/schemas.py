@@ -1,6 +1,8 @@
 """Request and response bodies of the HTTP API, with the limits every request is held to.
 
-Requests forbid unknown fields (a misspelt ``k`` is an error, not a silent default). The
+Requests forbid unknown fields (a misspelt ``k`` is an error, not a silent default) and take
+each value as JSON Schema reads the OpenAPI document: a boolean only as ``true``/``false``,
+an integer as a number without a fraction (``5`` or ``5.0``, never ``"5"``). The
 corpus name is checked against the served corpora by the app (an unknown one is a 404);
 everything else is checked here, so a bad request never reaches a model.
 """
@@ -9,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from sciera.rerank.registry import RERANKERS
 
@@ -27,6 +29,15 @@ def _not_blank(text: str) -> str:
     return text.strip()
 
 
+def _json_integer(value: Any) -> Any:
+    """``5.0`` is an integer to JSON Schema: take it as ``5`` (strict mode refuses floats)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+JsonInt = Annotated[int, BeforeValidator(_json_integer)]
+
 Query = Annotated[
     str,
     Field(min_length=1, max_length=MAX_QUERY_CHARS, description="Not blank."),
@@ -36,7 +47,8 @@ Query = Annotated[
 
 class _Request(BaseModel):
     # strict: a value of another JSON type than the schema says is refused, not coerced
-    # ({"stream": 0.0} or {"k": "5"} are 422s, as the OpenAPI schema promises)
+    # ({"stream": 0.0} or {"k": "5"} are 422s, as the OpenAPI schema promises; JsonInt
+    # still takes 5.0, which JSON Schema counts as an integer)
     model_config = ConfigDict(extra="forbid", strict=True)
 
     corpus: str | None = Field(
@@ -46,7 +58,7 @@ class _Request(BaseModel):
 
 class SearchRequest(_Request):
     query: Query
-    k: int = Field(10, ge=1, le=MAX_K, description="Passages to return.")
+    k: JsonInt = Field(10, ge=1, le=MAX_K, description="Passages to return.")
     retriever: RetrieverName | None = Field(
         None, description="First stage (default: the server's settings)."
     )
@@ -54,8 +66,8 @@ class SearchRequest(_Request):
 
 class RerankRequest(_Request):
     query: Query
-    k: int = Field(5, ge=1, le=MAX_K, description="Reranked passages to return.")
-    depth: int = Field(30, ge=1, le=MAX_DEPTH, description="First-stage candidates to rerank.")
+    k: JsonInt = Field(5, ge=1, le=MAX_K, description="Reranked passages to return.")
+    depth: JsonInt = Field(30, ge=1, le=MAX_DEPTH, description="First-stage candidates to rerank.")
     reranker: str | None = Field(
         None, description=f"One of {sorted(RERANKERS)} (default: the server's settings)."
     )
