@@ -18,15 +18,19 @@ from typing import Any, TypeVar
 from sciera.errors import ScieraError
 
 T = TypeVar("T")
-_IOERR, _CORRUPT, _FULL, _NOTADB = 10, 11, 13, 26
+_READONLY, _IOERR, _CORRUPT, _FULL, _NOTADB = 8, 10, 11, 13, 26
+_DAMAGE_SIGNS = ("Could not decode to UTF-8", "unsupported file format", "malformed")
 
 
-def as_error(path: Path, exc: sqlite3.Error) -> ScieraError | None:
+def as_error(path: Path, exc: sqlite3.Error | UnicodeDecodeError) -> ScieraError | None:
     """The one-line error for a damaged file or a full disk, or None for any other failure."""
     code = (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF
     detail = " ".join(str(exc).split())
-    # Python's sqlite3 reports text that is not UTF-8 (overwritten bytes) as OperationalError
-    garbled = "Could not decode to UTF-8" in detail
+    if isinstance(exc, UnicodeDecodeError):  # a PRAGMA's text answer read from junk bytes
+        code, detail = _CORRUPT, f"text that is not UTF-8: {exc.reason}"
+    # Python's sqlite3 reports text that is not UTF-8 (overwritten bytes) as OperationalError;
+    # a changed header byte gives SQLITE_ERROR "unsupported file format"
+    garbled = any(sign in detail for sign in _DAMAGE_SIGNS)
     if code in (_CORRUPT, _NOTADB) or type(exc) is sqlite3.DatabaseError or garbled:
         return ScieraError(
             f"{path}: the file is damaged ({detail}; SQLite's integrity check fails); restore "
@@ -37,6 +41,8 @@ def as_error(path: Path, exc: sqlite3.Error) -> ScieraError | None:
             f"{path}: the disk is full ({detail}); free some space and run the command again "
             "(committed batches are kept)"
         )
+    if code == _READONLY:  # file permissions, or a header byte that says "read-only format"
+        return ScieraError(f"{path}: cannot write the file ({detail}); check its permissions")
     if code == _IOERR:
         return ScieraError(f"{path}: cannot read or write the file ({detail})")
     return None
@@ -45,7 +51,7 @@ def as_error(path: Path, exc: sqlite3.Error) -> ScieraError | None:
 def _checked(path: Path, call: Callable[[], T]) -> T:
     try:
         return call()
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
         error = as_error(path, exc)
         if error is None:
             raise

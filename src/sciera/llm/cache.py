@@ -320,8 +320,9 @@ class CachedLLM:
             except sqlite3.Error:
                 conn.close()
                 raise
-        except (OSError, sqlite3.Error) as exc:
-            raise ScieraError(f"{self.path}: cannot open the LLM response cache: {exc}") from exc
+        except (OSError, sqlite3.Error, UnicodeDecodeError) as exc:  # junk in a damaged file
+            detail = " ".join(str(exc).split())
+            raise ScieraError(f"{self.path}: cannot open the LLM response cache: {detail}") from exc
         self._local.conn = conn
         with self._lock:
             self._conns.append(conn)

@@ -204,3 +204,22 @@ def test_a_full_disk_stops_ingest_on_one_line_and_keeps_the_store_sound(
     assert 100 <= kept < 2100 and kept % 50 == 0  # whole batches only
     report = ingest(big, corpus, max_words=20, batch_size=50)
     assert report.resumed_after == kept - 100 and report.added == 2100 - kept
+
+
+@pytest.mark.parametrize(
+    ("offset", "problem"),
+    [(47, "the file is damaged"), (18, "cannot write the file")],
+)
+def test_a_changed_header_byte_is_named(
+    pristine: Path, tmp_path: Path, offset: int, problem: str
+) -> None:
+    # found by the nightly run: a changed schema format number (header offset 44-47) raised
+    # sqlite3.OperationalError "unsupported file format"; a changed write version (offset
+    # 18) "attempt to write a readonly database"
+    corpus, store_file = copy_of(pristine, tmp_path)
+    data = bytearray(store_file.read_bytes())
+    data[offset] = 7
+    store_file.write_bytes(bytes(data))
+    with pytest.raises(ScieraError, match=problem) as caught:
+        ingest(docs(tmp_path / "b.jsonl", 300, 5), corpus, max_words=20)
+    one_line_naming(caught.value, store_file)
