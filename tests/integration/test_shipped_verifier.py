@@ -1,0 +1,87 @@
+"""The claim verifier sciera ships (`scifact-verifier`): present, small, carded, trained with
+the split discipline, loaded offline by its short name as the default, and measuring on its
+dev claims what its card says it measured (the weights, calibrators, inputs and policy the
+inference code reads are the ones training scored). Its quality is measured by
+benchmarks/verify_scifact.py and benchmarks/verify_pubmedqa.py (docs/benchmarks.md rows),
+not asserted here."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    from sciera.artifacts.registry import SHIPPED, VERIFIER
+
+    return SHIPPED[VERIFIER]["scifact-verifier"]
+
+
+@pytest.fixture(scope="module")
+def card(shipped):
+    return json.loads((shipped / "sciera-card.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def backends():
+    from sciera.verify.trained import TrainedSelector, TrainedVerdict
+
+    selector = TrainedSelector()  # the default name, resolved to the shipped folder
+    return selector, TrainedVerdict(network=selector.network)
+
+
+def test_shipped_verifier_files_and_card(shipped, card):
+    size = sum(f.stat().st_size for f in shipped.iterdir() if f.is_file())
+    assert size <= 50 * 2**20, f"shipped verifier is {size / 2**20:.1f} MB (limit 50)"
+    assert card["command"].startswith("sciera train verifier")
+    assert "--exclude-ssli" in card["command"]
+    excluded = {s["kind"] for s in card["splits"]["excluded"]}
+    assert "ssli" in excluded and "qrels" in excluded  # BEIR test claims and SSLI abstracts
+    assert card["heads"]["labels"] == ["SUPPORT", "CONTRADICT", "NOT ENOUGH INFO"]
+    for name in card["calibrators"].values():
+        assert (shipped / name).is_file()
+    dev, train = set(card["data"]["dev_ids"]), card["data"]["train_claims"]
+    assert dev and train and not dev & set(card["data"]["test_ids"])
+
+
+def test_the_default_verifier_is_the_shipped_one(shipped, backends):
+    from sciera.settings import Settings
+
+    selector, verdict = backends
+    assert Settings().verify.model == "scifact-verifier"
+    assert selector.network.path.resolve() == shipped.resolve()
+    assert verdict.network is selector.network  # one encoder for both heads
+    assert selector.network.rationale_calibrator is not None
+    assert selector.network.verdict_calibrator is not None
+
+
+def test_dev_claims_measure_what_the_card_says(card, backends, scifact_dir):
+    """The oracle setting (each dev claim's cited abstracts) through the inference code with
+    the card's policy gives the card's dev numbers (float16 weights on disk: within 0.03)."""
+    from sciera.datasets.claims import read_gold
+    from sciera.eval.metrics.scifact import scifact_counts
+    from sciera.train.verifier_data import load_abstracts
+    from sciera.train.verifier_eval import to_prediction
+    from sciera.verify.verifier import VerifyPolicy, verify_abstracts
+
+    selector, verdict = backends
+    policy = VerifyPolicy.from_card(card)
+    abstracts = load_abstracts(scifact_dir / "corpus_sentences.jsonl")
+    claims = {c.id: c for c in read_gold(scifact_dir / "claims_train.jsonl")}
+    dev = [claims[i] for i in card["data"]["dev_ids"]]
+    preds = []
+    for c in dev:
+        docs = [d for d in dict.fromkeys([*c.evidence, *c.cited_doc_ids]) if d in abstracts]
+        result = verify_abstracts(c.claim, [abstracts[d] for d in docs], selector, verdict, policy)
+        preds.append(to_prediction(c.id, result))
+        for v in result.verdicts:  # rationales are verbatim sentences at their indices
+            for r in v.rationales:
+                assert abstracts[v.doc_id].sentences[r.index] == r.text
+    measured = scifact_counts(dev, preds).metrics()
+    expected = card["dev"]["oracle"]
+    for key in ("abstract_label_only_f1", "sentence_selection_f1", "sentence_label_f1"):
+        assert measured[key] == pytest.approx(expected[key], abs=0.03), key
