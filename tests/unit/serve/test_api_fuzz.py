@@ -32,7 +32,7 @@ from sciera.eval.runner import run_experiment
 from sciera.serve import create_app
 from sciera.settings import load_settings
 
-EXAMPLES = 25
+EXAMPLES = 20
 NIGHTLY_EXAMPLES = 500
 KEY = "fuzz-key"
 

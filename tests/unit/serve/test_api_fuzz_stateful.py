@@ -121,7 +121,7 @@ def machine(corpus: Path, home: Path) -> type[RuleBasedStateMachine]:
 
 @pytest.mark.parametrize(
     ("examples", "steps"),
-    [(8, 10), pytest.param(200, 30, marks=pytest.mark.nightly, id="nightly")],
+    [(5, 10), pytest.param(200, 30, marks=pytest.mark.nightly, id="nightly")],
 )
 def test_generated_call_sequences_keep_the_server_consistent(
     corpus: Path, tmp_path: Path, registered: None, examples: int, steps: int
@@ -131,7 +131,7 @@ def test_generated_call_sequences_keep_the_server_consistent(
         max_examples=examples,
         stateful_step_count=steps,
         deadline=None,
-        derandomize=examples == 8,
+        derandomize=examples == 5,
         suppress_health_check=list(HealthCheck),
     )
     sequences.TestCase().runTest()
