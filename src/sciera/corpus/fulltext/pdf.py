@@ -1,7 +1,7 @@
 """PDF papers as a :class:`Paper`, through pypdfium2 (PDFium: offline, Apache-2.0/BSD).
 
 Pages are loaded and closed one at a time, so PDFium's page objects never pile up (only
-their lines of text are kept; a 1,008-page PDF peaked at 142 MB).
+their lines of text are kept; a 1,008-page PDF peaked at 149 MB).
 Each page's characters become lines with their font size (PDFium's loose character box,
 which is the font's height whatever the text matrix) and position. Then:
 
