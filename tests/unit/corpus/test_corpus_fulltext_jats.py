@@ -124,6 +124,15 @@ def test_detected_by_content_whatever_the_name(tmp_path: Path) -> None:
     pubmed = tmp_path / "baseline.nxml"
     pubmed.write_text('<?xml version="1.0"?>\n<PubmedArticleSet></PubmedArticleSet>\n')
     assert detect_format(pubmed) == "pubmed"
+    import gzip
+
+    from sciera.corpus.readers import sniff_format
+
+    data = gzip.compress(b"<article><front/></article>" * 50)
+    broken = tmp_path / "paper.nxml.gz"  # a corrupt deflate stream: not a zlib.error
+    broken.write_bytes(data[:12] + bytes(b ^ 0xFF for b in data[12:40]) + data[40:])
+    assert sniff_format(broken) is None
+    assert detect_format(broken) == "jats"  # by name; the reader reports the damage
 
 
 @pytest.mark.parametrize(

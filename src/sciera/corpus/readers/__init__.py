@@ -7,6 +7,7 @@ builds the reader. See :mod:`sciera.corpus.readers.base` for the protocol.
 from __future__ import annotations
 
 import json
+import zlib
 from pathlib import Path
 
 from sciera.corpus.fulltext.jats import looks_like_jats
@@ -35,7 +36,7 @@ from sciera.corpus.readers.scifact_sentences import (
     ScifactSentencesReader,
     looks_like_scifact_sentences,
 )
-from sciera.errors import ScieraError
+from sciera.errors import InputError, ScieraError
 
 READERS: dict[str, type[RecordReader]] = {
     "beir": BeirReader,
@@ -99,7 +100,7 @@ def sniff_format(file: Path) -> str | None:
     try:
         with open_binary(file) as handle:
             head = handle.read(4096)
-    except (OSError, EOFError):
+    except (OSError, EOFError, zlib.error, InputError):  # the reader reports the damage
         return None
     if head.lstrip()[:5] == b"%PDF-":
         return "pdf"
