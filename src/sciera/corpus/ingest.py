@@ -9,6 +9,10 @@ read again. Documents are compared by content hash, so ingesting the same
 documents from another file adds nothing; a known id with new content replaces
 that document's passages and counts as updated.
 
+A structured paper (jats, pdf) is cut inside its layout's units
+(:func:`~sciera.corpus.fulltext.chunk.chunk_paper`): passages keep their section, and its
+references are stored apart.
+
 Each document's sentences are stored with its passages (the format's own sentence list for
 ``scifact-sentences``, the sentence splitter's for every other format), so a rationale is a
 (document, sentence index) pair: :meth:`~sciera.corpus.store.PassageStore.sentences`.
@@ -207,8 +211,9 @@ def ingest(
 ) -> IngestReport:
     """Read documents from ``path`` into the passage store of ``corpus_dir``.
 
-    ``format`` is a reader name (beir, jsonl, csv, pubmed, openalex, scifact-sentences), detected
-    from the path when omitted; ``fields`` renames the id/title/text fields of
+    ``format`` is a reader name (beir, jsonl, csv, pubmed, openalex, scifact-sentences, jats,
+    pdf), detected from the path when omitted (a folder of papers:
+    :func:`~sciera.corpus.library.ingest_folder`); ``fields`` renames the id/title/text fields of
     the beir, jsonl and csv formats; ``max_words`` defaults to
     ``Settings.corpus.max_words`` (250). ``progress`` draws a bar on stderr when
     it is a terminal. Raises :class:`InputError` at the first bad record unless
