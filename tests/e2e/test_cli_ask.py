@@ -3,9 +3,10 @@
 The corpus is the first 300 SciFact abstracts (ingested and BM25-indexed in a tmp dir);
 the claim's gold abstract (33370) is the BM25 top hit. tau 0 / top-k 1 make sure one
 passage reaches generation, so every stage runs for real (DeepEra intent and grades, full
-evidence, yes/no decision from choice probabilities). The LLM response cache lives in
-a fresh SCIERA_HOME (weights linked in), so the first run computes everything and the
-second (text output) run reads the same replies from the cache.
+evidence, yes/no decision from choice probabilities: ``--no-verify``). The LLM response cache
+lives in a fresh SCIERA_HOME (weights linked in), so the first run computes everything and
+the second (text output) run reads the same replies from the cache. The default path, where
+the shipped verifier decides, runs with ``--decision-only`` (no LLM call).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def test_sciera_ask_scifact(scifact_slice: Path, env: dict[str, str]) -> None:
     args = [sciera_exe(), "ask", CLAIM, "--corpus", str(scifact_slice), "--first-stage", "bm25"]
     # kept small for 2 CPU cores: 2 candidates, full passages, no yes/no explanation call
     args += ["--depth", "2", "--tau", "0", "--top-k", "1", "--evidence", "full"]
-    args += ["--no-explain-yesno"]
+    args += ["--no-explain-yesno", "--no-verify"]
     run = subprocess.run(
         [*args, "--json", "--explain"], capture_output=True, text=True, timeout=900, env=env
     )
@@ -56,8 +57,8 @@ def test_sciera_ask_scifact(scifact_slice: Path, env: dict[str, str]) -> None:
     assert out["text"] in {"Yes.", "No."}
     # the default scorer is the shipped cross-encoder; the intent only serves summaries,
     # and full passages have none, so no intent call was made
-    assert info["deepera"]["settings"]["scorer"] == "cross_encoder:scifact-minilm"
-    assert info["deepera"]["intent"] is None
+    assert info["rerank_trace"]["settings"]["scorer"] == "cross_encoder:scifact-minilm"
+    assert info["rerank_trace"]["intent"] is None
     assert abs(sum(out["trace"]["probs"].values()) - 1.0) < 1e-6
 
     text = subprocess.run(args, capture_output=True, text=True, timeout=600, env=env)
@@ -65,3 +66,34 @@ def test_sciera_ask_scifact(scifact_slice: Path, env: dict[str, str]) -> None:
     assert f"A: {out['text']}" in text.stdout
     assert "kept" in text.stdout and "filtered" in text.stdout
     assert f"[1] {kept[0]}" in text.stdout
+
+
+def test_sciera_ask_decides_a_claim_with_the_shipped_verifier(
+    scifact_slice: Path, env: dict[str, str]
+) -> None:
+    from sciera.corpus.store import PassageStore
+
+    args = [sciera_exe(), "ask", CLAIM, "--corpus", str(scifact_slice), "--first-stage", "bm25"]
+    run = subprocess.run(
+        [*args, "--decision-only", "--json"], capture_output=True, text=True, timeout=600, env=env
+    )
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    verdict = out["trace"]["verification"]
+    label = verdict["label"]
+    decision = {"SUPPORT": "yes", "CONTRADICT": "no"}.get(label, "maybe")
+    assert out["question_type"] == "yesno" and out["exact"] == [decision]
+    assert out["text"].startswith(decision.capitalize())
+    # the evidence quotes rationale sentences verbatim from the stored abstracts, and each
+    # citation names the sentences of its evidence record
+    assert out["evidence"], "the verifier read the top abstracts: they are cited"
+    with PassageStore.open(scifact_slice) as store:
+        for e in out["evidence"]:
+            doc = e["passage_id"].partition("#")[0]
+            _, stored = store.sentences([doc])[doc]
+            for r in e["rationales"]:
+                assert r["doc_id"] == doc and stored[r["index"]] == r["text"]
+        by_passage = {e["passage_id"]: e for e in out["evidence"]}
+        for c in out["citations"]:
+            quoted = {r["index"] for r in by_passage[c["passage_id"]]["rationales"]}
+            assert set(c["sentences"]) <= quoted

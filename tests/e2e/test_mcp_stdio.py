@@ -1,6 +1,6 @@
 """`sciera mcp` end to end: a real MCP client session of the SDK over stdio, spawning
 `sciera mcp --corpus DIR` as a subprocess on a real SciFact slice (the first 300 abstracts,
-BM25 only, so no model is loaded)."""
+BM25 first stage); the verify tool reads the shipped cross-encoder and verifier, no LLM."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def test_a_client_session_over_stdio_searches_reranks_and_gets_one_line_errors(
     log_path = tmp_path / "mcp.log"
 
     async def main() -> dict[str, Any]:
-        with log_path.open("w") as errlog, anyio.fail_after(180):
+        with log_path.open("w") as errlog, anyio.fail_after(300):
             async with Client(stdio_client(params, errlog=errlog)) as client:
                 return {
                     "info": client.server_info,
@@ -58,6 +58,7 @@ def test_a_client_session_over_stdio_searches_reranks_and_gets_one_line_errors(
                     ),
                     "unknown": await client.call_tool("search", {"query": CLAIM, "corpus": "nf"}),
                     "after": await client.call_tool("search", {"query": CLAIM, "k": 1}),
+                    "verify": await client.call_tool("verify", {"claim": CLAIM}),
                 }
 
     try:
@@ -69,7 +70,7 @@ def test_a_client_session_over_stdio_searches_reranks_and_gets_one_line_errors(
 
     assert got["info"].name == "sciera"
     tools = {t.name: t for t in got["tools"]}
-    assert list(tools) == ["search", "rerank", "ask"]
+    assert list(tools) == ["search", "rerank", "ask", "verify"]
     query = tools["search"].input_schema["properties"]["query"]
     assert query["maxLength"] == MAX_QUERY_CHARS and query["minLength"] == 1
 
@@ -95,3 +96,10 @@ def test_a_client_session_over_stdio_searches_reranks_and_gets_one_line_errors(
         assert result.is_error and len(result.content) == 1, name
         assert result.content[0].text == expected
     assert got["after"].structured_content["items"][0]["doc_id"] == GOLD  # still serving
+
+    verify = got["verify"]
+    assert not verify.is_error, verify.content
+    v = verify.structured_content
+    assert v["label"] in {"SUPPORT", "CONTRADICT", "NOT ENOUGH INFO", "CONFLICTING"}
+    assert GOLD in {a["doc_id"] for a in v["abstracts"]}  # the top abstracts were read
+    assert all(r["text"] for a in v["abstracts"] for r in a["rationales"])

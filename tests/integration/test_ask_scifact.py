@@ -1,5 +1,6 @@
 """`sciera.ask` through the Python API with the real 1.5B model on a real SciFact slice,
-with EviOmni rational evidence (DeepEra reranks without filtering: tau 0, top-k 2)."""
+with EviOmni rational evidence (DeepEra reranks without filtering: tau 0, top-k 2) and the
+LLM's own yes/no decision (the verifier off: tests/e2e/test_cli_ask.py covers its decisions)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ def test_ask_with_rational_evidence(corpus: Path, llm_1p5b, tmp_path: Path) -> N
         retrieve={"retriever": "bm25"},
         rerank={"depth": 2},
         filter={"top_k": 2, "tau": 0.0},
+        verify={"enabled": False},
         answer={"evidence": "rational", "passage_words": 120, "refuse_on_insufficient": False},
     )
     assert isinstance(a, Answer) and a.question_type == "yesno"

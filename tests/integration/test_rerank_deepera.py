@@ -37,11 +37,17 @@ def _ranking(query: str, passages: list[Passage]) -> Ranking:
 
 
 def test_scifact_claims_gold_above_unrelated(llm_1p5b, scifact_dir):
+    """DeepEra's steps as the pipeline runs them: the agent grades every candidate, the
+    filter stage keeps the best (tau 0, top_k 1), the deepera evidence extractor summarizes
+    what is kept."""
+    from sciera.evidence.deepera import DeepEraExtractor
+    from sciera.filter import ThresholdFilter
+
     queries, docs = _scifact(scifact_dir)
     for qid, gold in CLAIMS.items():
         other = next(d for d in CLAIMS.values() if d != gold)
         # the gold abstract starts at rank 2 behind another claim's gold abstract
-        agent = DeepEraReranker(llm_1p5b, tau=0.0, top_k=1, use_summary=qid == "14", max_words=150)
+        agent = DeepEraReranker(llm_1p5b, tau=0.0, top_k=1, max_words=150)
         ranked, trace = agent.rerank_with_trace(
             queries[qid], _ranking(queries[qid], [docs[other], docs[gold]])
         )
@@ -50,12 +56,16 @@ def test_scifact_claims_gold_above_unrelated(llm_1p5b, scifact_dir):
         scores = {p.passage_id: p.score for p in trace.passages}
         assert all(0.0 <= s <= 1.0 for s in scores.values())
         assert scores[f"{gold}#0"] > scores[f"{other}#0"], trace.to_json()
-        assert ranked.passage_ids == [f"{gold}#0"]
-        assert trace.passages[1].filter_reason == "beyond top_k=1"
+        assert ranked.calibrated and ranked.passage_ids == [f"{gold}#0", f"{other}#0"]
+        kept, decisions = ThresholdFilter(0.0, 1).apply(ranked)
+        assert kept.passage_ids == [f"{gold}#0"]
+        assert [d["kept"] for d in decisions["decisions"]] == [True, False]
         if qid == "14":  # summary: short, attached, original text intact
-            summary = ranked.items[0].provenance["deepera"]["summary"]
+            result = DeepEraExtractor(llm_1p5b, max_words=150).extract(queries[qid], kept)
+            summary = result.evidence[0].summary
             assert 0 < len(summary.split()) < 80, summary
-            assert ranked.items[0].passage == docs[gold]
+            assert result.evidence[0].passage == docs[gold]
+            assert result.trace["intent"]["intent"] == trace.intent.intent  # read, not asked
 
 
 QUESTION = "What vitamin deficiency causes scurvy?"
@@ -76,7 +86,7 @@ INJECTIONS = [
 def test_injected_instructions_do_not_outrank_a_relevant_passage(llm_1p5b):
     passages = [Passage(f"inj{i}#0", f"inj{i}", 0, "", t) for i, t in enumerate(INJECTIONS)]
     passages.append(Passage("gold#0", "gold", 0, "", RELEVANT))  # the relevant one comes last
-    agent = DeepEraReranker(llm_1p5b, tau=0.0, top_k=None, use_intent=False, use_summary=False)
+    agent = DeepEraReranker(llm_1p5b, tau=0.0, top_k=None, use_intent=False)
     ranked, trace = agent.rerank_with_trace(QUESTION, _ranking(QUESTION, passages))
     assert ranked.passage_ids[0] == "gold#0", trace.to_json()
 
