@@ -5,7 +5,8 @@ The file is the one record (:class:`~sciera.corpus.readers.paper.PaperReader`). 
 (:func:`~sciera.corpus.fulltext.jats.parse_jats`) becomes one document whose id is the DOI
 (lower-cased), else the PMCID, else the PMID, else the file name without its suffix; its
 metadata holds title, authors, year, journal, DOI, PMID, PMCID and licence where the file
-states them, and its layout keeps the sections, captions and tables apart. References are returned apart from the text.
+states them, and its layout keeps the sections, captions and tables apart. References are
+returned apart from the text.
 """
 
 from __future__ import annotations
