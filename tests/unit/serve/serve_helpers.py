@@ -1,5 +1,6 @@
-"""Shared by the HTTP API tests: the tiny corpus's documents, the scripted LLM, and the
-check that an error body is one line of JSON."""
+"""Shared by the HTTP API tests: the tiny corpus's documents, the scripted LLM, the
+settings and LLM the generated-request tests serve with, and the check that an error body
+is one line of JSON."""
 
 from __future__ import annotations
 
@@ -55,3 +56,24 @@ def assert_one_line_error(response, status: int) -> str:
     assert list(body) == ["error"] and isinstance(body["error"], str) and body["error"]
     assert "\n" not in body["error"] and "Traceback" not in response.text
     return body["error"]
+
+
+def fuzz_settings(home):
+    """The settings the generated-request tests (HTTP, stateful HTTP, MCP) serve the tiny
+    corpus with: BM25, DeepEra over 3 candidates, the stand-in verifier on 2 abstracts."""
+    from sciera.settings import load_settings
+
+    return load_settings(
+        home=home,
+        retrieve={"retriever": "bm25"},
+        rerank={"depth": 3},
+        filter={"top_k": 2, "tau": 0.8},
+        answer={"evidence": "deepera"},
+        verify={"selector": "overlap", "verdict": "keyword", "abstracts": 2},
+    )
+
+
+def fuzz_llm():
+    """The tiny corpus's rules, and for any other prompt (a question type or passage the
+    rules do not know) a reply that is neither the JSON nor the choice asked for."""
+    return scripted().on(lambda prompt: True, "I cannot tell.", probs={"maybe": 1.0})

@@ -23,14 +23,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis import GenerationMode
 from schemathesis.specs.openapi.checks import positive_data_acceptance
-from serve_helpers import scripted
+from serve_helpers import fuzz_llm, fuzz_settings
 from test_experiments import ssli_file
 
 from sciera.eval.experiment import parse_experiment
 from sciera.eval.report import write_report
 from sciera.eval.runner import run_experiment
 from sciera.serve import create_app
-from sciera.settings import load_settings
 
 EXAMPLES = 20
 NIGHTLY_EXAMPLES = 500
@@ -64,17 +63,7 @@ def experiments(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def build_app(corpus: Path, home: Path, experiments: Path, api_key: str | None) -> Any:
-    settings = load_settings(
-        home=home,
-        retrieve={"retriever": "bm25"},
-        rerank={"depth": 3},
-        filter={"top_k": 2, "tau": 0.8},
-        answer={"evidence": "deepera"},
-        verify={"selector": "overlap", "verdict": "keyword", "abstracts": 2},
-    )
-    # the tiny corpus's rules, and for any other prompt a reply that is neither the JSON
-    # nor the choice asked for
-    llm = scripted().on(lambda prompt: True, "I cannot tell.", probs={"maybe": 1.0})
+    settings, llm = fuzz_settings(home), fuzz_llm()
     return create_app(
         {"tiny": corpus},
         settings,

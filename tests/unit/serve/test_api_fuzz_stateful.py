@@ -19,25 +19,16 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
-from serve_helpers import scripted
+from serve_helpers import fuzz_llm, fuzz_settings
 
 from sciera.serve import create_app
-from sciera.settings import load_settings
 
 STATUSES = {200, 400, 404, 422, 503}
 QUERY = st.text(min_size=1, max_size=40).filter(lambda s: s.strip() != "")
 
 
 def machine(corpus: Path, home: Path) -> type[RuleBasedStateMachine]:
-    settings = load_settings(
-        home=home,
-        retrieve={"retriever": "bm25"},
-        rerank={"depth": 3},
-        filter={"top_k": 2, "tau": 0.8},
-        answer={"evidence": "deepera"},
-        verify={"selector": "overlap", "verdict": "keyword", "abstracts": 2},
-    )
-    llm = scripted().on(lambda prompt: True, "I cannot tell.", probs={"maybe": 1.0})
+    settings, llm = fuzz_settings(home), fuzz_llm()
     app = create_app(
         {"tiny": corpus}, settings, llm_factory=lambda s: llm, static_dir=home / "no-static"
     )

@@ -20,11 +20,10 @@ import anyio
 import pytest
 from hypothesis import strategies as st
 from mcp import Client
-from serve_helpers import Q, scripted
+from serve_helpers import Q, fuzz_llm, fuzz_settings
 
 from fuzz_tiers import tiered
 from sciera.serve.mcp_server import INTERNAL, TOOLS, ScieraMCP
-from sciera.settings import load_settings
 
 MODEL_FREE_RERANKERS = ["bm25", "deepera", "llm_graded", "llm_pointwise", "llm_listwise"]
 ODD_TEXT = st.sampled_from(
@@ -135,18 +134,8 @@ CALLS = st.lists(
 
 @pytest.fixture
 def server(corpus, tmp_path, registered) -> ScieraMCP:
-    settings = load_settings(
-        home=tmp_path,
-        retrieve={"retriever": "bm25"},
-        rerank={"depth": 3},
-        filter={"top_k": 2, "tau": 0.8},
-        answer={"evidence": "deepera"},
-        verify={"selector": "overlap", "verdict": "keyword", "abstracts": 2},
-    )
-    # the tiny corpus's rules, and for any other prompt (a question type or passage the
-    # rules do not know) a reply that is neither the JSON nor the choice asked for
-    llm = scripted().on(lambda prompt: True, "I cannot tell.", probs={"maybe": 1.0})
-    return ScieraMCP({"tiny": corpus}, settings, llm_factory=lambda s: llm)
+    llm = fuzz_llm()
+    return ScieraMCP({"tiny": corpus}, fuzz_settings(tmp_path), llm_factory=lambda s: llm)
 
 
 def check(tool: str, result: Any, tmp: str) -> None:
