@@ -267,19 +267,22 @@ class PassageStore:
             for row in rows:
                 yield _passage(row[1:])
 
-    def find_passages(self, ids: Sequence[str]) -> dict[str, Passage]:
-        """The passages of ``ids`` the store has, by id (unknown ids are left out)."""
-        found: dict[str, Passage] = {}
+    def _select_in(self, sql: str, ids: Sequence[str]) -> list[tuple]:
+        """The rows of ``sql`` whose ``IN ({marks})`` takes the distinct ``ids``, asked in
+        chunks of 500 (SQLite's bound on parameters), in chunk order."""
         unique = list(dict.fromkeys(ids))
+        rows: list[tuple] = []
         with self._lock:
             for i in range(0, len(unique), 500):
                 chunk = unique[i : i + 500]
                 marks = ",".join("?" * len(chunk))
-                rows = self._conn.execute(
-                    f"SELECT {self._columns()} FROM passages WHERE passage_id IN ({marks})", chunk
-                ).fetchall()
-                found.update((row[0], _passage(row)) for row in rows)
-        return found
+                rows += self._conn.execute(sql.format(marks=marks), chunk).fetchall()
+        return rows
+
+    def find_passages(self, ids: Sequence[str]) -> dict[str, Passage]:
+        """The passages of ``ids`` the store has, by id (unknown ids are left out)."""
+        sql = f"SELECT {self._columns()} FROM passages WHERE passage_id IN ({{marks}})"
+        return {row[0]: _passage(row) for row in self._select_in(sql, ids)}
 
     def get_passages(self, ids: Sequence[str]) -> list[Passage]:
         """Passages in the order of ``ids``; an unknown id raises KeyError naming it."""
@@ -338,46 +341,26 @@ class PassageStore:
         document ingested before sentences were kept."""
         if self.schema_version == "1":
             raise self._reingest_error("this corpus")
-        unique = list(dict.fromkeys(doc_ids))
-        out: dict[str, list[Sentence]] = {}
-        with self._lock:
-            for i in range(0, len(unique), 500):
-                chunk = unique[i : i + 500]
-                marks = ",".join("?" * len(chunk))
-                docs = self._conn.execute(
-                    f"SELECT doc_id, sentence_hash FROM documents WHERE doc_id IN ({marks})",
-                    chunk,
-                ).fetchall()
-                missing = sorted(d for d, digest in docs if digest is None)
-                if missing:
-                    raise self._reingest_error(f"document {missing[0]!r}")
-                rows = self._conn.execute(
-                    f"SELECT {SENTENCE_COLUMNS} FROM sentences WHERE doc_id IN ({marks}) "
-                    "ORDER BY doc_id, idx",
-                    chunk,
-                ).fetchall()
-                for d, _ in docs:
-                    out[d] = []
-                for row in rows:
-                    out[row[0]].append(Sentence(row[0], row[1], row[2], row[3]))
-        return {d: out[d] for d in unique if d in out}
+        sql = f"SELECT {SENTENCE_COLUMNS} FROM sentences WHERE doc_id IN ({{marks}}) "
+        with self._lock:  # the documents and their sentences read together
+            docs = self._select_in(
+                "SELECT doc_id, sentence_hash FROM documents WHERE doc_id IN ({marks})", doc_ids
+            )
+            missing = sorted(d for d, digest in docs if digest is None)
+            if missing:
+                raise self._reingest_error(f"document {missing[0]!r}")
+            out: dict[str, list[Sentence]] = {d: [] for d, _ in docs}
+            for row in self._select_in(sql + "ORDER BY doc_id, idx", list(out)):
+                out[row[0]].append(Sentence(row[0], row[1], row[2], row[3]))
+        return {d: out[d] for d in dict.fromkeys(doc_ids) if d in out}
 
     def sentences(self, doc_ids: Sequence[str]) -> dict[str, tuple[str, list[str]]]:
         """``{doc_id: (title, [sentence, ...])}`` for the known ``doc_ids``, in their order:
         a rationale ``(doc_id, i)`` is ``sentences[i]``, verbatim (see :meth:`sentence_rows`
         for the passage each falls in, and the errors)."""
         rows = self.sentence_rows(doc_ids)
-        with self._lock:
-            titles: dict[str, str] = {}
-            ids = list(rows)
-            for i in range(0, len(ids), 500):
-                chunk = ids[i : i + 500]
-                marks = ",".join("?" * len(chunk))
-                titles.update(
-                    self._conn.execute(
-                        f"SELECT doc_id, title FROM documents WHERE doc_id IN ({marks})", chunk
-                    ).fetchall()
-                )
+        sql = "SELECT doc_id, title FROM documents WHERE doc_id IN ({marks})"
+        titles = dict(self._select_in(sql, list(rows)))
         return {d: (titles[d], [s.text for s in sents]) for d, sents in rows.items()}
 
     def passage_places(self, ids: Sequence[str]) -> dict[str, PassagePlace]:
@@ -385,19 +368,11 @@ class PassageStore:
         for an abstract's passages and for any passage of a store from before schema 3)."""
         if self.schema_version != SCHEMA_VERSION:
             return {pid: PassagePlace("", "", "text") for pid in self.find_passages(ids)}
-        unique = list(dict.fromkeys(ids))
-        out: dict[str, PassagePlace] = {}
-        with self._lock:
-            for i in range(0, len(unique), 500):
-                chunk = unique[i : i + 500]
-                marks = ",".join("?" * len(chunk))
-                rows = self._conn.execute(
-                    "SELECT passage_id, section, subsection, kind FROM passages "
-                    f"WHERE passage_id IN ({marks})",
-                    chunk,
-                ).fetchall()
-                out.update((r[0], PassagePlace(r[1], r[2], r[3])) for r in rows)
-        return out
+        sql = (
+            "SELECT passage_id, section, subsection, kind FROM passages "
+            "WHERE passage_id IN ({marks})"
+        )
+        return {r[0]: PassagePlace(r[1], r[2], r[3]) for r in self._select_in(sql, ids)}
 
     def outline(self, doc_id: str) -> list[tuple[PassagePlace, int]]:
         """A document's sections in reading order, each with its passage count: one row
