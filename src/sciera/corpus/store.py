@@ -54,6 +54,7 @@ from sciera.corpus.transaction import (
     StoreTransaction,
 )
 from sciera.errors import ScieraError
+from sciera.sqlite import retry_locked
 from sciera.types import Document, Passage
 
 __all__ = [
@@ -170,7 +171,8 @@ class PassageStore:
             self.path, isolation_level=None, check_same_thread=False, timeout=60
         )
         try:
-            self._conn.execute("PRAGMA journal_mode=WAL")
+            # a new file: another process may be creating the same store
+            retry_locked(lambda: self._conn.execute("PRAGMA journal_mode=WAL"), timeout=60)
             self._conn.execute("PRAGMA synchronous=NORMAL")
         except ScieraError:
             self._conn.close()
@@ -442,11 +444,7 @@ class PassageStore:
             try:
                 # re-read inside the transaction: another process may have upgraded it
                 while (version := self._schema_version()) in _UPGRADES:
-                    columns = {r[1] for r in self._conn.execute("PRAGMA table_info(passages)")}
                     for statement in _UPGRADES[version]:
-                        added = statement.split("ADD COLUMN ")[-1].split()[0]
-                        if statement.startswith("ALTER TABLE passages") and added in columns:
-                            continue  # a store that already has the column
                         self._conn.execute(statement)
                 self._conn.execute("COMMIT")
             except BaseException:

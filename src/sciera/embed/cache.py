@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sciera.embed.base import Embedder, ProgressFn
+from sciera.sqlite import retry_locked
 
 if TYPE_CHECKING:
     from sciera.settings import Settings
@@ -63,6 +64,9 @@ class CachedEmbedder:
         cache_path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(cache_path, timeout=60, check_same_thread=False)
+        retry_locked(self._setup, timeout=60)  # another process may be creating it too
+
+    def _setup(self) -> None:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS vectors ("

@@ -37,6 +37,7 @@ from sciera.errors import ScieraError
 from sciera.llm.accounting import UsageTracker
 from sciera.llm.base import LLM, ChoiceProbs, Completion, JSONResult, Message, Usage
 from sciera.llm.parsing import json_result
+from sciera.sqlite import retry_locked
 
 logger = logging.getLogger(__name__)
 CACHE_FORMAT = 1  # bump when the stored layout changes: old entries are then ignored
@@ -61,27 +62,6 @@ def _setup(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute(_SCHEMA)
-
-
-def _retry_locked(step: Callable[[], None], timeout: float) -> None:
-    """Run ``step``, retrying while SQLite reports the file locked.
-
-    Switching a new file to WAL and creating the table take locks for which
-    SQLite does not always call the busy handler (it returns SQLITE_BUSY at
-    once to avoid deadlocks), so two processes opening a fresh cache together
-    can see "database is locked" despite ``busy_timeout``.
-    """
-    deadline = time.monotonic() + timeout
-    delay = 0.01
-    while True:
-        try:
-            step()
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() >= deadline:
-                raise
-        time.sleep(delay)
-        delay = min(delay * 2, 0.5)
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,7 +296,7 @@ class CachedLLM:
                 self.path, timeout=30.0, isolation_level=None, check_same_thread=False
             )
             try:
-                _retry_locked(lambda: _setup(conn), OPEN_TIMEOUT)
+                retry_locked(lambda: _setup(conn), OPEN_TIMEOUT)
             except sqlite3.Error:
                 conn.close()
                 raise

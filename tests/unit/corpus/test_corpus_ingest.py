@@ -253,8 +253,10 @@ def test_reingesting_a_corpus_from_before_sentences_fills_them_in(tmp_path: Path
     with PassageStore.open(tmp_path / "c") as store:
         fp = store.fingerprint()
     conn = sqlite3.connect(tmp_path / "c" / "store.sqlite")
-    conn.executescript(
+    conn.executescript(  # schema 1: no sentences, sections or references
         "DROP TABLE sentences; ALTER TABLE documents DROP COLUMN sentence_hash; "
+        "DROP TABLE doc_references; ALTER TABLE passages DROP COLUMN section; "
+        "ALTER TABLE passages DROP COLUMN subsection; ALTER TABLE passages DROP COLUMN kind; "
         "UPDATE meta SET value = '1' WHERE key = 'schema_version';"
     )
     conn.close()

@@ -212,10 +212,13 @@ def test_sentences_must_belong_to_the_document_and_its_passages(store: PassageSt
 
 
 def _downgrade_to_schema_1(path: Path) -> None:
-    """Turn a store into what sciera wrote before sentences were kept (schema 1)."""
+    """Turn a store into what sciera wrote before sentences were kept (schema 1: no
+    sentences, and none of schema 3's sections or references either)."""
     conn = sqlite3.connect(path)
     conn.executescript(
         "DROP TABLE sentences; ALTER TABLE documents DROP COLUMN sentence_hash; "
+        "DROP TABLE doc_references; ALTER TABLE passages DROP COLUMN section; "
+        "ALTER TABLE passages DROP COLUMN subsection; ALTER TABLE passages DROP COLUMN kind; "
         "UPDATE meta SET value = '1' WHERE key = 'schema_version';"
     )
     conn.close()

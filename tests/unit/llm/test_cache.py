@@ -18,7 +18,7 @@ from fakes import ScriptedLLM
 from sciera.errors import ScieraError
 from sciera.llm.accounting import UsageTracker, stage
 from sciera.llm.base import LLM, Message
-from sciera.llm.cache import CachedLLM, _retry_locked
+from sciera.llm.cache import CachedLLM
 
 REPO = Path(__file__).resolve().parents[3]
 MSGS = [Message("system", "You grade."), Message("user", "Question: q1\nScore:")]
@@ -243,28 +243,3 @@ def test_two_processes_share_one_cache_file(tmp_path: Path) -> None:
     llm = CachedLLM(ScriptedLLM(), path)
     assert len(llm) == 450
     assert llm.complete([Message("user", "shared-149")]).cached
-
-
-def test_open_retries_while_another_process_sets_the_file_up() -> None:
-    calls = []
-
-    def step() -> None:
-        calls.append(1)
-        if len(calls) < 3:
-            raise sqlite3.OperationalError("database is locked")
-
-    _retry_locked(step, timeout=5.0)
-    assert len(calls) == 3
-
-
-def test_open_gives_up_on_other_errors_and_after_the_timeout() -> None:
-    def broken() -> None:
-        raise sqlite3.OperationalError("disk I/O error")
-
-    def locked() -> None:
-        raise sqlite3.OperationalError("database is locked")
-
-    with pytest.raises(sqlite3.OperationalError, match="disk I/O"):
-        _retry_locked(broken, timeout=5.0)
-    with pytest.raises(sqlite3.OperationalError, match="locked"):
-        _retry_locked(locked, timeout=0.05)
