@@ -18,7 +18,9 @@ of ``pqal_dev.json``, split into 5 folds by question; the model trained on the o
   as the gold snippet, yes vs no (P(SUPPORT) against P(CONTRADICT)). Against always "yes".
 - With ``--llm``: the 1.5B's zero-shot probabilities on the same inputs (argmax), and the
   trained and 1.5B probabilities through a logistic combiner cross-fitted over the questions
-  (5 folds: each question answered by a combiner fitted on the other folds).
+  (5 folds: each question answered by a combiner fitted on the other folds), and
+  ``combined_shipped``: the model folder's question combiner (fitted on the verifier's
+  training questions by ``sciera train verifier --combine-llm``; these questions never).
 
 Accuracy and macro-F1; every system paired with the baseline and the trained verdict by the
 exact McNemar test on per-question correctness. Writes
@@ -150,6 +152,15 @@ def main() -> None:
         comb = cross_fit(b_trained, b_llm, yb, yn_ids, args.folds)
         bioasq["combined"] = comb[:, :2].argmax(1)
         llm_info = {"model": settings.llm.model, "combiner_folds": args.folds, "fold_seed": 7}
+        from sciera.verify.calibration import load as load_combiner
+        from sciera.verify.llm_verdict import COMBINER_FILES
+
+        shipped = Path(path) / COMBINER_FILES["question"]
+        if shipped.is_file():  # the model's own, fitted on its training questions
+            comb_q = load_combiner(shipped)
+            reasoning["combined_shipped"] = comb_q(p_trained, p_llm).argmax(1)
+            bioasq["combined_shipped"] = comb_q(b_trained, b_llm)[:, :2].argmax(1)
+            llm_info["combined_shipped"] = str(shipped.name)
 
     out: dict[str, Any] = {
         "command": shlex.join(["python", *sys.argv]),

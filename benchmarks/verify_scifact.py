@@ -23,12 +23,20 @@ with the model card's policy, except the baseline):
 - ``baseline``: BM25 top-1 abstract (open; every cited abstract in the oracle setting),
   always SUPPORT, its two BM25-closest sentences;
 - ``bm25_sentences+trained_verdict``: the two BM25-closest sentences, the trained verdict;
-- ``trained``: the trained selector and verdict (the default);
+- ``trained_no_gate``: the trained selector and verdict, every abstract decided by the
+  verdict model (the policy before the relevance gate);
+- ``trained``: the trained selector and verdict with the card's policy: in the open settings
+  an abstract whose reranker P(relevant) is below ``min_relevance`` is NOT ENOUGH INFO, one
+  at or above it SUPPORT or CONTRADICT by the verdict model (oracle abstracts carry no
+  relevance: decided by the verdict model alone);
 - ``trained_selector+llm`` (``--llm``): the trained selector, the 1.5B's zero-shot label
-  probabilities (argmax) as the verdict;
-- ``combined`` (``--llm``): the trained verdict and the 1.5B's probabilities through a
-  logistic combiner, cross-fitted over the claims (5 folds by claim: each claim's verdicts
-  come from a combiner fitted on the other folds' abstracts).
+  probabilities as the verdict;
+- ``combined`` (``--llm``): the trained verdict and the 1.5B's probabilities through the
+  model folder's logistic combiner (fitted on the verifier's training claims by
+  ``sciera train verifier --combine-llm``; these dev claims never).
+
+A sweep of ``min_relevance`` at open@5 (``--sweep``) is reported beside, as sensitivity: the
+card's value is fixed, not chosen on these claims.
 
 Metrics: SciFact's four (precision, recall, F1; :mod:`sciera.eval.metrics.scifact`), the
 claim-level verdict (refusal rate of answerable claims, precision of decisions) at the card's
@@ -51,12 +59,10 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from sciera.datasets.claims import AbstractPrediction, ClaimPrediction, GoldClaim, read_gold
 from sciera.eval.metrics.scifact import claim_counts, scifact_counts
 from sciera.eval.significance import mcnemar_exact
-from sciera.types import NOT_ENOUGH_INFO, SUPPORT, VERDICT_LABELS, Verification
+from sciera.types import NOT_ENOUGH_INFO, SUPPORT, Verification
 from sciera.verify.base import AbstractText, VerdictInput
 from sciera.verify.verifier import VerifyPolicy, verify_abstracts
 from verify_common import (
@@ -128,22 +134,6 @@ class TimedLLM:
         return out
 
 
-class FoldCombined:
-    """The combined verdict with a combiner per claim fold (set ``fold`` before a claim)."""
-
-    name = "combined"
-
-    def __init__(self, trained: Any, llm: Any, combiners: Mapping[int, Any]) -> None:
-        self.trained, self.llm, self.combiners, self.fold = trained, llm, combiners, 0
-
-    def predict_many(self, claim: str, inputs: Sequence[VerdictInput]) -> list:
-        if not inputs:
-            return []
-        a = np.array(self.trained.predict_many(claim, inputs))
-        b = np.array(self.llm.predict_many(claim, inputs))
-        return [tuple(map(float, p)) for p in self.combiners[self.fold](a, b)]
-
-
 def to_prediction(cid: str, v: Verification) -> ClaimPrediction:
     ev = {}
     for a in v.verdicts:
@@ -192,38 +182,6 @@ def gold_abstract_outcomes(
     return out
 
 
-def combiner_rows(
-    golds: Sequence[GoldClaim],
-    candidates: Mapping[str, Sequence[AbstractText]],
-    selector: Any,
-    trained: Any,
-    llm: Any,
-    policy: VerifyPolicy,
-) -> list[tuple[str, np.ndarray, np.ndarray, int]]:
-    """(claim id, trained probs, LLM probs, label) of every verdict input the policy picks."""
-    from sciera.verify.verifier import pick_rationales
-
-    rows = []
-    for g in golds:
-        abstracts = candidates[g.id]
-        for a, s in zip(abstracts, selector.score_many(g.claim, abstracts), strict=True):
-            idx, _ = pick_rationales(s, policy)
-            if not idx:
-                continue
-            item = VerdictInput(tuple(a.sentences[i] for i in idx), a.title)
-            ga = g.evidence.get(a.doc_id)
-            label = VERDICT_LABELS.index(ga.label) if ga else 2
-            rows.append(
-                (
-                    g.id,
-                    np.array(trained.predict_many(g.claim, [item])[0]),
-                    np.array(llm.predict_many(g.claim, [item])[0]),
-                    label,
-                )
-            )
-    return rows
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -232,15 +190,25 @@ def main() -> None:
     ap.add_argument("--claims", choices=("dev", "test"), default="dev")
     ap.add_argument("--k", type=int, nargs="+", default=[3, 5, 10])
     ap.add_argument("--llm", action="store_true", help="add the 1.5B zero-shot and combined rows")
-    ap.add_argument("--folds", type=int, default=5, help="combiner cross-fitting folds")
+    ap.add_argument(
+        "--min-relevance",
+        type=float,
+        help="the relevance gate (default: the card's policy); --sweep reports others",
+    )
+    ap.add_argument(
+        "--sweep",
+        type=float,
+        nargs="*",
+        default=[0.0, 0.3, 0.5, 0.7, 0.9],
+        help="gates reported at open@5 for trained (and combined) as sensitivity, not chosen",
+    )
     ap.add_argument("--corpus", type=Path, default=ROOT / "corpora" / "scifact")
     ap.add_argument("--work", type=Path, default=Path("/tmp/sciera-bench/verify"))
     ap.add_argument("--name", help="result name (default: model and claims)")
     args = ap.parse_args()
 
     from sciera.settings import load_settings
-    from sciera.train.verifier_data import folds, load_abstracts
-    from sciera.verify.calibration import LogisticCombiner
+    from sciera.train.verifier_data import load_abstracts
     from sciera.verify.network import read_card, resolve_model
     from sciera.verify.trained import TrainedSelector, TrainedVerdict
 
@@ -271,44 +239,35 @@ def main() -> None:
             docs = list(dict.fromkeys([*g.evidence, *g.cited_doc_ids]))
         elif setting == "open@bm25top1":
             docs = [d for d, _ in bm25_top[cid]]
-        else:
-            docs = [d for d, _ in retrieved[cid][: int(setting.split("@")[1])]]
+        else:  # the reranker's calibrated P(relevant) goes with each abstract (the gate)
+            top = retrieved[cid][: int(setting.split("@")[1])]
+            return [replace(abstracts[d], relevance=float(s)) for d, s in top if d in abstracts]
         return [abstracts[d] for d in docs if d in abstracts]
 
     settings_list = ["oracle", *(f"open@{k}" for k in sorted(args.k))]
-    policy = VerifyPolicy.from_card(card)
+    policy = VerifyPolicy.from_card(card, min_relevance=args.min_relevance)
     selector = Memo(TrainedSelector(model=str(path)))
     trained = Memo(TrainedVerdict(model=str(path)))
     systems: dict[str, tuple[Any, Any, VerifyPolicy]] = {
         "bm25_sentences+trained_verdict": (Bm25Selector(), trained, replace(policy, fallback=0)),
+        "trained_no_gate": (selector, trained, replace(policy, min_relevance=0.0)),
         "trained": (selector, trained, policy),
     }
     llm_stats: dict[str, Any] = {}
     if args.llm:
         from sciera.llm.registry import make_llm
-        from sciera.verify.llm_verdict import LLMVerdict
+        from sciera.verify.llm_verdict import CombinedVerdict, LLMVerdict
 
         timed_llm = TimedLLM(make_llm(settings))
         llm = Memo(LLMVerdict(timed_llm))
         systems["trained_selector+llm"] = (selector, llm, replace(policy, min_confidence=0.0))
-        log("fitting the combiner (cross-fitted by claim)")
-        cands = {
-            g.id: list({a.doc_id: a for s in settings_list for a in docs_of(s, g.id)}.values())
-            for g in golds
-        }
-        rows = combiner_rows(golds, cands, selector, trained, llm, policy)
-        fold_of = {c: f for f, fold in enumerate(folds(ids, args.folds, 7)) for c in fold}
-        combiners = {}
-        for f in range(args.folds):
-            fit = [r for r in rows if fold_of[r[0]] != f]
-            combiners[f] = LogisticCombiner.fit(
-                [np.array([r[1] for r in fit]), np.array([r[2] for r in fit])],
-                [r[3] for r in fit],
-                ("trained", "llm"),
-            )
-        combined = FoldCombined(trained, llm, combiners)
-        systems["combined"] = (selector, combined, policy)
-        llm_stats = {"combiner_rows": len(rows), "folds": args.folds, "fold_seed": 7}
+        combined = CombinedVerdict(
+            trained,
+            llm,
+            CombinedVerdict.from_settings(settings, llm=timed_llm, model=str(path)).combiners,
+        )
+        systems["combined"] = (selector, Memo(combined), policy)
+        llm_stats = {"fitted_on": card.get("combiner", {}).get("data", "training claims")}
 
     out: dict[str, Any] = {
         "command": shlex.join(["python", *sys.argv]),
@@ -335,8 +294,6 @@ def main() -> None:
         for name, (sel, ver, pol) in systems.items():
             sysrows[name], levels[name] = {}, []
             for g in golds:
-                if isinstance(ver, FoldCombined):
-                    ver.fold = fold_of[g.id]
                 v = verify_abstracts(g.claim, docs_of(setting, g.id), sel, ver, pol)
                 p = to_prediction(g.id, v)
                 sysrows[name][g.id] = p
@@ -378,6 +335,26 @@ def main() -> None:
                 for n, r in res.items()
             )
         )
+    # sensitivity: other gates at open@5 (reported, not chosen)
+    sweep: dict[str, dict[str, Any]] = {}
+    for name in ("trained", "combined"):
+        if name not in systems or "open@5" not in settings_list:
+            continue
+        sel, ver, pol = systems[name]
+        for gate in args.sweep:
+            preds, lv = [], []
+            for g in golds:
+                v = verify_abstracts(
+                    g.claim, docs_of("open@5", g.id), sel, ver, replace(pol, min_relevance=gate)
+                )
+                preds.append(to_prediction(g.id, v))
+                lv.append(claim_level(g, v, preds[-1]))
+            m = scifact_counts(golds, preds).metrics()
+            sweep.setdefault(name, {})[str(gate)] = {
+                **{k: round(m[k], 4) for k in ("abstract_label_only_f1", "sentence_label_f1")},
+                "claim_level": claim_summary(lv),
+            }
+    out["min_relevance_sweep_open@5"] = sweep
     # speed: verification of one claim over its open@10 abstracts, fresh (no memo), warm
     fresh_sel = TrainedSelector(model=str(path))
     fresh_ver = TrainedVerdict(model=str(path))

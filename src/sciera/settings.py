@@ -219,6 +219,14 @@ class VerifySettings(_Section):
     abstracts: int = Field(
         5, ge=1, le=50, description="Top-ranked abstracts read (reranked order, before tau)."
     )
+    quote_only: bool = Field(
+        True,
+        description="A verified claim or yes/no question's evidence is the kept passages "
+        "with their rationale sentences quoted verbatim, without the evidence extractor's "
+        "LLM summaries (a paraphrase can state as fact what a paper calls a hypothesis; it "
+        "also saves the extractor's LLM calls). False: the extractor runs as for other "
+        "questions.",
+    )
     require_sentences: bool = Field(
         False,
         description="Refuse a corpus ingested before sentences were kept (`sciera verify` "

@@ -514,6 +514,25 @@ def verifier(
             "on its dev split (no training)."
         ),
     ] = False,
+    min_relevance: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="Relevance gate: an abstract whose reranker P(relevant) is below this is "
+            "NOT ENOUGH INFO; at or above, the verdict decides SUPPORT or CONTRADICT (0: off).",
+        ),
+    ] = 0.5,
+    combine_llm: Annotated[
+        bool,
+        typer.Option(
+            help="Also fit the LLM combiners (the verdict head with the LLM's label "
+            "probabilities) on training claims and questions: the 'combined' verdict."
+        ),
+    ] = False,
+    combiner_per_label: Annotated[
+        int, typer.Option(min=10, help="Training inputs per label and kind for the combiners.")
+    ] = 100,
     preset: PresetOpt = None,
 ) -> None:
     """Fine-tune the claim verifier (rationale selector + verdict model, one encoder) on
@@ -566,6 +585,9 @@ def verifier(
         threads=threads,
         verdict_bias=verdict_bias,
         recalibrate=recalibrate,
+        min_relevance=min_relevance,
+        combine_llm=combine_llm,
+        combiner_per_label=combiner_per_label,
     )
     _quiet_transformers()
     with step_progress(transient=False) as update:
@@ -583,4 +605,11 @@ def verifier(
                 f"sentence selection+label F1 {m['sentence_label_f1']:.4f}"
             )
     typer.echo(f"policy: {json.dumps(card['policy'])}")
+    for kind, rep in (card.get("combiner") or {}).items():
+        if isinstance(rep, dict) and "cross_validated" in rep:
+            cv = rep["cross_validated"]
+            typer.echo(
+                f"LLM combiner ({kind}s, cross-validated on training rows): accuracy "
+                + ", ".join(f"{k} {v['accuracy']:.3f}" for k, v in cv.items())
+            )
     typer.echo(json.dumps({"model_dir": str(result.model_dir)}))

@@ -16,7 +16,10 @@ Data contract between stages (each stage returns its result and its trace):
   rationale sentences, and an abstract below tau that decides the claim (or, when none
   does, the closest one) joins the evidence marked ``kept=False``;
 - evidence (optional): kept passages -> ``EvidenceResult`` (concise evidence, sufficiency,
-  CR); without an extractor the kept passages are the evidence as they are;
+  CR); without an extractor the kept passages are the evidence as they are, and so for a
+  verified question when ``verify.quote_only`` (the default: its rationale sentences are
+  quoted instead of the extractor's LLM summaries; the ``evidence`` event then names the
+  extractor ``quoted``);
 - generate (optional): -> ``Answer`` whose ``[n]`` markers index ``Answer.evidence``.
 
 ``Pipeline.run(..., on_event=callback)`` reports each stage as it ends (how the HTTP server
@@ -49,6 +52,9 @@ from sciera.pipeline.spec import CANDIDATES, PipelineSpec
 from sciera.text import compression_ratio
 from sciera.types import Answer, Evidence, Ranking, Verification, to_plain
 from sciera.verify.stage import verification_json
+
+QUOTED = "quoted"
+"""The ``evidence`` event's extractor when a verified question's rationales are quoted."""
 
 if TYPE_CHECKING:
     from sciera.evidence.base import EvidenceExtractor, EvidenceResult
@@ -183,7 +189,13 @@ class Pipeline:
         ev: EvidenceResult | None = None
         evidence = tuple(Evidence(it.passage, it.score) for it in kept)
         sufficient: bool | None = None
-        if self.extractor is not None:
+        quoted = (  # a verified question: its rationales quoted instead of the extractor's
+            self.extractor is not None
+            and verification is not None
+            and spec.verify is not None
+            and spec.verify.quote_only
+        )
+        if self.extractor is not None and not quoted:
             with self._stage(cost, "evidence"):
                 ev = self.extractor.extract(question, kept)
             evidence, sufficient = ev.evidence, ev.sufficient
@@ -202,6 +214,18 @@ class Pipeline:
         if verification is not None:
             evidence = with_rationales(
                 evidence, verification, reranked if reranked is not None else candidates
+            )
+        if quoted:  # the event still comes, so every ask streams the same stages
+            emit(
+                "evidence",
+                lambda: {
+                    "extractor": QUOTED,
+                    "seconds": 0.0,
+                    "sufficient": None,
+                    "compression_ratio": 1.0,
+                    "evidence": evidence_rows(evidence),
+                    "trace": {"quoted": "the rationale sentences of the verified abstracts"},
+                },
             )
 
         answer: Answer | None = None

@@ -128,6 +128,9 @@ class VerifierData:
     guard: SplitGuard
     skipped: dict[str, int] = field(default_factory=dict)
     sources: dict[str, Any] = field(default_factory=dict)
+    # dev and held-out claims: the abstracts the pipeline reads, with the reranker's
+    # P(relevant) (the open setting; empty without a corpus)
+    reranked: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
 
     def candidates(self, claim_id: str, retrieved: int = 0) -> list[str]:
         """A claim's evidence and cited abstracts, then its first ``retrieved`` retrieved
@@ -435,6 +438,18 @@ def prepare_verifier(
             "fold_seed": spec.seed + 2,
             "held_out_fold": None if spec.pubmedqa_all else (spec.cv_fold or 0),
         }
+    reranked: dict[str, list[tuple[str, float]]] = {}
+    if spec.corpus is not None and (dev_ids or test_ids):
+        ranked = reranked_candidates(
+            spec.corpus,
+            {cid: claims[cid].claim for cid in (*dev_ids, *test_ids)},
+            settings,
+            work / "reranked.json",
+            progress=progress,
+        )
+        for cid, rows in ranked.items():
+            allowed = set(guard.allowed_docs([d for d, _ in rows]))
+            reranked[cid] = [(d, x) for d, x in rows if d in allowed and d in abstracts]
     # the guard once more over everything that made it in
     for cid in (*train_ids, *dev_ids, *test_ids):
         guard.check_query(cid, claims[cid].claim)
@@ -454,6 +469,7 @@ def prepare_verifier(
         guard,
         skipped,
         sources,
+        reranked,
     )
 
 
@@ -486,6 +502,47 @@ def _retrieved(
         docs = list(dict.fromkeys(str(p).split("#", 1)[0] for p, _ in cands))
         out[cid] = [d for d in guard.allowed_docs(docs) if d in abstracts]
     return out
+
+
+RERANK_DEPTH = 30  # first-stage documents the shipped cross-encoder reranks, as ask does
+
+
+def reranked_candidates(
+    corpus: str | Path,
+    claims: Mapping[str, str],
+    settings: Any,
+    cache: Path,
+    keep: int = 10,
+    progress: Progress | None = None,
+) -> dict[str, list[tuple[str, float]]]:
+    """``{claim id: [(doc_id, P(relevant)), ...]}``, best first: what the pipeline's verify
+    stage reads for a claim (the first stage's top :data:`RERANK_DEPTH` documents (Max-P)
+    reranked by the shipped cross-encoder, its calibrated fused P(relevant)), the top
+    ``keep``; cached in ``cache`` keyed by the store's fingerprint."""
+    from sciera.corpus import PassageStore
+    from sciera.rerank.cross_encoder import CrossEncoderReranker
+    from sciera.retrieve import open_retriever
+    from sciera.retrieve.maxp import maxp
+
+    with PassageStore.open(corpus) as store:
+        key = f"{store.fingerprint()}|{RERANK_DEPTH}|{keep}"
+    done: dict[str, list[tuple[str, float]]] = {}
+    if cache.is_file():
+        saved = json.loads(cache.read_text(encoding="utf-8"))
+        if saved.get("key") == key:
+            done = {c: [(d, float(x)) for d, x in rows] for c, rows in saved["claims"].items()}
+    todo = [c for c in claims if c not in done]
+    if todo:
+        first = open_retriever(corpus, "hybrid", settings)
+        ce = CrossEncoderReranker("scifact-minilm", score="fused")
+        for n, cid in enumerate(todo, 1):
+            found = maxp(first.search(claims[cid], 10 * RERANK_DEPTH), RERANK_DEPTH)
+            ranking = ce.rerank(claims[cid], found)
+            done[cid] = [(it.passage.doc_id, float(it.score)) for it in ranking.items[:keep]]
+            if progress:
+                progress("reranking dev claims", n, len(todo))
+        cache.write_text(json.dumps({"key": key, "claims": done}), encoding="utf-8")
+    return {c: done[c] for c in claims}
 
 
 def _scifact_examples(

@@ -11,6 +11,7 @@ contexts (the reasoning setting): the selector's best sentences, then the verdic
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -50,13 +51,18 @@ def verify_claims(
     retrieved: int = 0,
     policy: VerifyPolicy = EPOCH_POLICY,
     candidates: Mapping[str, Sequence[str]] | None = None,
+    relevance: Mapping[str, Mapping[str, float]] | None = None,
 ) -> dict[str, Verification]:
     """Each claim verified against its candidate abstracts: ``candidates[claim]`` when given,
-    else its evidence and cited abstracts plus its first ``retrieved`` retrieved ones."""
+    else its evidence and cited abstracts plus its first ``retrieved`` retrieved ones; an
+    abstract in ``relevance[claim]`` carries that P(relevant) (the policy's gate)."""
     out = {}
     for cid in claim_ids:
         docs = candidates[cid] if candidates is not None else data.candidates(cid, retrieved)
-        abstracts = [data.abstracts[d] for d in docs if d in data.abstracts]
+        rel = (relevance or {}).get(cid, {})
+        abstracts = [
+            replace(data.abstracts[d], relevance=rel.get(d)) for d in docs if d in data.abstracts
+        ]
         out[cid] = verify_abstracts(data.claims[cid].claim, abstracts, selector, verdict, policy)
     return out
 

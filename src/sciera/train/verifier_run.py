@@ -44,6 +44,7 @@ from sciera.types import NOT_ENOUGH_INFO, VERDICT_LABELS, Verification
 from sciera.verify import calibration
 from sciera.verify.aggregate import aggregate
 from sciera.verify.base import AbstractText, Probs, VerdictInput
+from sciera.verify.llm_verdict import COMBINER_FILES
 from sciera.verify.network import VerifierNetwork
 from sciera.verify.trained import TrainedSelector, TrainedVerdict
 from sciera.verify.verifier import VerifyPolicy, pick_rationales
@@ -78,6 +79,12 @@ class VerifierJob:
     # learns the dev pool's label prior: mostly NOT ENOUGH INFO among retrieved abstracts)
     verdict_bias: bool = False
     recalibrate: bool = False  # refit calibrators and policy of the trained model only
+    # the relevance gate on the reranker's calibrated P(relevant): fixed, not chosen on dev
+    # (0.5: an abstract more likely evidence than not); 0 turns it off
+    min_relevance: float = 0.5
+    # fit the LLM combiners (sciera.train.verifier_combiner) on training claims and questions
+    combine_llm: bool = False
+    combiner_per_label: int = 100
 
 
 @dataclass(frozen=True)
@@ -129,7 +136,15 @@ class _MemoVerdict:
 
 
 def _open_candidates(data: VerifierData, ids: Sequence[str], k: int) -> dict[str, list[str]]:
+    """The open setting: the top ``k`` abstracts the pipeline reads (reranked) when known,
+    else the first stage's."""
+    if data.reranked:
+        return {cid: [d for d, _ in data.reranked.get(cid, [])[:k]] for cid in ids}
     return {cid: data.retrieved.get(cid, [])[:k] for cid in ids}
+
+
+def _relevance(data: VerifierData) -> dict[str, dict[str, float]]:
+    return {cid: dict(rows) for cid, rows in data.reranked.items()}
 
 
 def _union_candidates(data: VerifierData, ids: Sequence[str], k: int) -> dict[str, list[str]]:
@@ -242,9 +257,12 @@ def calibrate_and_choose(
     open_k: int,
     progress: Progress | None = None,
     bias: bool = False,
+    min_relevance: float = 0.0,
 ) -> Chosen:
-    """Fit both calibrators on the dev claims, then choose the policy and ``strong``."""
+    """Fit both calibrators on the dev claims, then choose the policy and ``strong`` (with
+    the relevance gate ``min_relevance`` fixed, not chosen)."""
     dev = data.dev_ids
+    rel = _relevance(data)
     union = _union_candidates(data, dev, open_k)
     open_ = _open_candidates(data, dev, open_k)
     if progress:
@@ -267,15 +285,21 @@ def calibrate_and_choose(
     verdict = _MemoVerdict(TrainedVerdict(network=net))
     trials = []
     for mr, fb, mc in product(GRID["min_rationale"], GRID["fallback"], GRID["min_confidence"]):
-        policy = VerifyPolicy(min_rationale=mr, fallback=fb, min_confidence=mc)
-        res = verify_claims(selector, verdict, data, dev, policy=policy, candidates=open_)
+        policy = VerifyPolicy(
+            min_rationale=mr, fallback=fb, min_confidence=mc, min_relevance=min_relevance
+        )
+        res = verify_claims(
+            selector, verdict, data, dev, policy=policy, candidates=open_, relevance=rel
+        )
         m = scifact_scores(data, dev, res)
         trials.append({"policy": asdict(policy), **{k: round(v, 4) for k, v in m.items()}})
     best = max(trials, key=lambda t: (t[SELECT], t["abstract_label_only_f1"]))
     policy = VerifyPolicy(**best["policy"])
     if progress:
         progress("calibrating on dev", 2, 3)
-    results = verify_claims(selector, verdict, data, dev, policy=policy, candidates=open_)
+    results = verify_claims(
+        selector, verdict, data, dev, policy=policy, candidates=open_, relevance=rel
+    )
     table = claim_table(data, dev, results)
     policy = replace(policy, strong=choose_strong(table))
     if progress:
@@ -306,7 +330,10 @@ def evaluate_claims(
     out["oracle"] = {k: round(v, 4) for k, v in scifact_scores(data, ids, oracle).items()}
     if data.retrieved:
         cands = _open_candidates(data, ids, open_k)
-        res = verify_claims(selector, verdict, data, ids, policy=policy, candidates=cands)
+        rel = _relevance(data)
+        res = verify_claims(
+            selector, verdict, data, ids, policy=policy, candidates=cands, relevance=rel
+        )
         out["open"] = {k: round(v, 4) for k, v in scifact_scores(data, ids, res).items()}
         rows = [r for r in claim_table(data, ids, res) if r["strong"] == policy.strong]
         out["open_claims"] = rows[0] if rows else None
@@ -381,7 +408,12 @@ def train_verifier(
         "select_metric": SELECT,
         "train_seconds": state.seconds,
     }
-    return _finish(job, str(work / "best"), data, card, model_dir, work, progress, started)
+    from sciera.train.verifier_combiner import ROWS_FILE
+
+    (work / ROWS_FILE).unlink(missing_ok=True)  # rows of earlier weights
+    return _finish(
+        job, str(work / "best"), data, card, model_dir, work, progress, started, settings
+    )
 
 
 def _recalibrate(
@@ -414,7 +446,7 @@ def _recalibrate(
         if source != model_dir
         else "the model folder's weights",
     }
-    return _finish(job, str(source), data, card, model_dir, work, progress, started)
+    return _finish(job, str(source), data, card, model_dir, work, progress, started, settings)
 
 
 def _finish(
@@ -426,6 +458,7 @@ def _finish(
     work: Path,
     progress: Progress | None,
     started: float,
+    settings: Settings | None = None,
 ) -> VerifierResult:
     """Calibrate and choose the policy on dev, report the held-out sets, write the folder."""
     from sciera.artifacts.card import versions
@@ -434,7 +467,14 @@ def _finish(
     model, tok = load_for_training(weights)
     model.eval()
     net = VerifierNetwork(model, tok, cfg.inputs)
-    chosen = calibrate_and_choose(net, data, job.open_k, progress, bias=job.verdict_bias)
+    chosen = calibrate_and_choose(
+        net, data, job.open_k, progress, bias=job.verdict_bias, min_relevance=job.min_relevance
+    )
+    combiners: dict[str, Any] = {}
+    if job.combine_llm:
+        combiners, card["combiner"] = _fit_combiners(
+            job, net, data, chosen.policy, work, progress, settings or load_settings()
+        )
     card.update(
         {
             "config": {
@@ -470,9 +510,55 @@ def _finish(
         tok.save_pretrained(str(folder))
         calibration.save(chosen.rationale, folder / RATIONALE_CALIBRATOR)
         calibration.save(chosen.verdict, folder / VERDICT_CALIBRATOR)
+        for kind, combiner in combiners.items():
+            calibration.save(combiner, folder / COMBINER_FILES[kind])
 
     install(model_dir, work, card, save)
     return VerifierResult(model_dir, card)
+
+
+def _fit_combiners(
+    job: VerifierJob,
+    net: VerifierNetwork,
+    data: VerifierData,
+    policy: VerifyPolicy,
+    work: Path,
+    progress: Progress | None,
+    settings: Settings,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The LLM combiners (the settings' LLM) and their card section."""
+    from sciera.llm.registry import make_llm
+    from sciera.train.verifier_combiner import combiner_rows, fit_combiners
+    from sciera.verify.llm_verdict import LLMVerdict
+
+    llm = make_llm(settings)
+
+    def step(n: int, total: int) -> None:
+        if progress:
+            progress("LLM label probabilities on training claims", n, total)
+
+    rows = combiner_rows(
+        data,
+        TrainedSelector(network=net),
+        TrainedVerdict(network=net),
+        LLMVerdict(llm),
+        policy,
+        work,
+        per_label=job.combiner_per_label,
+        seed=job.data.seed,
+        progress=step,
+    )
+    combiners, report = fit_combiners(rows)
+    section = {
+        "llm": llm.model_id,
+        "prompts": LLMVerdict.version(),
+        "fitted_on": "the verifier's training claims (evidence and cited abstracts) and "
+        "training PubMedQA questions; never dev or held-out ones",
+        "per_label": job.combiner_per_label,
+        "files": {k: COMBINER_FILES[k] for k in combiners},
+        **report,
+    }
+    return combiners, section
 
 
 def _same_dev_as_reranker(dev_ids: Sequence[str]) -> bool:

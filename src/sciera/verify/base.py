@@ -24,11 +24,13 @@ Probs = tuple[float, float, float]
 @dataclass(frozen=True, slots=True)
 class AbstractText:
     """An abstract as verification reads it: its id, title and sentence list (rationale
-    indices point into ``sentences``)."""
+    indices point into ``sentences``), and its calibrated P(relevant) to the claim when a
+    reranker gave one (``None``: not known, e.g. the contexts of a question)."""
 
     doc_id: str
     title: str
     sentences: tuple[str, ...]
+    relevance: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ the trained head's on dev.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -84,19 +84,65 @@ class LLMVerdict:
         return out
 
 
+COMBINER_FILES = {kind: f"sciera-combiner-{kind}.json" for kind in CHOICES}
+"""Where a verifier folder keeps its LLM combiners, one per kind of input."""
+
+
 class CombinedVerdict:
     """A trained verdict model and the LLM's label probabilities, combined by a logistic
-    regression fitted on dev (:class:`~sciera.verify.calibration.LogisticCombiner`)."""
+    regression per kind of input (claim, question) fitted on training claims and questions
+    (:class:`~sciera.verify.calibration.LogisticCombiner`; ``sciera train verifier
+    --combine-llm``). The decision is the combiner's, read from probabilities: never from
+    the LLM's free text."""
 
     name = "combined"
 
-    def __init__(self, model: VerdictModel, llm: VerdictModel, combiner: LogisticCombiner) -> None:
-        self.model, self.llm, self.combiner = model, llm, combiner
+    def __init__(
+        self,
+        model: VerdictModel,
+        llm: VerdictModel,
+        combiners: LogisticCombiner | Mapping[str, LogisticCombiner],
+    ) -> None:
+        """``combiners``: one per kind (``claim``, ``question``), or one for both."""
+        self.model, self.llm = model, llm
+        self.combiners = (
+            dict(combiners) if isinstance(combiners, Mapping) else dict.fromkeys(CHOICES, combiners)
+        )
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings,
+        llm: LLM | None = None,
+        model: str | None = None,
+        **_: Any,
+    ) -> CombinedVerdict:
+        """The trained verdict of ``model`` (the settings' verifier by default), the LLM
+        (``llm`` or the settings' one) and the combiners saved in the model's folder."""
+        from sciera.errors import ScieraError
+        from sciera.verify import calibration
+        from sciera.verify.trained import TrainedVerdict
+
+        trained = TrainedVerdict(model or settings.verify.model, home=settings.home)
+        folder = Path(trained.network.path)
+        combiners = {}
+        for kind, file in COMBINER_FILES.items():
+            if not (folder / file).is_file():
+                raise ScieraError(
+                    f"{folder / file}: this verifier has no LLM combiner; fit one with "
+                    "`sciera train verifier ... --combine-llm`, or use verify.verdict = trained"
+                )
+            combiners[kind] = calibration.load(folder / file)
+        return cls(trained, LLMVerdict.from_settings(settings, llm=llm), combiners)
+
+    @property
+    def card(self) -> dict[str, Any]:
+        return getattr(self.model, "card", {})
 
     def predict_many(self, claim: str, inputs: Sequence[VerdictInput]) -> list[Probs]:
         if not inputs:
             return []
         a = np.array(self.model.predict_many(claim, inputs))
         b = np.array(self.llm.predict_many(claim, inputs))
-        p = self.combiner(a, b)
+        p = self.combiners[kind_of(claim)](a, b)
         return [(float(x), float(y), float(z)) for x, y, z in p]

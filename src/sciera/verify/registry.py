@@ -16,8 +16,9 @@ SELECTORS: dict[str, str] = {
 VERDICTS: dict[str, str] = {
     "trained": "sciera.verify.trained:TrainedVerdict",
     "llm": "sciera.verify.llm_verdict:LLMVerdict",
+    "combined": "sciera.verify.llm_verdict:CombinedVerdict",
 }
-LLM_VERDICTS: frozenset[str] = frozenset({"llm"})
+LLM_VERDICTS: frozenset[str] = frozenset({"llm", "combined"})
 """Verdict models that call an LLM (built with ``llm=``: the pipeline's shared one)."""
 
 

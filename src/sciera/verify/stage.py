@@ -10,13 +10,16 @@ ingestion kept them (``sentences=``, a :class:`SentenceSource`), so a rationale 
 as PubMedQA contexts or BioASQ snippets) the document's passages in the ranking are split
 into sentences with the corpus splitter. A store ingested before sentences were kept
 raises its one-line "re-ingest" error when ``strict``, else the passages are split and the
-trace says so.
+trace says so. When the ranking's scores are calibrated P(relevant) (a cross-encoder's), each
+abstract carries its best passage's score as its relevance, for the policy's gate
+(:class:`~sciera.verify.verifier.VerifyPolicy` ``min_relevance``).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from sciera.errors import ScieraError
@@ -140,6 +143,12 @@ class VerifyStage:
         docs = self.documents(ranking)
         source = sentences if sentences is not None else self.source
         texts = self._texts(ranking, docs, trace, source) if docs else []
+        if ranking.calibrated:  # the reranker's P(relevant): the policy's relevance gate
+            best: dict[str, float] = {}
+            for it in ranking:
+                best[it.passage.doc_id] = max(best.get(it.passage.doc_id, 0.0), it.score)
+            texts = [replace(t, relevance=best.get(t.doc_id)) for t in texts]
+            trace["relevance"] = {t.doc_id: t.relevance for t in texts}
         result = verify_abstracts(claim, texts, self.selector, self.verdict, self.policy)
         trace["documents"] = docs
         trace["seconds"] = time.perf_counter() - t0

@@ -13,6 +13,15 @@ Per abstract, with a :class:`VerifyPolicy`:
    (one batched call); the label is the most probable one, or NOT ENOUGH INFO when its
    probability is below ``min_confidence``.
 
+With ``min_relevance`` above 0, an abstract whose calibrated P(relevant) is known (the
+reranker's, :attr:`AbstractText.relevance`) is first gated by it: below ``min_relevance``
+it is NOT ENOUGH INFO without a verdict call (confidence 1 - P(relevant)); at or above, the
+relevance model has decided that it is evidence and the verdict model decides which way:
+SUPPORT or CONTRADICT, whichever is more probable, with confidence P(relevant) times that
+label's share of P(SUPPORT) + P(CONTRADICT). The relevance model is the better judge of
+*whether* an abstract bears on the claim (it was trained on many more relevance labels than
+the verdict model saw); abstracts without a known relevance are decided as above.
+
 An abstract's ``rationales`` are the sentences its verdict was read from, verbatim with
 their indices and scores. The policy's defaults are placeholders; a trained model's card
 carries the values chosen on its dev split (:meth:`VerifyPolicy.from_card`).
@@ -40,11 +49,12 @@ class VerifyPolicy:
     fallback: int = 2
     min_confidence: float = 0.0
     strong: float = DEFAULT_STRONG
+    min_relevance: float = 0.0  # 0: no relevance gate
 
     def __post_init__(self) -> None:
         if self.max_rationales < 1 or self.fallback < 0:
             raise ValueError("max_rationales must be >= 1 and fallback >= 0")
-        for name in ("min_rationale", "min_confidence", "strong"):
+        for name in ("min_rationale", "min_confidence", "strong", "min_relevance"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
 
@@ -75,6 +85,19 @@ def decide(probs: Sequence[float], policy: VerifyPolicy) -> tuple[str, float]:
     return VERDICT_LABELS[best], float(probs[best])
 
 
+def gated(item: AbstractText, policy: VerifyPolicy) -> bool:
+    """Whether the relevance gate decides if ``item`` is evidence."""
+    return policy.min_relevance > 0 and item.relevance is not None
+
+
+def decide_relevant(probs: Sequence[float], relevance: float) -> tuple[str, float]:
+    """(label, confidence) of an abstract the relevance gate let through: SUPPORT or
+    CONTRADICT, whichever is more probable; confidence P(relevant) times its share."""
+    best = 0 if probs[0] >= probs[1] else 1
+    share = probs[best] / (probs[0] + probs[1]) if probs[0] + probs[1] > 0 else 0.5
+    return VERDICT_LABELS[best], float(relevance * share)
+
+
 def verify_abstracts(
     claim: str,
     abstracts: Sequence[AbstractText | tuple[str, str, Sequence[str]]],
@@ -93,7 +116,12 @@ def verify_abstracts(
     items = [a for a in items if a.sentences]
     scores = selector.score_many(claim, items) if items else []
     picks = [pick_rationales(s, policy) for s in scores]
-    asked = [k for k, (idx, _) in enumerate(picks) if idx]
+    below = {
+        k
+        for k, item in enumerate(items)
+        if gated(item, policy) and item.relevance < policy.min_relevance  # type: ignore[operator]
+    }
+    asked = [k for k, (idx, _) in enumerate(picks) if idx and k not in below]
     probs = verdict.predict_many(
         claim,
         [
@@ -106,7 +134,12 @@ def verify_abstracts(
     for k, item in enumerate(items):
         idx = picks[k][0]
         p = by_item.get(k, (0.0, 0.0, 1.0))
-        label, confidence = decide(p, policy)
+        if k in below:
+            label, confidence = NOT_ENOUGH_INFO, 1.0 - float(item.relevance or 0.0)
+        elif gated(item, policy) and k in by_item:
+            label, confidence = decide_relevant(p, float(item.relevance or 0.0))
+        else:
+            label, confidence = decide(p, policy)
         rationales = tuple(
             Rationale(item.doc_id, i, item.sentences[i], float(scores[k][i])) for i in idx
         )

@@ -112,3 +112,31 @@ def test_policy_from_card_and_bounds():
         VerifyPolicy(min_rationale=1.2)
     with pytest.raises(ValueError):
         VerifyPolicy(max_rationales=0)
+
+
+def test_the_relevance_gate_decides_evidence_and_the_verdict_decides_the_side():
+    verdict = CueVerdict()
+    policy = VerifyPolicy(min_rationale=0.5, fallback=2, min_relevance=0.5, strong=0.3)
+    texts = [
+        AbstractText("d1", "Trial one", tuple(ABSTRACTS[0][2]), relevance=0.8),
+        AbstractText("d2", "Trial two", tuple(ABSTRACTS[1][2]), relevance=0.2),
+        # the verdict model says NEI (0.6) but the relevance model says evidence: the more
+        # probable of SUPPORT and CONTRADICT decides (a tie goes to SUPPORT)
+        AbstractText("d3", "Unrelated", ("Nothing here.",), relevance=0.9),
+        AbstractText("d4", "No relevance known", ("Nothing here.",)),
+    ]
+    out = verify_abstracts("Vitamin D raises density.", texts, WordSelector(), verdict, policy)
+    by = {v.doc_id: v for v in out.verdicts}
+    assert by["d1"].label == SUPPORT and by["d1"].confidence == pytest.approx(0.8 * 0.8 / 0.9)
+    # below the gate: NEI without a verdict call, confidence 1 - P(relevant)
+    assert by["d2"].label == NOT_ENOUGH_INFO and by["d2"].confidence == pytest.approx(0.8)
+    assert by["d2"].rationales  # still shown, with their scores
+    assert by["d3"].label == SUPPORT and by["d3"].confidence == pytest.approx(0.45)
+    assert by["d4"].label == NOT_ENOUGH_INFO  # no relevance: the verdict model decides
+    assert len(verdict.asked) == 3  # d1, d3, d4
+    assert out.label == SUPPORT and out.supporting == ("d1", "d3")
+    # a gate of 0 is off: d2 is read and contradicts
+    off = verify_abstracts("Vitamin D raises density.", texts, WordSelector(), CueVerdict())
+    assert {v.doc_id: v.label for v in off.verdicts}["d2"] == CONTRADICT
+    with pytest.raises(ValueError, match="min_relevance"):
+        VerifyPolicy(min_relevance=1.5)

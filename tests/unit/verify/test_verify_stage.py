@@ -17,6 +17,7 @@ from sciera.settings import load_settings
 from sciera.types import Passage, Ranking, ScoredPassage
 from sciera.verify.base import AbstractText, VerdictInput
 from sciera.verify.stage import VerifyStage, scifact_prediction
+from sciera.verify.verifier import VerifyPolicy
 
 DOCS = [
     ("a1", "Aspirin trial", "Aspirin lowered adenoma risk in a randomized trial. Doses were low."),
@@ -52,11 +53,21 @@ def settings(tmp_path: Path, **answer):
 
 def test_a_claim_is_decided_by_the_verdict_and_explained_given_it(corpus, tmp_path, registered):
     llm = explaining()
-    events: list[str] = []
+    events: list[tuple[str, dict]] = []
     pipe = pipeline_from_settings(corpus, settings(tmp_path), llm=llm)
-    result = pipe.run(CLAIM, on_event=lambda name, _: events.append(name))
+    result = pipe.run(CLAIM, on_event=lambda name, data: events.append((name, data)))
     a = result.answer
-    assert events == ["retrieved", "reranked", "verified", "evidence", "answer"]
+    # the rationale sentences are quoted: no extractor summary of a verified claim (the
+    # event still comes, naming the extractor "quoted")
+    assert [name for name, _ in events] == [
+        "retrieved",
+        "reranked",
+        "verified",
+        "evidence",
+        "answer",
+    ]
+    assert dict(events)["evidence"]["extractor"] == "quoted"
+    assert result.evidence is None and "evidence" not in result.cost
     assert result.verification.label == "SUPPORT"
     assert a.trace["exact"] == ("yes",) and a.trace["decided_by"] == "verifier"
     assert a.text == "Yes. A randomized trial reports it [1]."
@@ -67,6 +78,15 @@ def test_a_claim_is_decided_by_the_verdict_and_explained_given_it(corpus, tmp_pa
     cite = a.citations[0]
     assert (cite.passage_id, cite.sentences) == ("a1#0", (0,))
     assert a.evidence[0].rationales[0].text == "Aspirin lowered adenoma risk in a randomized trial."
+
+
+def test_the_extractor_still_runs_on_a_verified_claim_when_asked(corpus, tmp_path, registered):
+    s = settings(tmp_path)
+    s = s.model_copy(update={"verify": s.verify.model_copy(update={"quote_only": False})})
+    events: list[tuple[str, dict]] = []
+    pipe = pipeline_from_settings(corpus, s, llm=explaining())
+    result = pipe.run(CLAIM, on_event=lambda name, data: events.append((name, data)))
+    assert dict(events)["evidence"]["extractor"] == "full" and result.evidence is not None
 
 
 def test_decision_only_quotes_the_contradicting_sentence(corpus, tmp_path, registered):
@@ -161,3 +181,24 @@ def test_stand_ins_follow_the_protocols():
     assert OverlapSelector().score_many("aspirin", [AbstractText("a", "", ("Aspirin.",))])
     probs = KeywordVerdict().predict_many("lowered adenoma", [VerdictInput(("lowered adenoma",))])
     assert probs == [(0.9, 0.05, 0.05)]
+
+
+def test_a_calibrated_ranking_gives_each_abstract_its_best_passage_as_relevance():
+    p = [
+        Passage("d0#0", "d0", 0, "T0", "Aspirin lowered adenoma risk."),
+        Passage("d0#1", "d0", 1, "T0", "More on aspirin."),
+        Passage("d1#0", "d1", 0, "T1", "Aspirin lowered adenoma risk in mice."),
+    ]
+    scores = (0.3, 0.9, 0.2)
+    items = tuple(
+        ScoredPassage(x, s, i + 1) for i, (x, s) in enumerate(zip(p, scores, strict=True))
+    )
+    stage = VerifyStage(
+        OverlapSelector(), KeywordVerdict(), VerifyPolicy(min_rationale=0.0, min_relevance=0.5)
+    )
+    v, trace = stage.verify("aspirin lowered adenoma", Ranking("q", items, "ce", calibrated=True))
+    assert trace["relevance"] == {"d0": 0.9, "d1": 0.2}
+    assert [a.label for a in v.verdicts] == ["SUPPORT", "NOT ENOUGH INFO"]
+    # scores that only order passages are not probabilities: no gate
+    v2, trace2 = stage.verify("aspirin lowered adenoma", Ranking("q", items, "bm25"))
+    assert "relevance" not in trace2 and [a.label for a in v2.verdicts] == ["SUPPORT"] * 2

@@ -265,7 +265,8 @@ function onAskEvent(name, data) {
   } else if (name === "evidence") {
     state.evidence = data.evidence || [];
     state.evidenceTrace = data.trace || null;
-    const verdict = data.sufficient === false ? "insufficient" : "sufficient";
+    const verdict = data.extractor === "quoted" ? "rationale sentences quoted"
+      : data.sufficient === false ? "insufficient" : "sufficient";
     stageDone("stage-", name, `${state.evidence.length} passages, ${verdict}, ${fmt(data.seconds, 1)} s`);
   } else if (name === "answer") {
     stageDone("stage-", name, data.insufficient ? "insufficient evidence" : "done");

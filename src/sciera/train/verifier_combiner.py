@@ -1,0 +1,164 @@
+"""The LLM's label probabilities as a feature of the verdict: a logistic combiner fitted on
+training claims and training questions, never on dev or held-out ones.
+
+The trained verdict head alone barely tells SUPPORT from CONTRADICT on held-out claims; the
+embedded LLM's zero-shot probabilities over the three answer words order them far better but
+lean towards SUPPORT and "yes". :class:`~sciera.verify.calibration.LogisticCombiner` learns
+how much of each to trust and the labels' prior, one combiner per kind of input (claims:
+support / contradict / neither; questions: yes / no / maybe), from rows of
+
+- the verifier's *training* claims: each evidence abstract (SUPPORT or CONTRADICT) and each
+  cited abstract of a claim without evidence (NOT ENOUGH INFO), up to ``per_label`` of each,
+- the PubMedQA questions it trained on (never its held-out fold): yes / no / maybe,
+
+each read as inference reads it: the trained selector's rationale sentences under the
+card's policy, then both verdict models. Rows are cached in the work folder as they are
+computed (a stopped run resumes), and the LLM layer caches every call.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sciera.train.verifier_data import NEI, VerifierData
+from sciera.train.verifier_eval import QUESTION_POLICY, label_scores
+from sciera.types import VERDICT_LABELS
+from sciera.verify.base import AbstractText, RationaleSelector, VerdictInput, VerdictModel
+from sciera.verify.calibration import LogisticCombiner
+from sciera.verify.verifier import VerifyPolicy, pick_rationales
+
+KINDS = ("claim", "question")
+ROWS_FILE = "combiner_rows.jsonl"
+
+
+@dataclass(frozen=True)
+class CombinerRow:
+    kind: str  # claim | question
+    group: str  # the claim or question id (cross-validation folds keep a group together)
+    key: str  # group and abstract: what the cache knows the row by
+    label: int
+    trained: tuple[float, float, float]
+    llm: tuple[float, float, float]
+
+
+def _jobs(
+    data: VerifierData, per_label: int, seed: int
+) -> list[tuple[str, str, str, str, AbstractText, int]]:
+    """(kind, group, key, text, abstract, label) to read, at most ``per_label`` of each label
+    and kind, drawn with ``seed``."""
+    rng = random.Random(seed)
+    by: dict[tuple[str, int], list[tuple[str, str, str, str, AbstractText, int]]] = {}
+    for cid in data.train_ids:
+        c = data.claims[cid]
+        docs = [(d, VERDICT_LABELS.index(g.label)) for d, g in c.evidence.items()]
+        if not c.evidence:
+            docs = [(d, NEI) for d in c.cited_doc_ids]
+        for doc, label in docs:
+            if doc in data.abstracts:
+                job = ("claim", cid, f"{cid}/{doc}", c.claim, data.abstracts[doc], label)
+                by.setdefault(("claim", label), []).append(job)
+    for q in data.pubmedqa_train:
+        job = ("question", q.id, q.id, q.question, AbstractText(q.id, "", q.sentences), q.label)
+        by.setdefault(("question", q.label), []).append(job)
+    out = []
+    for key in sorted(by):
+        pool = by[key]
+        rng.shuffle(pool)
+        out += pool[:per_label]
+    return out
+
+
+def combiner_rows(
+    data: VerifierData,
+    selector: RationaleSelector,
+    trained: VerdictModel,
+    llm: VerdictModel,
+    policy: VerifyPolicy,
+    work: Path,
+    *,
+    per_label: int = 100,
+    seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[CombinerRow]:
+    """The rows (cached in ``work``/:data:`ROWS_FILE`, one line each as it is computed)."""
+    path = work / ROWS_FILE
+    done: dict[str, CombinerRow] = {}
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                r = json.loads(line)
+                row = CombinerRow(
+                    r["kind"],
+                    r["group"],
+                    r["key"],
+                    r["label"],
+                    *(tuple(r[k]) for k in ("trained", "llm")),
+                )
+            except (ValueError, KeyError, TypeError):
+                continue  # a line cut by a crash: computed again
+            done[row.key] = row
+    jobs = _jobs(data, per_label, seed)
+    out = []
+    with path.open("a", encoding="utf-8") as fh:
+        for n, (kind, group, key, text, abstract, label) in enumerate(jobs, 1):
+            if key not in done:
+                pick = policy if kind == "claim" else QUESTION_POLICY
+                scores = selector.score_many(text, [abstract])[0]
+                idx, _ = pick_rationales(scores, pick)
+                item = VerdictInput(tuple(abstract.sentences[i] for i in idx), abstract.title)
+                a = trained.predict_many(text, [item])[0]
+                b = llm.predict_many(text, [item])[0]
+                done[key] = CombinerRow(kind, group, key, label, a, b)
+                fh.write(json.dumps(done[key].__dict__) + "\n")
+                fh.flush()
+            out.append(done[key])
+            if progress is not None:
+                progress(n, len(jobs))
+    return out
+
+
+def fit_combiners(
+    rows: Sequence[CombinerRow], folds: int = 5, seed: int = 0
+) -> tuple[dict[str, LogisticCombiner], dict[str, Any]]:
+    """One combiner per kind, fitted on all its rows, and a report: per kind, the rows by
+    label and the cross-validated accuracy and macro-F1 (folds by claim or question) of the
+    combiner, the trained head and the LLM alone on the same rows."""
+    from sciera.train.verifier_data import folds as make_folds
+
+    combiners: dict[str, LogisticCombiner] = {}
+    report: dict[str, Any] = {}
+    for kind in KINDS:
+        mine = [r for r in rows if r.kind == kind]
+        if not mine:
+            continue
+        a = np.array([r.trained for r in mine], dtype=float)
+        b = np.array([r.llm for r in mine], dtype=float)
+        y = np.array([r.label for r in mine], dtype=int)
+        combiners[kind] = LogisticCombiner.fit([a, b], y, ("trained", "llm"))
+        cv = np.zeros((len(mine), 3))
+        groups = [r.group for r in mine]
+        for fold in make_folds(groups, folds, seed):
+            test = np.isin(groups, fold)
+            fitted = LogisticCombiner.fit([a[~test], b[~test]], y[~test], ("trained", "llm"))
+            cv[test] = fitted(a[test], b[test])
+        report[kind] = {
+            "rows": {VERDICT_LABELS[k]: int((y == k).sum()) for k in range(3)},
+            "cross_validated": {
+                "combined": _rounded(label_scores(cv, y)),
+                "trained": _rounded(label_scores(a, y)),
+                "llm": _rounded(label_scores(b, y)),
+            },
+            "folds": folds,
+        }
+    return combiners, report
+
+
+def _rounded(scores: dict[str, float]) -> dict[str, float]:
+    return {k: round(v, 4) if isinstance(v, float) else v for k, v in scores.items()}

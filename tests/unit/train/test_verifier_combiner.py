@@ -1,0 +1,123 @@
+"""The LLM combiners: which training inputs they read (never dev claims or held-out
+questions), the resumable row cache, and the fit with its cross-validated report (stand-in
+models, no LLM)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import pytest
+
+from sciera.datasets.claims import parse_gold
+from sciera.train.splits import SplitGuard
+from sciera.train.verifier_combiner import ROWS_FILE, combiner_rows, fit_combiners
+from sciera.train.verifier_data import PubMedQAItem, VerifierData
+from sciera.verify.base import AbstractText, VerdictInput
+from sciera.verify.verifier import VerifyPolicy
+
+ABSTRACTS = {
+    "a": AbstractText("a", "A", ("Aspirin lowered risk.", "Other.")),
+    "b": AbstractText("b", "B", ("Aspirin raised risk.", "Other.")),
+    "c": AbstractText("c", "C", ("Nothing here.", "Other.")),
+}
+
+
+def _data() -> VerifierData:
+    claims = [
+        {
+            "id": 1,
+            "claim": "Aspirin lowers risk.",
+            "evidence": {"a": [{"sentences": [0], "label": "SUPPORT"}]},
+        },
+        {
+            "id": 2,
+            "claim": "Aspirin lowers risk!",
+            "evidence": {"b": [{"sentences": [0], "label": "CONTRADICT"}]},
+        },
+        {"id": 3, "claim": "Aspirin lowers pain.", "evidence": {}, "cited_doc_ids": ["c"]},
+        {
+            "id": 4,
+            "claim": "A dev claim.",
+            "evidence": {"a": [{"sentences": [0], "label": "SUPPORT"}]},
+        },
+    ]
+    gold = {str(c["id"]): parse_gold(c) for c in claims}
+    train_q = [
+        PubMedQAItem(f"q{i}", f"Does it work {i}?", ("It worked.",), "", i % 3) for i in range(6)
+    ]
+    held = [PubMedQAItem("held", "Held out?", ("No.",), "", 1)]
+    return VerifierData(
+        ABSTRACTS, gold, ["1", "2", "3"], ["4"], [], {}, [], [], train_q, held, SplitGuard()
+    )
+
+
+class FirstSentence:
+    name = "first"
+
+    def score_many(self, claim: str, abstracts: Sequence[AbstractText]) -> list[list[float]]:
+        return [[0.9] + [0.1] * (len(a.sentences) - 1) for a in abstracts]
+
+
+class Cue:
+    """'lowered'/'worked' -> SUPPORT, 'raised' -> CONTRADICT, else NEI; counts calls."""
+
+    name = "cue"
+
+    def __init__(self, sure: float) -> None:
+        self.sure, self.calls, self.seen = sure, 0, []
+
+    def predict_many(self, claim: str, inputs: Sequence[VerdictInput]):
+        out = []
+        for item in inputs:
+            self.calls += 1
+            self.seen.append(claim)
+            text, rest = " ".join(item.sentences), (1 - self.sure) / 2
+            k = 0 if ("lowered" in text or "worked" in text) else 1 if "raised" in text else 2
+            p = [rest] * 3
+            p[k] = self.sure
+            out.append(tuple(p))
+        return out
+
+
+def test_rows_read_training_claims_and_questions_only_and_resume(tmp_path):
+    data, llm = _data(), Cue(0.8)
+    policy = VerifyPolicy(min_rationale=0.5)
+    rows = combiner_rows(data, FirstSentence(), Cue(0.5), llm, policy, tmp_path, per_label=10)
+    keys = {r.key for r in rows}
+    assert keys == {"1/a", "2/b", "3/c", *(f"q{i}" for i in range(6))}
+    assert "A dev claim." not in llm.seen and "Held out?" not in llm.seen
+    by = {r.key: r for r in rows}
+    assert by["2/b"].label == 1 and by["3/c"].label == 2 and by["1/a"].llm[0] == 0.8
+    # per_label caps each (kind, label); a second run reads the cache, asks nothing again
+    assert (
+        len(combiner_rows(data, FirstSentence(), Cue(0.5), llm, policy, tmp_path, per_label=1)) == 6
+    )
+    lines = (tmp_path / ROWS_FILE).read_text().splitlines()
+    (tmp_path / ROWS_FILE).write_text("\n".join(lines) + '\n{"kind": "cla')  # cut by a crash
+    again = Cue(0.8)
+    assert (
+        len(combiner_rows(data, FirstSentence(), Cue(0.5), again, policy, tmp_path, per_label=10))
+        == 9
+    )
+    assert again.calls == 0
+
+
+def test_fit_trusts_the_informative_model_and_reports_cross_validation(tmp_path):
+    from sciera.train.verifier_combiner import CombinerRow
+
+    rows = []
+    for i in range(60):
+        y = i % 3
+        informative = [0.1, 0.1, 0.1]
+        informative[y] = 0.8
+        noise = [1 / 3] * 3
+        rows.append(CombinerRow("claim", f"c{i}", f"c{i}/d", y, tuple(noise), tuple(informative)))
+    combiners, report = fit_combiners(rows)
+    assert set(combiners) == {"claim"}
+    cv = report["claim"]["cross_validated"]
+    assert cv["combined"]["accuracy"] == pytest.approx(1.0)
+    assert cv["trained"]["accuracy"] < 0.5 and report["claim"]["rows"]["SUPPORT"] == 20
+    p = combiners["claim"]([[1 / 3] * 3], [[0.1, 0.8, 0.1]])
+    assert p.argmax() == 1
+    json.dumps(report)  # the card section is JSON
