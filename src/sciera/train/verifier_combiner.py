@@ -12,17 +12,15 @@ support / contradict / neither; questions: yes / no / maybe), from rows of
 - the PubMedQA questions it trained on (never its held-out fold): yes / no / maybe,
 
 each read as inference reads it: the trained selector's rationale sentences under the
-card's policy, then both verdict models. Rows are cached in the work folder as they are
-computed (a stopped run resumes), and the LLM layer caches every call.
+card's policy, then both verdict models (the LLM layer caches every call, so a stopped run
+resumes where it was).
 """
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -35,7 +33,6 @@ from sciera.verify.calibration import LogisticCombiner
 from sciera.verify.verifier import VerifyPolicy, pick_rationales
 
 KINDS = ("claim", "question")
-ROWS_FILE = "combiner_rows.jsonl"
 
 
 @dataclass(frozen=True)
@@ -81,46 +78,26 @@ def combiner_rows(
     trained: VerdictModel,
     llm: VerdictModel,
     policy: VerifyPolicy,
-    work: Path,
     *,
     per_label: int = 100,
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[CombinerRow]:
-    """The rows (cached in ``work``/:data:`ROWS_FILE`, one line each as it is computed)."""
-    path = work / ROWS_FILE
-    done: dict[str, CombinerRow] = {}
-    if path.is_file():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                r = json.loads(line)
-                row = CombinerRow(
-                    r["kind"],
-                    r["group"],
-                    r["key"],
-                    r["label"],
-                    *(tuple(r[k]) for k in ("trained", "llm")),
-                )
-            except (ValueError, KeyError, TypeError):
-                continue  # a line cut by a crash: computed again
-            done[row.key] = row
+    """The rows, each read as inference reads it with the selector, calibrators and policy
+    given (so they are computed again, not kept: the LLM layer's response cache makes a
+    repeated LLM question free, and a stopped run resumes from it)."""
     jobs = _jobs(data, per_label, seed)
     out = []
-    with path.open("a", encoding="utf-8") as fh:
-        for n, (kind, group, key, text, abstract, label) in enumerate(jobs, 1):
-            if key not in done:
-                pick = policy if kind == "claim" else QUESTION_POLICY
-                scores = selector.score_many(text, [abstract])[0]
-                idx, _ = pick_rationales(scores, pick)
-                item = VerdictInput(tuple(abstract.sentences[i] for i in idx), abstract.title)
-                a = trained.predict_many(text, [item])[0]
-                b = llm.predict_many(text, [item])[0]
-                done[key] = CombinerRow(kind, group, key, label, a, b)
-                fh.write(json.dumps(done[key].__dict__) + "\n")
-                fh.flush()
-            out.append(done[key])
-            if progress is not None:
-                progress(n, len(jobs))
+    for n, (kind, group, key, text, abstract, label) in enumerate(jobs, 1):
+        pick = policy if kind == "claim" else QUESTION_POLICY
+        scores = selector.score_many(text, [abstract])[0]
+        idx, _ = pick_rationales(scores, pick)
+        item = VerdictInput(tuple(abstract.sentences[i] for i in idx), abstract.title)
+        a = trained.predict_many(text, [item])[0]
+        b = llm.predict_many(text, [item])[0]
+        out.append(CombinerRow(kind, group, key, label, a, b))
+        if progress is not None:
+            progress(n, len(jobs))
     return out
 
 

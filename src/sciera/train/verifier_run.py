@@ -408,9 +408,6 @@ def train_verifier(
         "select_metric": SELECT,
         "train_seconds": state.seconds,
     }
-    from sciera.train.verifier_combiner import ROWS_FILE
-
-    (work / ROWS_FILE).unlink(missing_ok=True)  # rows of earlier weights
     return _finish(
         job, str(work / "best"), data, card, model_dir, work, progress, started, settings
     )
@@ -543,7 +540,6 @@ def _fit_combiners(
         TrainedVerdict(network=net),
         LLMVerdict(llm),
         policy,
-        work,
         per_label=job.combiner_per_label,
         seed=job.data.seed,
         progress=step,
