@@ -187,8 +187,10 @@ def test_ask_streams_stages_and_shows_cited_evidence_safely(page, corpus, tmp_pa
     assert kept.count() == 1
     assert kept.first.get_attribute("id") == "ev-1"
     assert f"{GOLD}#0" in kept.first.inner_text()
+    # a verified claim's card quotes its sentences: the paper's text, no LLM summary
     headings = kept.first.locator("h4").all_text_contents()  # shown upper-case by CSS
-    assert headings[-2:] == ["Summary", "Original text"]
+    assert headings[-1] == "Original text" and "Summary" not in headings
+    assert "rationale sentences quoted" in page.locator("#stage-evidence").inner_text()
     assert kept.first.locator(".texts p").first.inner_text().strip()
     # the rationale sentences of every cited card are verbatim sentences of its abstract
     abstracts = texts_by_doc(corpus)

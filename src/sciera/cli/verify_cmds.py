@@ -117,6 +117,15 @@ def verify(
     model: Annotated[
         str | None, typer.Option("--model", help="Verifier model (shipped or trained name).")
     ] = None,
+    llm: Annotated[
+        bool | None,
+        typer.Option(
+            "--llm/--no-llm",
+            help="Decide SUPPORT or CONTRADICT with the LLM's label probabilities combined "
+            "with the trained verdict ('combined'), or with the trained verdict alone "
+            "(faster, no LLM loaded). Default: the verify.verdict setting.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     preset: Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")] = None,
 ) -> None:
@@ -137,7 +146,12 @@ def verify(
         {
             "retrieve": {"retriever": first_stage},
             "rerank": {"reranker": reranker},
-            "verify": {"abstracts": top_k, "model": model, "require_sentences": True},
+            "verify": {
+                "abstracts": top_k,
+                "model": model,
+                "require_sentences": True,
+                "verdict": None if llm is None else ("combined" if llm else "trained"),
+            },
         },
     )
     pipe = build_pipeline(verify_spec(settings), settings, corpus=corpus)
