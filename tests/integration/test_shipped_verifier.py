@@ -85,3 +85,37 @@ def test_dev_claims_measure_what_the_card_says(card, backends, scifact_dir):
     expected = card["dev"]["oracle"]
     for key in ("abstract_label_only_f1", "sentence_selection_f1", "sentence_label_f1"):
         assert measured[key] == pytest.approx(expected[key], abs=0.03), key
+
+
+def test_the_llm_combiners_ship_and_lean_on_the_llm(shipped, card):
+    """The combined verdict loads the folder's combiners offline by the default name, fitted
+    on training claims and questions only; an LLM sure of "contradict" (or "no") turns the
+    decision, and one sure of "support" keeps it."""
+    from fakes import ScriptedLLM
+    from sciera.settings import Settings
+    from sciera.verify.base import VerdictInput
+    from sciera.verify.llm_verdict import COMBINER_FILES, CombinedVerdict
+    from sciera.verify.registry import make_verdict
+
+    assert card["policy"]["min_relevance"] == 0.5  # fixed, not chosen on dev
+    section = card["combiner"]
+    assert "never dev" in section["fitted_on"] and section["llm"]
+    for kind, file in COMBINER_FILES.items():
+        assert (shipped / file).is_file() and section[kind]["rows"]
+    evidence = ("Aspirin lowered the incidence of colorectal adenomas by 21%.",)
+    claim = "Aspirin reduces the risk of colorectal adenomas."
+    decisions = {}
+    for word in ("support", "contradict"):
+        probs = {"support": 0.02, "contradict": 0.02, "neither": 0.02, word: 0.96}
+        llm = ScriptedLLM(default_probs=probs)
+        verdict = make_verdict("combined", Settings(), llm=llm)
+        assert isinstance(verdict, CombinedVerdict)
+        (p,) = verdict.predict_many(claim, [VerdictInput(evidence)])
+        assert sum(p) == pytest.approx(1.0) and len(llm.calls_to("choice_logprobs")) == 1
+        decisions[word] = max(range(2), key=lambda i: p[i])
+    assert decisions == {"support": 0, "contradict": 1}
+    q = ScriptedLLM(default_probs={"no": 0.96, "yes": 0.02, "maybe": 0.02})
+    (p,) = make_verdict("combined", Settings(), llm=q).predict_many(
+        "Does aspirin reduce colorectal adenomas?", [VerdictInput(evidence)]
+    )
+    assert p[1] > p[0]  # the question's combiner, asked yes / no / maybe
