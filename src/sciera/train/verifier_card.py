@@ -45,7 +45,7 @@ def _scifact_table(title: str, section: Mapping[str, Any] | None) -> list[str]:
         f"| setting | {head} |",
         "|---|" + "---|" * len(LEVELS),
         *_scifact_rows("oracle (cited abstracts given)", section.get("oracle")),
-        *_scifact_rows("open (first-stage top abstracts)", section.get("open")),
+        *_scifact_rows("open (the top abstracts ask reads)", section.get("open")),
         "",
         *(
             [
@@ -122,6 +122,52 @@ def _pubmedqa(section: Mapping[str, Any] | None) -> list[str]:
     return [*lines, ""]
 
 
+def _recalibrated(section: Mapping[str, Any] | None) -> list[str]:
+    if not section:
+        return []
+    return [
+        f"Recalibrated {section['date']} ({section['weights_from']}):",
+        "",
+        "```bash",
+        section["command"],
+        "```",
+        "",
+    ]
+
+
+def _combiner(section: Mapping[str, Any] | None) -> list[str]:
+    if not section:
+        return []
+    lines = [
+        "## LLM combiners (the `combined` verdict)",
+        "",
+        f"The verdict head's and the LLM's (`{section['llm']}`, prompts {section['prompts']}) "
+        f"label probabilities through a logistic regression per kind of input, fitted on "
+        f"{section['fitted_on']}; at most {section['per_label']} inputs per label.",
+        "",
+        "| inputs | rows | combined | trained | LLM |",
+        "|---|---|---|---|---|",
+    ]
+    for kind, file in section["files"].items():
+        cv = section[kind]["cross_validated"]
+        lines.append(
+            f"| {kind}s (`{file}`) | {json.dumps(section[kind]['rows'])} | "
+            + " | ".join(
+                f"{_f(cv[m]['accuracy'])} / {_f(cv[m]['macro_f1'])}"
+                for m in ("combined", "trained", "llm")
+            )
+            + " |"
+        )
+    lines += [
+        "",
+        f"Accuracy / macro-F1, {section[next(iter(section['files']))]['folds']}-fold "
+        "cross-validated by claim or question on those training rows (the trained head has "
+        "seen these claims: its column is optimistic).",
+        "",
+    ]
+    return lines
+
+
 def render(card: Mapping[str, Any]) -> str:
     data, dev, policy = card["data"], card["dev"], card["policy"]
     vc, rc = dev["verdict_calibration"], dev["rationale_calibration"]
@@ -185,11 +231,15 @@ def render(card: Mapping[str, Any]) -> str:
         f"- verdict: temperature scaling on {vc['inputs']} dev verdict inputs "
         f"{json.dumps(vc['labels'])}; top-label ECE {vc['ece_softmax']:.4f} (softmax) -> "
         f"{vc['ece']:.4f} (in-sample)",
+        f"- open setting: top {dev['open_k']} of "
+        + dev.get("open_candidates", "the first stage's top abstracts"),
         f"- policy (best mean of abstract label-only F1 and sentence selection+label F1, open "
-        f"setting, first-stage top {dev['open_k']}): `{json.dumps(policy)}`",
+        f"setting; `min_relevance` fixed, not chosen): `{json.dumps(policy)}`",
         f"- `strong` (claim level: fewest refusals of answerable dev claims with decision "
         f"precision >= 0.70): {policy['strong']}",
         "",
+        *_recalibrated(card.get("recalibrated")),
+        *_combiner(card.get("combiner")),
         *_scifact_table("Dev claims, with the chosen policy", dev),
         *_scifact_table("Held-out CV fold", card.get("test_fold")),
         *_pubmedqa(card.get("pubmedqa_held_out")),

@@ -59,6 +59,11 @@ GRID = {
 }
 STRONG_GRID = tuple(round(0.3 + 0.05 * i, 2) for i in range(14))  # 0.3 .. 0.95
 MIN_PRECISION = 0.70  # the bar for the decisions verify gives
+OPEN_RERANKED = (
+    "the shipped cross-encoder's top abstracts of the hybrid first stage's 30 (Max-P), with "
+    "its P(relevant) for the relevance gate, as ask and verify read them"
+)
+OPEN_FIRST_STAGE = "the first stage's top abstracts (no relevance known: no gate)"
 BASE_POLICY = VerifyPolicy(min_rationale=0.5, max_rationales=3, fallback=2)
 
 
@@ -310,6 +315,7 @@ def calibrate_and_choose(
         "policy_trials": sorted(trials, key=lambda t: -t[SELECT])[:10],
         "strong_table": table,
         "open_k": open_k,
+        "open_candidates": OPEN_RERANKED if data.reranked else OPEN_FIRST_STAGE,
     }
     return Chosen(policy, rat_cal, temp, report)
 
