@@ -9,7 +9,9 @@ Data: the SSLI evaluation set (``benchmarks/results/ssli_scifact_100/build``, it
 SSLI-setting questions with at least one distractor; their abstracts are refused by the
 verifier's training). Each question is verified against its gold abstract (sentences from
 ``corpus_sentences.jsonl``) and its distractors (split into sentences) with the model
-card's policy. Reported: the share of distractors given SUPPORT or CONTRADICT (should be 0),
+card's policy, each carrying the shipped cross-encoder's calibrated P(relevant) as the
+pipeline's reranker gives it (the policy's relevance gate; ``--no-relevance``: none).
+Reported: the share of distractors given SUPPORT or CONTRADICT (should be 0),
 the share of gold abstracts given one, and per question whether a distractor is decided
 while the gold abstract is not. The questions are wh-questions, not claims: a gold abstract
 answering one has no true SUPPORT label, so its rate is a reference, not a target.
@@ -24,6 +26,7 @@ import json
 import shlex
 import sys
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 from verify_common import DATA, ROOT, log, write_rows
@@ -37,6 +40,11 @@ def main() -> None:
     )
     ap.add_argument("--model", default="scifact-verifier")
     ap.add_argument("--name")
+    ap.add_argument(
+        "--no-relevance",
+        action="store_true",
+        help="no reranker P(relevant) with the candidates: the policy's gate stays off",
+    )
     args = ap.parse_args()
 
     from sciera.corpus.sentences import split_sentences
@@ -52,6 +60,21 @@ def main() -> None:
     path = resolve_model(args.model, settings.home)
     policy = VerifyPolicy.from_card(read_card(path))
     selector, verdict = TrainedSelector(model=str(path)), TrainedVerdict(model=str(path))
+    ce = None
+    if not args.no_relevance:
+        from sciera.rerank.cross_encoder import CrossEncoderReranker
+
+        ce = CrossEncoderReranker("scifact-minilm", score="calibrated")
+
+    def relevance(question: str, a: AbstractText) -> float | None:
+        """The shipped cross-encoder's P(relevant) of the candidate alone, as the
+        pipeline's reranker gives it to the verify stage."""
+        if ce is None:
+            return None
+        from sciera.types import Passage
+
+        return ce.score(question, Passage(a.doc_id, a.doc_id, 0, a.title, " ".join(a.sentences)))
+
     abstracts = load_abstracts(DATA / "scifact" / "corpus_sentences.jsonl")
     rows = []
     with gzip.open(SSLI, "rt", encoding="utf-8") as fh:
@@ -67,7 +90,9 @@ def main() -> None:
             AbstractText(c["passage_id"], "", tuple(split_sentences(c["text"])))
             for c in distractors
         ]
-        result = verify_abstracts(inst["question"], [*gold, *fakes], selector, verdict, policy)
+        q = inst["question"]
+        texts = [replace(a, relevance=relevance(q, a)) for a in [*gold, *fakes]]
+        result = verify_abstracts(q, texts, selector, verdict, policy)
         labels = {v.doc_id: v.label for v in result.verdicts}
         rows.append(
             {
@@ -98,6 +123,7 @@ def main() -> None:
         "command": shlex.join(["python", *sys.argv]),
         "model": args.model,
         "policy": read_card(path)["policy"],
+        "relevance": None if ce is None else "scifact-minilm, calibrated, each candidate alone",
         "questions": len(rows),
         "distractors": len(decided),
         "distractor_decided_rate": sum(x for _, x in decided) / max(1, len(decided)),

@@ -215,7 +215,12 @@ class VerifySettings(_Section):
         description="The trained verifier (a shipped or trained name, or a path).",
     )
     selector: str = Field("trained", description="Rationale selector (sciera.verify.registry).")
-    verdict: str = Field("trained", description="Verdict model (sciera.verify.registry).")
+    verdict: str = Field(
+        "combined",
+        description="Verdict model (sciera.verify.registry): 'combined' (the trained verdict "
+        "head and the LLM's label probabilities, joined by the model's combiners: measured "
+        "best), 'trained' (no LLM), 'llm' (the LLM alone).",
+    )
     abstracts: int = Field(
         5, ge=1, le=50, description="Top-ranked abstracts read (reranked order, before tau)."
     )

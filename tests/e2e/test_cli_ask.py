@@ -6,7 +6,8 @@ passage reaches generation, so every stage runs for real (DeepEra intent and gra
 evidence, yes/no decision from choice probabilities: ``--no-verify``). The LLM response cache
 lives in a fresh SCIERA_HOME (weights linked in), so the first run computes everything and
 the second (text output) run reads the same replies from the cache. The default path, where
-the shipped verifier decides, runs with ``--decision-only`` (no LLM call).
+the shipped verifier decides, runs with ``--decision-only`` (no LLM prose; the combined
+verdict reads the LLM's label probabilities).
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ the trained head's on dev.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sciera.llm.base import LLM
+from sciera.llm.base import LLM, model_identity
 from sciera.verify.base import Probs, VerdictInput, VerdictModel
 
 if TYPE_CHECKING:
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from sciera.settings import Settings
     from sciera.verify.calibration import LogisticCombiner
 
+logger = logging.getLogger(__name__)
 PROMPTS = Path(__file__).parent / "prompts"
 CHOICES = {"claim": ("support", "contradict", "neither"), "question": ("yes", "no", "maybe")}
 
@@ -133,7 +135,19 @@ class CombinedVerdict:
                     "`sciera train verifier ... --combine-llm`, or use verify.verdict = trained"
                 )
             combiners[kind] = calibration.load(folder / file)
-        return cls(trained, LLMVerdict.from_settings(settings, llm=llm), combiners)
+        verdict = LLMVerdict.from_settings(settings, llm=llm)
+        fitted = (trained.card.get("combiner") or {}).get("llm")
+        used = model_identity(verdict.llm.model_id)
+        if fitted and model_identity(fitted) != used:
+            logger.warning(
+                "%s: the LLM combiners were fitted on %s's probabilities; %s's are combined "
+                "as if they were its (refit with `sciera train verifier ... --recalibrate "
+                "--combine-llm`, or use verify.verdict = trained)",
+                folder,
+                fitted,
+                used,
+            )
+        return cls(trained, verdict, combiners)
 
     @property
     def card(self) -> dict[str, Any]:

@@ -131,12 +131,32 @@ def test_card_renders_every_section():
         },
         "pubmedqa_held_out": {"reasoning": {"n": 1, "accuracy": 1.0, "macro_f1": 1.0}},
         "versions": {},
+        "recalibrated": {"date": "2026-11-29", "weights_from": "w", "command": "sciera re"},
+        "combiner": {
+            "llm": "tiny-llm",
+            "prompts": "2+1",
+            "fitted_on": "training claims",
+            "per_label": 3,
+            "files": {"claim": "sciera-combiner-claim.json"},
+            "claim": {
+                "rows": {"SUPPORT": 3},
+                "folds": 5,
+                "cross_validated": {
+                    m: {"accuracy": 0.5, "macro_f1": 0.25} for m in ("combined", "trained", "llm")
+                },
+            },
+        },
     }
+    card["dev"]["open_candidates"] = "the reranked top abstracts"
     text = render(card)
     for part in (
         "sciera train verifier --out v",
         "| oracle (cited abstracts given) | 0.500 / 0.500 / **0.500**",
-        "| open (first-stage top abstracts) |",
+        "| open (the top abstracts ask reads) |",
+        "- open setting: top 5 of the reranked top abstracts",
+        "Recalibrated 2026-11-29 (w)",
+        "## LLM combiners (the `combined` verdict)",
+        '| claims (`sciera-combiner-claim.json`) | {"SUPPORT": 3} | 0.500 / 0.250 |',
         "Best epoch: 1",
         "| reasoning setting (own contexts) | 1 | 1.000 | 1.000 |",
         "strong 0.6",
