@@ -267,7 +267,8 @@ function onAskEvent(name, data) {
     state.evidenceTrace = data.trace || null;
     const verdict = data.extractor === "quoted" ? "rationale sentences quoted"
       : data.sufficient === false ? "insufficient" : "sufficient";
-    stageDone("stage-", name, `${state.evidence.length} passages, ${verdict}, ${fmt(data.seconds, 1)} s`);
+    const n = state.evidence.length;
+    stageDone("stage-", name, `${n} passage${n === 1 ? "" : "s"}, ${verdict}, ${fmt(data.seconds, 1)} s`);
   } else if (name === "answer") {
     stageDone("stage-", name, data.insufficient ? "insufficient evidence" : "done");
     renderAnswer(data);
