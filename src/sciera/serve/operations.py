@@ -5,14 +5,20 @@ results and stage events are sent."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
+from sciera.errors import ScieraError
 from sciera.pipeline import ranking_rows
+from sciera.rerank.registry import RERANKERS
 from sciera.serve.queue import checkpoint
 from sciera.serve.resources import Resources
 from sciera.serve.schemas import AskRequest, RerankRequest, SearchRequest, VerifyRequest
 from sciera.types import Ranking
+
+if TYPE_CHECKING:
+    from sciera.pipeline import Pipeline
+    from sciera.retrieve.base import Retriever
 
 Job = Callable[[threading.Event], dict[str, Any]]
 Forward = Callable[[str, dict[str, Any]], None]
@@ -29,12 +35,21 @@ def hits(ranking: Ranking) -> list[dict[str, Any]]:
     return ranking_rows(ranking, provenance=True)
 
 
+def in_sections(retriever: Retriever, sections: Sequence[str] | None) -> Retriever:
+    """``retriever``, keeping only passages of ``sections`` when some are asked for."""
+    if not sections:
+        return retriever
+    from sciera.retrieve.sections import SectionRetriever
+
+    return SectionRetriever(retriever, frozenset(sections))
+
+
 def search(res: Resources, body: SearchRequest) -> dict[str, Any]:
     """The first stage's top-k passages for the query (blocking; no LLM)."""
     corpus = res.resolve(body.corpus)
     name = body.retriever or res.settings.retrieve.retriever
     with res.retriever(corpus, name) as retriever:
-        ranking = retriever.search(body.query, body.k)
+        ranking = in_sections(retriever, body.sections).search(body.query, body.k)
     return {"query": body.query, "corpus": corpus, "retriever": name, "items": hits(ranking)}
 
 
@@ -47,10 +62,15 @@ def rerank_job(res: Resources, body: RerankRequest) -> tuple[Job, bool]:
     corpus = res.resolve(body.corpus)
     first = body.retriever or res.settings.retrieve.retriever
     name = body.reranker or res.settings.rerank.reranker
+    if name not in RERANKERS:  # a server set up without one (rerank.reranker = none)
+        raise ScieraError(
+            f"this server has no default reranker ({name!r}); name one in 'reranker': "
+            + ", ".join(sorted(RERANKERS))
+        )
 
     def job(cancelled: threading.Event) -> dict[str, Any]:
         with res.retriever(corpus, first) as retriever:
-            candidates = retriever.search(body.query, body.depth)
+            candidates = in_sections(retriever, body.sections).search(body.query, body.depth)
         checkpoint(cancelled)
         with res.reranker(name) as reranker:
             ranked, trace = reranker.rerank_traced(body.query, candidates)
@@ -94,7 +114,8 @@ def ask_job(res: Resources, body: AskRequest, forward: Forward | None = None) ->
                 forward(name, payload)
 
         with res.pipeline(corpus) as pipe:
-            pipe.run(body.question, body.question_type, on_event=on_event)
+            pool = _section_pool(pipe, body.question, body.sections)
+            pipe.run(body.question, body.question_type, candidates=pool, on_event=on_event)
         return answer
 
     return job
@@ -115,8 +136,16 @@ def verify_job(res: Resources, body: VerifyRequest, forward: Forward | None = No
                 forward(name, payload)
 
         with res.verifier(corpus) as pipe:
-            result = pipe.run(body.claim, "yesno", on_event=on_event)
+            pool = _section_pool(pipe, body.claim, body.sections)
+            result = pipe.run(body.claim, "yesno", candidates=pool, on_event=on_event)
         assert result.verification is not None
         return verification_json(result.verification)
 
     return job
+
+
+def _section_pool(pipe: Pipeline, question: str, sections: Sequence[str] | None) -> Ranking | None:
+    """The pipeline's own first stage kept to ``sections`` (None: the pipeline retrieves)."""
+    if not sections or pipe.retriever is None:
+        return None
+    return in_sections(pipe.retriever, sections).search(question, pipe.spec.depth)

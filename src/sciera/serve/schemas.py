@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
+from sciera.corpus.fulltext.sections import KINDS
 from sciera.rerank.registry import RERANKERS
 
 MAX_QUERY_CHARS = 2000
@@ -21,6 +22,17 @@ MAX_DEPTH = 1000
 
 RetrieverName = Literal["bm25", "dense", "hybrid"]
 QuestionType = Literal["auto", "yesno", "factoid", "list", "ideal"]
+SectionKind = Literal[KINDS]  # type: ignore[valid-type]
+Sections = Annotated[
+    list[SectionKind] | None,
+    Field(
+        None,
+        min_length=1,
+        max_length=len(KINDS),
+        description="Retrieve only passages of these sections of full-text papers (a "
+        "passage of an abstract-only document counts as abstract); the CLI's --section.",
+    ),
+]
 
 
 def _not_blank(text: str) -> str:
@@ -62,6 +74,7 @@ class SearchRequest(_Request):
     retriever: RetrieverName | None = Field(
         None, description="First stage (default: the server's settings)."
     )
+    sections: Sections = None
 
 
 class RerankRequest(_Request):
@@ -72,6 +85,7 @@ class RerankRequest(_Request):
         None, description=f"One of {sorted(RERANKERS)} (default: the server's settings)."
     )
     retriever: RetrieverName | None = Field(None, description="First stage for the candidates.")
+    sections: Sections = None
 
     @field_validator("reranker")
     @classmethod
@@ -89,6 +103,7 @@ class AskRequest(_Request):
     question_type: QuestionType | None = Field(
         None, description="Answer type (default: the server's settings; auto = detected)."
     )
+    sections: Sections = None
 
 
 class VerifyRequest(_Request):
@@ -96,6 +111,7 @@ class VerifyRequest(_Request):
     stream: bool = Field(
         False, description="Reply with Server-Sent Events (also with Accept: text/event-stream)."
     )
+    sections: Sections = None
 
 
 class Hit(BaseModel):
@@ -106,6 +122,7 @@ class Hit(BaseModel):
     passage_id: str
     doc_id: str
     title: str
+    section: str = Field("", description="The passage's section in a full-text paper.")
     text: str
     provenance: dict[str, Any] = {}
 
