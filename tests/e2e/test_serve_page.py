@@ -229,6 +229,20 @@ def test_ask_streams_stages_and_shows_cited_evidence_safely(page, corpus, tmp_pa
     page.screenshot(path=str(tmp_path / "ask.png"), full_page=True)
     if os.environ.get("SCIERA_SCREENSHOT"):
         page.screenshot(path=os.environ["SCIERA_SCREENSHOT"], full_page=True)
+    # "Read in context" opens the card's paper with the cited passage marked, as text
+    first = kept.first
+    first.locator("button.context-open").click()
+    here = first.locator(".context p.here")
+    here.wait_for(timeout=30_000)
+    doc = first.locator(".pid").inner_text().split("#")[0]
+    shown = first.locator(".texts p").last.inner_text().strip()  # the card's passage
+    assert here.inner_text().strip() == shown and shown in abstracts[doc]
+    assert first.locator(".context p").count() >= 2  # the paper's other passages too
+    first.screenshot(path=str(tmp_path / "context.png"))
+    if os.environ.get("SCIERA_SCREENSHOT_CONTEXT"):
+        first.screenshot(path=os.environ["SCIERA_SCREENSHOT_CONTEXT"])
+    assert first.locator("button.context-open").inner_text() == "Hide the context"
+    assert page.locator("main script, main img").count() == 0
 
 
 def test_verify_view_shows_the_verdict_and_each_abstracts_sentences(page, server, corpus, tmp_path):

@@ -178,6 +178,32 @@ class Resources:
 
         return uses_llm(name)
 
+    def document(self, corpus: str, doc_id: str) -> dict[str, Any]:
+        """A document's passages in order, each with its section, subsection and kind (a
+        passage's context in its paper); an unknown document is NotFound."""
+        store = PassageStore.open(self.corpora[corpus])
+        try:
+            passages = store.document_passages(doc_id)
+            places = store.passage_places([p.passage_id for p in passages])
+        finally:
+            store.close()
+        if not passages:
+            raise NotFound(f"no document {doc_id!r} in corpus {corpus!r}")
+        rows = []
+        for p in passages:
+            place = places.get(p.passage_id)
+            rows.append(
+                {
+                    "passage_id": p.passage_id,
+                    "index": p.index,
+                    "section": place.section if place else p.section,
+                    "subsection": place.subsection if place else "",
+                    "kind": place.kind if place else "",
+                    "text": p.text,
+                }
+            )
+        return {"corpus": corpus, "doc_id": doc_id, "title": passages[0].title, "passages": rows}
+
     def describe(self, corpus: str) -> dict[str, Any]:
         """Name, path, document and passage counts, and the indexes with a stale flag."""
         from sciera.retrieve.manifest import read_manifest

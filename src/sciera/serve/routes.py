@@ -30,6 +30,7 @@ from sciera.serve.schemas import (
     AskRequest,
     AskResponse,
     CorpusInfo,
+    DocumentResponse,
     ErrorBody,
     RerankRequest,
     RerankResponse,
@@ -66,6 +67,12 @@ def api_router(res: Resources, gate: LLMGate) -> APIRouter:
     def corpora() -> list[dict[str, Any]]:
         """The served corpora: counts and indexes (the first is the default)."""
         return [res.describe(name) for name in res.corpora]
+
+    @router.get("/corpora/{name}/documents/{doc_id:path}", response_model=DocumentResponse)
+    def document(name: str, doc_id: str) -> dict[str, Any]:
+        """A document's passages in order with their sections: a cited passage in its
+        paper's context."""
+        return res.document(res.resolve(name), doc_id)
 
     @router.post("/search", response_model=SearchResponse)
     def search(body: SearchRequest) -> dict[str, Any]:

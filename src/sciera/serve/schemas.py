@@ -216,5 +216,23 @@ class CorpusInfo(BaseModel):
     )
 
 
+class ContextPassage(BaseModel):
+    """One passage of a document, in document order, with where it sits in the paper."""
+
+    passage_id: str
+    index: int
+    section: str = ""
+    subsection: str = ""
+    kind: str = Field("", description="text, caption or table (empty for an abstract).")
+    text: str
+
+
+class DocumentResponse(BaseModel):
+    corpus: str
+    doc_id: str
+    title: str
+    passages: list[ContextPassage]
+
+
 class ErrorBody(BaseModel):
     error: str

@@ -409,8 +409,49 @@ function card(passageId, info) {
     info.summary ? el("div", {}, el("h4", { text: "Summary" }), el("p", { text: info.summary })) : null,
     el("div", {}, el("h4", { text: "Original text" }),
       el("p", {}, ...marked(source.text || "", rationales.map((r) => r.text)))));
+  const box = el("div", { class: "context", hidden: true });
+  const doc = source.doc_id || String(passageId).split("#")[0];
+  const open = el("button", { type: "button", class: "link context-open", text: "Read in context" });
+  open.addEventListener("click", () => showContext(box, open, doc, passageId));
   return el("article", { class: "card", id: info.id, tabindex: info.id ? -1 : null }, head, meter, status,
-    rationales.length ? rationaleList(rationales, info.id) : null, texts);
+    rationales.length ? rationaleList(rationales, info.id) : null, texts, open, box);
+}
+
+// The paper a passage comes from, passage by passage under its section headings, the
+// passage itself marked and scrolled to (GET /v1/corpora/{name}/documents/{doc_id}).
+async function showContext(box, button, doc, passageId) {
+  if (!box.hidden) {
+    box.hidden = true;
+    button.textContent = "Read in context";
+    return;
+  }
+  const corpus = $("corpus").value;
+  button.disabled = true;
+  try {
+    const url = `v1/corpora/${encodeURIComponent(corpus)}/documents/${encodeURIComponent(doc)}`;
+    const resp = await fetch(url, { headers: headers(false) });
+    if (!resp.ok) throw new Error(await errorText(resp));
+    const data = await resp.json();
+    let heading = null;
+    const items = [el("p", { class: "muted", text: `${data.title} · ${data.passages.length} passages` })];
+    for (const p of data.passages) {
+      const where = [p.section, p.subsection].filter(Boolean).join(" › ");
+      if (where && where !== heading) items.push(el("h5", { text: where }));
+      heading = where || heading;
+      items.push(el("p", { class: p.passage_id === passageId ? "here" : null, id: `ctx-${passageId}-${p.index}`,
+        text: (p.kind && p.kind !== "text" ? `[${p.kind}] ` : "") + p.text }));
+    }
+    box.replaceChildren(...items);
+    box.hidden = false;
+    button.textContent = "Hide the context";
+    const here = box.querySelector(".here");
+    if (here) here.scrollIntoView({ block: "center" });
+  } catch (err) {
+    box.replaceChildren(el("p", { class: "error", text: `Could not open the paper: ${err.message}` }));
+    box.hidden = false;
+  } finally {
+    button.disabled = false;
+  }
 }
 
 // ---------------------------------------------------------------- verify
