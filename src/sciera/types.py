@@ -250,7 +250,7 @@ class AbstractVerdict:
     """What one abstract says about a claim: ``label`` (one of :data:`VERDICT_LABELS`)
     with its calibrated ``confidence``, the probabilities of all three labels (``probs``,
     in :data:`VERDICT_LABELS` order) and the rationale sentences the decision was read
-    from."""
+    from, and the reranker's P(relevant) when the relevance gate read one."""
 
     doc_id: str
     title: str
@@ -258,6 +258,7 @@ class AbstractVerdict:
     confidence: float
     probs: tuple[float, float, float]
     rationales: tuple[Rationale, ...] = ()
+    relevance: float | None = None
 
     @property
     def probabilities(self) -> dict[str, float]:

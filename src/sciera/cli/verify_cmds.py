@@ -40,6 +40,8 @@ def _print(data: dict[str, Any]) -> None:
         )
     for a in data["abstracts"]:
         typer.echo(f"\n[{a['doc_id']}] {a['label']} {a['confidence']:.2f}  {a['title']}")
+        if a.get("relevance") is not None:
+            typer.echo(f"  P(relevant) {a['relevance']:.2f} (the reranker's, read by the gate)")
         for r in a["rationales"]:
             typer.echo(f'  sentence {r["index"]} ({r["score"]:.2f}): "{r["text"]}"')
     if not data["abstracts"]:

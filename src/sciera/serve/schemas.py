@@ -188,6 +188,9 @@ class AbstractVerdictOut(BaseModel):
     title: str
     label: str = Field(description="SUPPORT, CONTRADICT or NOT ENOUGH INFO.")
     confidence: float
+    relevance: float | None = Field(
+        None, description="The reranker's P(relevant) the relevance gate read (None: none)."
+    )
     probs: dict[str, float]
     rationales: list[RationaleOut]
 

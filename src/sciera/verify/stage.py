@@ -185,6 +185,7 @@ def verification_json(v: Verification) -> dict[str, Any]:
                 "title": a.title,
                 "label": a.label,
                 "confidence": a.confidence,
+                "relevance": a.relevance,
                 "probs": a.probabilities,
                 "rationales": [
                     {"index": r.index, "text": r.text, "score": r.score} for r in a.rationales

@@ -145,7 +145,13 @@ def verify_abstracts(
         )
         verdicts.append(
             AbstractVerdict(
-                item.doc_id, item.title, label, confidence, tuple(map(float, p)), rationales
-            )  # type: ignore[arg-type]
+                item.doc_id,
+                item.title,
+                label,
+                confidence,
+                tuple(map(float, p)),  # type: ignore[arg-type]
+                rationales,
+                item.relevance if gated(item, policy) else None,
+            )
         )
     return aggregate(claim, verdicts, policy.strong)

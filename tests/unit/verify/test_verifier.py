@@ -140,3 +140,18 @@ def test_the_relevance_gate_decides_evidence_and_the_verdict_decides_the_side():
     assert {v.doc_id: v.label for v in off.verdicts}["d2"] == CONTRADICT
     with pytest.raises(ValueError, match="min_relevance"):
         VerifyPolicy(min_relevance=1.5)
+
+
+def test_a_gated_verdict_carries_the_relevance_it_read():
+    from sciera.verify.stage import verification_json
+
+    texts = [
+        AbstractText("d1", "T", tuple(ABSTRACTS[0][2]), relevance=0.8),
+        AbstractText("d2", "T", tuple(ABSTRACTS[1][2])),
+    ]
+    gate = VerifyPolicy(min_relevance=0.5)
+    out = verify_abstracts("Vitamin D raises density.", texts, WordSelector(), CueVerdict(), gate)
+    assert [v.relevance for v in out.verdicts] == [0.8, None]
+    assert [a["relevance"] for a in verification_json(out)["abstracts"]] == [0.8, None]
+    off = verify_abstracts("Vitamin D raises density.", texts, WordSelector(), CueVerdict())
+    assert off.verdicts[0].relevance is None  # no gate: not read
