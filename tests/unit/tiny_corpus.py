@@ -21,3 +21,24 @@ def bm25_corpus(root: Path, docs: Iterable[tuple[str, str, str]]) -> Path:
     ingest(data, root / "corpus", format="beir")
     build_indexes(root / "corpus", load_settings(), which=["bm25"])
     return root / "corpus"
+
+
+FULLTEXT = Path(__file__).resolve().parents[3] / "shared" / "data" / "fulltext"
+"""Real CC BY articles (JATS XML and PDF) of the shared data."""
+
+
+def fulltext_corpus(root: Path, names: Iterable[str], *, bm25: bool = True) -> Path:
+    """The ``names`` files of :data:`FULLTEXT` copied under ``root``, ingested into
+    ``root/c`` (and BM25-indexed); returns the corpus folder."""
+    import shutil
+
+    from sciera.corpus.library import ingest_folder
+
+    folder = root / "in"
+    folder.mkdir()
+    for name in names:
+        shutil.copy(FULLTEXT / name, folder / name)
+    ingest_folder(folder, root / "c")
+    if bm25:
+        build_indexes(root / "c", load_settings(), which=["bm25"])
+    return root / "c"

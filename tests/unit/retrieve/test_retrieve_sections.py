@@ -4,38 +4,32 @@ their section from the store, and citations that name it."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 import typer
 from click.testing import CliRunner
+from tiny_corpus import fulltext_corpus
 
 from sciera.cli import app, search_cmds  # noqa: F401  (registers the command)
 from sciera.corpus import PassageStore
-from sciera.corpus.library import ingest_folder
 from sciera.errors import ScieraError
 from sciera.generate.citations import cite_all, resolve_citations
 from sciera.retrieve.base import MemoryPassages
-from sciera.retrieve.build import build_indexes
 from sciera.retrieve.open import open_retriever
 from sciera.retrieve.sections import SectionRetriever, in_sections, parse_sections
 from sciera.settings import load_settings
 from sciera.types import Evidence, Passage, Ranking
 
-DATA = Path(__file__).resolve().parents[4] / "shared" / "data" / "fulltext"
+PAPERS = ("elife-04177.xml", "pntd.0002065.nxml", "pone.0046493.nxml")
 
 
 @pytest.fixture(scope="module")
 def papers(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("papers")
-    folder = root / "in"
-    folder.mkdir()
-    for name in ("elife-04177.xml", "pntd.0002065.nxml", "pone.0046493.nxml"):
-        shutil.copy(DATA / name, folder / name)
-    ingest_folder(folder, root / "c")
-    build_indexes(root / "c", load_settings(), which=["bm25"])
-    return root / "c"
+    return fulltext_corpus(
+        tmp_path_factory.mktemp("papers"),
+        ("elife-04177.xml", "pntd.0002065.nxml", "pone.0046493.nxml"),
+    )
 
 
 def test_kinds_are_checked_and_matched() -> None:

@@ -3,29 +3,23 @@ with sections, for the page's "Read in context" (real JATS articles, no model)."
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 from serve_helpers import assert_one_line_error
+from tiny_corpus import fulltext_corpus
 
 from fakes import ScriptedLLM
-from sciera.corpus.library import ingest_folder
 from sciera.serve.app import create_app
 from sciera.settings import load_settings
 
-DATA = Path(__file__).resolve().parents[4] / "shared" / "data" / "fulltext"
 STATIC = Path(__file__).resolve().parents[3] / "src" / "sciera" / "serve" / "static" / "app.js"
 
 
 @pytest.fixture(scope="module")
 def paper(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("paper")
-    (root / "in").mkdir()
-    shutil.copy(DATA / "pntd.0002065.nxml", root / "in")
-    ingest_folder(root / "in", root / "c")
-    return root / "c"
+    return fulltext_corpus(tmp_path_factory.mktemp("paper"), ["pntd.0002065.nxml"], bm25=False)
 
 
 def test_a_document_comes_back_in_order_with_its_sections(paper, tmp_path):

@@ -4,37 +4,31 @@ verification models, no LLM)."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 from serve_helpers import assert_one_line_error
 from test_mcp import call
+from tiny_corpus import fulltext_corpus
 
 from fakes import ScriptedLLM
-from sciera.corpus.library import ingest_folder
-from sciera.retrieve.build import build_indexes
 from sciera.retrieve.sections import in_sections
 from sciera.serve.app import create_app
 from sciera.serve.mcp_server import ScieraMCP
 from sciera.settings import load_settings
 from sciera.types import Passage
 
-DATA = Path(__file__).resolve().parents[4] / "shared" / "data" / "fulltext"
+PAPERS = ("elife-04177.xml", "pntd.0002065.nxml", "pone.0046493.nxml")
 QUERY = "mosquito larvae sampling methods"
 
 
 @pytest.fixture(scope="module")
 def papers(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("papers-api")
-    folder = root / "in"
-    folder.mkdir()
-    for name in ("elife-04177.xml", "pntd.0002065.nxml", "pone.0046493.nxml"):
-        shutil.copy(DATA / name, folder / name)
-    ingest_folder(folder, root / "c")
-    build_indexes(root / "c", load_settings(), which=["bm25"])
-    return root / "c"
+    return fulltext_corpus(
+        tmp_path_factory.mktemp("papers-api"),
+        ("elife-04177.xml", "pntd.0002065.nxml", "pone.0046493.nxml"),
+    )
 
 
 @pytest.fixture
