@@ -9,9 +9,14 @@ question is searched three ways: over every passage, with ``--section`` set to i
 section kind, and with ``--section methods,results``. Reported per way: hit@1 and hit@5
 (a passage holding the gold sentence), MRR@10, and the share of questions whose best
 gold-holding passage in the top 5 carries the gold section (what a citation would name).
-No LLM is run: the answers themselves are not scored here.
+With ``--answer``, each question is also asked end to end (``sciera.pipeline``, the
+defaults of ``sciera ask`` with a BM25 first stage and the embedded 1.5B; over every
+passage and with ``--section methods,results``): reported are the share of answers that
+cite a passage holding the gold sentence, the share whose citation of it names the gold
+section (what ``[n, Methods]`` shows), refusals and seconds per question. Without it no
+LLM runs.
 
-    python benchmarks/fulltext_qa.py [--data ../shared/data/fulltext] [--dense]
+    python benchmarks/fulltext_qa.py [--data ../shared/data/fulltext] [--dense] [--answer]
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared/data/fulltext")
     parser.add_argument("--dense", action="store_true", help="Also dense and hybrid retrieval.")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/fulltext_qa.json")
+    parser.add_argument("--answer", action="store_true", help="Also answer with the 1.5B.")
     args = parser.parse_args()
     questions = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line]
     load_before = os.getloadavg()
@@ -99,6 +105,7 @@ def main() -> None:
                     "right_section_in_top5": round(right / n, 3),
                 }
                 print(name, way, results[f"{name}/{way}"], file=sys.stderr)
+        answers = answer_questions(corpus, questions) if args.answer else None
     out = {
         "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
@@ -108,9 +115,55 @@ def main() -> None:
         "index_seconds": round(index_seconds, 1),
         "results": results,
         "rows": rows,
+        **({"answers": answers} if answers is not None else {}),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def answer_questions(corpus: Path, questions: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each question through the answering pipeline, over every passage and over methods
+    and results only: does an answer cite the gold sentence's passage, with its section?"""
+    from sciera.pipeline import pipeline_from_settings
+
+    out: dict[str, Any] = {}
+    for way, sections in (("all", ()), ("methods,results", ("methods", "results"))):
+        settings = load_settings(retrieve={"retriever": "bm25", "sections": sections})
+        pipe = pipeline_from_settings(corpus, settings)
+        cited = right = refused = 0
+        seconds = 0.0
+        per = []
+        for q in questions:
+            started = time.perf_counter()
+            answer = pipe.answer(q["question"], "factoid")
+            seconds += time.perf_counter() - started
+            texts = {e.passage.passage_id: e.passage for e in answer.evidence}
+            gold = [
+                c
+                for c in answer.citations
+                if c.passage_id in texts and q["gold"] in texts[c.passage_id].text
+            ]
+            cited += bool(gold)
+            right += any(q["section"] in section_kinds(c.section) for c in gold)
+            refused += answer.insufficient
+            per.append(
+                {
+                    "id": q["id"],
+                    "text": answer.text,
+                    "citations": [[c.marker, c.passage_id, c.section] for c in answer.citations],
+                    "cites_gold": bool(gold),
+                }
+            )
+            print(way, q["id"], bool(gold), answer.text[:120], file=sys.stderr)
+        n = len(questions)
+        out[way] = {
+            "cites_gold_passage": round(cited / n, 3),
+            "cites_it_with_the_gold_section": round(right / n, 3),
+            "refused": round(refused / n, 3),
+            "seconds_per_question": round(seconds / n, 1),
+            "rows": per,
+        }
+    return out
 
 
 if __name__ == "__main__":
