@@ -242,7 +242,9 @@ class Pipeline:
                 "first_stage": spec.retriever,
                 "depth": spec.depth,
                 "reranker": spec.reranker or "none",
-                "evidence_extractor": self.extractor.name if self.extractor else "none",
+                "evidence_extractor": (
+                    QUOTED if quoted else self.extractor.name if self.extractor else "none"
+                ),
                 "filter": {k: v for k, v in traces["filter"].items() if k != "decisions"},
                 "candidates": table,
                 "sufficient": sufficient,

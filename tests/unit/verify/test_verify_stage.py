@@ -68,6 +68,7 @@ def test_a_claim_is_decided_by_the_verdict_and_explained_given_it(corpus, tmp_pa
     ]
     assert dict(events)["evidence"]["extractor"] == "quoted"
     assert result.evidence is None and "evidence" not in result.cost
+    assert a.trace["pipeline"]["evidence_extractor"] == "quoted"
     assert result.verification.label == "SUPPORT"
     assert a.trace["exact"] == ("yes",) and a.trace["decided_by"] == "verifier"
     assert a.text == "Yes. A randomized trial reports it [1]."
