@@ -144,3 +144,39 @@ def test_report_against_a_named_baseline(experiment_results: Path) -> None:
     bad = sciera("eval", "report", str(experiment_results), "--no-plots", "--baseline", "nope")
     assert bad.returncode != 0
     assert "baseline 'nope' is not a pipeline" in bad.stderr + bad.stdout
+
+
+@pytest.mark.nightly
+def test_a_run_killed_mid_way_resumes_to_the_same_table(
+    experiment_results: Path, tmp_path: Path
+) -> None:
+    """`kill -9` once some questions are logged; the same command again finishes the run
+    and its table equals the uninterrupted run's (timings aside)."""
+    import signal
+    import time
+
+    spec = experiment_results.parent / "exp.yaml"
+    out = tmp_path / "results"
+    exe = shutil.which("sciera") or str(Path(sys.executable).parent / "sciera")
+    proc = subprocess.Popen([exe, "eval", "run", str(spec), "--out", str(out)])
+    log = out / "runs" / "bm25" / "r0" / "results.jsonl"
+    deadline = time.monotonic() + 600
+    while not (log.is_file() and len(log.read_text().splitlines()) >= 10):
+        assert proc.poll() is None, "the run ended before it could be killed"
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    logged = len(log.read_text().splitlines())
+    assert 10 <= logged < 50  # killed in the middle of the first pipeline
+    again = sciera("eval", "run", str(spec), "--out", str(out))
+    assert again.returncode == 0, again.stderr
+
+    def cells(folder: Path) -> dict:
+        table = json.loads((folder / "report" / "table.json").read_text())
+        return {
+            r["pipeline"]: {k: v for k, v in r["cells"].items() if not k.startswith("s/q")}
+            for r in table["rows"]
+        }
+
+    assert cells(out) == cells(experiment_results)
