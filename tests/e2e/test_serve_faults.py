@@ -1,7 +1,8 @@
 """`kill -9` of `sciera serve` in the middle of an ask: the server started again on the same
 SCIERA_HOME serves the next search and ask, and the LLM response cache it was writing
 passes SQLite's integrity check (a real server on loopback, the 0.5B, a real SciFact
-slice). Slow (two server starts and two asks): nightly tier."""
+slice; two server starts and two asks: nightly tier); and `ingest` and `index` into the
+corpus a running server reads."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 from train_cli import sciera_exe
 
-pytestmark = [pytest.mark.e2e, pytest.mark.nightly]
+pytestmark = [pytest.mark.e2e]
 CLAIM = "Vitamin D deficiency raises the risk of multiple sclerosis."
 
 
@@ -66,6 +67,7 @@ def post(url: str, route: str, body: dict, timeout: float = 600) -> dict:
         return json.loads(r.read())
 
 
+@pytest.mark.nightly
 def test_a_server_killed_mid_ask_comes_back_with_its_cache_sound(
     scifact_slice: Path, gguf_path: Path, tmp_path: Path
 ) -> None:
@@ -101,3 +103,71 @@ def test_a_server_killed_mid_ask_comes_back_with_its_cache_sound(
     with sqlite3.connect(home / "llm-cache.sqlite") as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0] > 0
+
+
+def test_ingest_and_index_while_serve_holds_the_corpus(
+    scifact_slice: Path, gguf_path: Path, tmp_path: Path
+) -> None:
+    """`sciera ingest` and `sciera index` into the corpus a running server reads: both
+    finish, every request meanwhile gets an answer or a one-line 4xx (never a 5xx), the
+    store stays sound, and the server started again finds the new documents."""
+    import shutil
+    import urllib.error
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(scifact_slice, corpus)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "models").symlink_to(gguf_path.parent, target_is_directory=True)
+    extra = tmp_path / "extra.jsonl"
+    extra.write_text(
+        "".join(
+            json.dumps({"_id": f"new{i}", "title": "Quokka study", "text": f"Quokkas {i} thrive."})
+            + "\n"
+            for i in range(20)
+        )
+    )
+    env = {**os.environ, "SCIERA_HOME": str(home), "HF_HUB_OFFLINE": "1"}
+
+    def search(url: str) -> int:
+        try:
+            post(url, "search", {"query": "quokka", "k": 3})
+            return 200
+        except urllib.error.HTTPError as exc:
+            body = json.loads(exc.read())
+            assert exc.code < 500 and "\n" not in body["error"], body
+            return exc.code
+
+    proc, url = start(corpus, home)
+    try:
+        assert search(url) == 200
+        done = subprocess.run(
+            [sciera_exe(), "ingest", str(extra), "--corpus", str(corpus)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        search(url)  # a stale index: answered or a one-line 4xx
+        done = subprocess.run(
+            [sciera_exe(), "index", "--corpus", str(corpus), "--bm25-only"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        search(url)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    with sqlite3.connect(corpus / "store.sqlite") as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    proc, url = start(corpus, home)
+    try:
+        found = post(url, "search", {"query": "quokka", "k": 3})
+        assert all(r["doc_id"].startswith("new") for r in found["items"])
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
