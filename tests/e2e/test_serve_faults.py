@@ -171,3 +171,40 @@ def test_ingest_and_index_while_serve_holds_the_corpus(
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+@pytest.mark.nightly
+def test_a_real_server_answers_requests_generated_from_its_schema(
+    scifact_slice: Path, gguf_path: Path, tmp_path: Path
+) -> None:
+    """Schemathesis against `sciera serve` on loopback (the 0.5B, bounded counts: the LLM
+    routes get a few requests each): every response has a documented status, validates
+    against the schema, and every error is one line naming no path."""
+    schemathesis = pytest.importorskip("schemathesis")
+    from schemathesis import GenerationMode
+
+    from api_fuzzing import generated
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "models").symlink_to(gguf_path.parent, target_is_directory=True)
+    proc, url = start(scifact_slice, home)
+    counts = {
+        ("GET", "/v1/corpora"): 3,
+        ("POST", "/v1/search"): 25,
+        ("GET", "/v1/corpora/{name}/documents/{doc_id}"): 25,
+        ("POST", "/v1/rerank"): 5,
+        ("POST", "/v1/verify"): 3,
+        ("POST", "/v1/ask"): 3,
+        ("GET", "/healthz"): 2,
+    }
+    try:
+        schema = schemathesis.openapi.from_url(url + "/openapi.json")
+        for (method, path), n in counts.items():
+            op = schema[path][method]
+            generated(op, GenerationMode.POSITIVE, n)
+            if method == "POST":
+                generated(op, GenerationMode.NEGATIVE, n)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

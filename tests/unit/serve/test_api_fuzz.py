@@ -26,6 +26,7 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 from serve_helpers import fuzz_llm, fuzz_settings
 from test_experiments import ssli_file
 
+from api_fuzzing import generated, no_leak_and_one_line_errors
 from sciera.eval.experiment import parse_experiment
 from sciera.eval.report import write_report
 from sciera.eval.runner import run_experiment
@@ -98,7 +99,6 @@ CASES = [
     for mode in MODES
     if mode.is_positive or label.startswith("POST ")
 ]
-LEAKS = ("/site-packages/", "/tmp/", "/work/", "/home/", "/root/")
 SENT: Counter[tuple[str, str, int]] = Counter()  # (operation, mode, status) -> requests
 
 
@@ -113,44 +113,14 @@ def operation(app: Any, label: str) -> Any:
     return schema[path][method]
 
 
-def no_leak_and_one_line_errors(ctx: Any, response: Any, case: Any) -> None:
-    """No body holds a traceback; errors are exactly {"error": one line} naming no path.
-
-    (Successful bodies may: the corpora listing's ``path`` and an experiment's manifest
-    name folders by design.)"""
-    text = response.content.decode("utf-8", "replace")  # a plot is PNG bytes
-    assert "Traceback" not in text and 'File "' not in text, text[:300]
-    if response.status_code >= 400:
-        body = json.loads(text)
-        assert isinstance(body, dict) and list(body) == ["error"], text[:300]
-        message = body["error"]
-        assert isinstance(message, str) and message and "\n" not in message, text[:300]
-        assert len(message) <= 300, len(message)
-        for leak in LEAKS:
-            assert leak not in message, f"{leak!r} in {case.method} {case.path}: {message}"
-
-
 def fuzz(op: Any, mode: GenerationMode, examples: int, **call: Any) -> None:
-    """``examples`` generated requests of ``mode`` to ``op``, each response checked."""
+    """``examples`` generated requests of ``mode`` to ``op``, each response checked and
+    counted in :data:`SENT`."""
 
-    @settings(
-        max_examples=examples,
-        deadline=None,
-        derandomize=examples <= EXAMPLES,
-        suppress_health_check=list(HealthCheck),
-    )
-    @given(case=op.as_strategy(generation_mode=mode))
-    def one(case: Any) -> None:
-        response = case.call_and_validate(
-            additional_checks=[no_leak_and_one_line_errors],
-            # a request the schema allows may still be refused with a documented 400 (a
-            # retriever whose index the corpus lacks, a blank query): not a failure
-            excluded_checks=[positive_data_acceptance],
-            **call,
-        )
+    def count(response: Any) -> None:
         SENT[(f"{op.method.upper()} {op.path}", mode.value, response.status_code)] += 1
 
-    one()
+    generated(op, mode, examples, derandomize=examples <= EXAMPLES, on_response=count, **call)
 
 
 def test_the_operations_listed_are_the_schema_s(app: Any) -> None:
