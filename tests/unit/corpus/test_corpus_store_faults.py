@@ -174,6 +174,46 @@ def test_ingest_refuses_a_store_the_integrity_check_fails(pristine: Path, tmp_pa
     assert store_file.read_bytes() == before
 
 
+@pytest.fixture
+def small_fs(tmp_path: Path):
+    """A real 1 MB file system (tmpfs), where mounting is allowed (root, CAP_SYS_ADMIN)."""
+    import subprocess
+
+    mount = tmp_path / "small"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True
+    )
+    if done.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+
+
+def test_a_really_full_file_system_stops_ingest_on_one_line(tmp_path: Path, small_fs: Path) -> None:
+    """The same on a real 1 MB tmpfs: ingest stops with the one-line "disk is full"
+    naming the store, the store passes its integrity check with whole batches, and once
+    there is room (the store moved to a roomy disk) the same ingest finishes."""
+    import shutil
+
+    corpus = small_fs / "corpus"
+    big = docs(tmp_path / "big.jsonl", 0, 6000)
+    with pytest.raises(ScieraError, match="disk is full") as caught:
+        ingest(big, corpus, max_words=20, batch_size=100)
+    message = str(caught.value)
+    assert "\n" not in message and STORE_FILE in message, message
+    assert integrity(corpus / STORE_FILE) == "ok"
+    with PassageStore.open(corpus) as store:
+        kept = store.count_documents()
+    assert 0 < kept < 6000 and kept % 100 == 0  # whole batches only
+    roomy = tmp_path / "corpus"
+    shutil.copytree(corpus, roomy)
+    report = ingest(big, roomy, max_words=20, batch_size=100)
+    assert report.added == 6000 - kept
+
+
 def test_a_full_disk_stops_ingest_on_one_line_and_keeps_the_store_sound(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
