@@ -76,3 +76,75 @@ def test_a_damaged_real_article_gives_a_paper_or_a_one_line_error(
     file = tmp_path / f"paper{SUFFIX[fmt]}"
     file.write_bytes(damaged(ARTICLES[fmt].read_bytes(), how))
     check(fmt, file)
+
+
+# JATS that is XML-shaped but wrong: missing or empty parts, deep nesting, huge or odd text
+# (NUL, lone surrogates written as invalid UTF-8, markup-like characters), unknown tags.
+ODD_TEXT = st.one_of(
+    st.text(max_size=40),
+    st.just(""),
+    st.just("x\x00y"),
+    st.just("\ud800 lone"),
+    st.just("<b>&amp;</b> & <"),
+    st.integers(1, 200_000).map(lambda n: "word " * n),
+)
+
+
+@st.composite
+def jats_like(draw: st.DrawFn) -> bytes:
+    title = draw(ODD_TEXT)
+    depth = draw(st.integers(0, 400))
+    body = (
+        "".join(
+            f"<sec><title>{draw(ODD_TEXT)}</title><p>{draw(ODD_TEXT)}</p>" for _ in range(depth)
+        )
+        + "</sec>" * depth
+    )
+    parts = {
+        "front": f"<front><article-meta><title-group><article-title>{title}</article-title>"
+        f"</title-group><pub-date><year>{draw(ODD_TEXT)}</year></pub-date></article-meta>"
+        "</front>",
+        "body": f"<body>{body}<{draw(st.sampled_from(['p', 'x-tag', 'table-wrap']))}>"
+        f"{draw(ODD_TEXT)}</{'p'}></body>",
+        "back": f"<back><ref-list><ref><mixed-citation>{draw(ODD_TEXT)}</mixed-citation>"
+        "</ref></ref-list></back>",
+    }
+    kept = [v for k, v in parts.items() if draw(st.booleans()) or k == "body"]
+    text = (
+        f'<?xml version="1.0"?><article article-type="research-article">{"".join(kept)}</article>'
+    )
+    return text.encode("utf-8", "surrogatepass")
+
+
+@tiered(default=25, nightly=600, data=jats_like())
+def test_almost_right_jats_gives_a_paper_or_a_one_line_error(tmp_path: Path, data: bytes) -> None:
+    file = tmp_path / "a.nxml"
+    file.write_bytes(data)
+    check("jats", file)
+
+
+@tiered(default=3, nightly=100, bad=st.lists(jats_like(), min_size=1, max_size=3))
+def test_skip_bad_keeps_the_good_paper_beside_bad_ones(tmp_path: Path, bad: list[bytes]) -> None:
+    """A folder of one real article and generated bad ones, ingested with --skip-bad: the
+    real article is stored whatever its neighbours are, and a second ingest adds nothing."""
+    import shutil
+    import tempfile
+
+    from sciera.corpus import PassageStore
+    from sciera.corpus.library import ingest_folder
+
+    root = Path(tempfile.mkdtemp(dir=tmp_path))  # one folder per generated example
+    folder = root / "papers"
+    folder.mkdir()
+    shutil.copy(ARTICLES["jats"], folder / "good.nxml")
+    for i, data in enumerate(bad):
+        (folder / f"bad{i}.nxml").write_bytes(data)
+    corpus = root / "corpus"
+    ingest_folder(folder, corpus, skip_bad=True)
+    with PassageStore.open(corpus) as store:
+        first = store.count_documents(), store.count_passages()
+        good = [s for s in store.sources() if s.endswith("good.nxml")]
+    assert good and first[0] >= 1  # the real article is in, whatever its neighbours
+    ingest_folder(folder, corpus, skip_bad=True)
+    with PassageStore.open(corpus) as store:
+        assert (store.count_documents(), store.count_passages()) == first
