@@ -208,3 +208,31 @@ def test_a_real_server_answers_requests_generated_from_its_schema(
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+@pytest.mark.nightly
+def test_generated_call_sequences_against_a_real_server(
+    scifact_slice: Path, gguf_path: Path, tmp_path: Path
+) -> None:
+    """The in-process state machine (search, rerank, ask, verify, a client leaving a
+    stream) against `sciera serve` on loopback with the 0.5B: every answer documented, the
+    corpora listing unchanged, a known title found first after every step."""
+    httpx = pytest.importorskip("httpx")
+    from api_sequences import call_sequences, run_sequences
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "models").symlink_to(gguf_path.parent, target_is_directory=True)
+    proc, url = start(scifact_slice, home)
+    try:
+        found = post(url, "search", {"query": "vitamin D multiple sclerosis latitude", "k": 1})
+        top = found["items"][0]
+        sequences = call_sequences(
+            lambda: httpx.Client(base_url=url, timeout=600),
+            (top["title"], top["doc_id"]),
+            words=("vitamin D", "multiple sclerosis", "aspirin"),
+        )
+        run_sequences(sequences, examples=3, steps=6)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
