@@ -63,10 +63,11 @@ class LLMVerdict:
 
     @classmethod
     def from_settings(cls, settings: Settings, llm: LLM | None = None, **_: Any) -> LLMVerdict:
-        if llm is None:
+        if llm is None:  # loaded at the first call: a claim no abstract passes asks nothing
+            from sciera.llm.metered import LazyLLM
             from sciera.llm.registry import make_llm
 
-            llm = make_llm(settings)
+            llm = LazyLLM(lambda: make_llm(settings))
         return cls(llm)
 
     @staticmethod
@@ -104,9 +105,11 @@ class CombinedVerdict:
         model: VerdictModel,
         llm: VerdictModel,
         combiners: LogisticCombiner | Mapping[str, LogisticCombiner],
+        fitted_on: str | None = None,
     ) -> None:
-        """``combiners``: one per kind (``claim``, ``question``), or one for both."""
-        self.model, self.llm = model, llm
+        """``combiners``: one per kind (``claim``, ``question``), or one for both;
+        ``fitted_on``: the model id of the LLM they were fitted on (checked at first use)."""
+        self.model, self.llm, self.fitted_on = model, llm, fitted_on
         self.combiners = (
             dict(combiners) if isinstance(combiners, Mapping) else dict.fromkeys(CHOICES, combiners)
         )
@@ -135,19 +138,25 @@ class CombinedVerdict:
                     "`sciera train verifier ... --combine-llm`, or use verify.verdict = trained"
                 )
             combiners[kind] = calibration.load(folder / file)
-        verdict = LLMVerdict.from_settings(settings, llm=llm)
         fitted = (trained.card.get("combiner") or {}).get("llm")
-        used = model_identity(verdict.llm.model_id)
-        if fitted and model_identity(fitted) != used:
+        return cls(trained, LLMVerdict.from_settings(settings, llm=llm), combiners, fitted)
+
+    def _check_llm(self) -> None:
+        """Warn once when the LLM is not the one the combiners were fitted on (read at the
+        first call, so building the verdict model does not load the LLM)."""
+        fitted, self.fitted_on = self.fitted_on, None
+        llm = getattr(self.llm, "llm", None)
+        if fitted is None or llm is None:
+            return
+        used = model_identity(llm.model_id)
+        if model_identity(fitted) != used:
             logger.warning(
-                "%s: the LLM combiners were fitted on %s's probabilities; %s's are combined "
-                "as if they were its (refit with `sciera train verifier ... --recalibrate "
+                "the LLM combiners were fitted on %s's probabilities; %s's are combined as "
+                "if they were its (refit with `sciera train verifier ... --recalibrate "
                 "--combine-llm`, or use verify.verdict = trained)",
-                folder,
                 fitted,
                 used,
             )
-        return cls(trained, verdict, combiners)
 
     @property
     def card(self) -> dict[str, Any]:
@@ -156,6 +165,8 @@ class CombinedVerdict:
     def predict_many(self, claim: str, inputs: Sequence[VerdictInput]) -> list[Probs]:
         if not inputs:
             return []
+        if self.fitted_on is not None:
+            self._check_llm()
         a = np.array(self.model.predict_many(claim, inputs))
         b = np.array(self.llm.predict_many(claim, inputs))
         p = self.combiners[kind_of(claim)](a, b)

@@ -1,0 +1,44 @@
+"""The combined verdict: its LLM is built at the first call, not when the verify stage is
+built (a claim no abstract passes never loads it), and a combiner fitted on another LLM
+is named once in a warning (scripted LLM, a stand-in trained verdict, no model)."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from fakes import ScriptedLLM
+from sciera.llm.metered import LazyLLM
+from sciera.verify.base import VerdictInput
+from sciera.verify.calibration import LogisticCombiner
+from sciera.verify.llm_verdict import CombinedVerdict, LLMVerdict
+
+
+class Flat:
+    name = "flat"
+
+    def predict_many(self, claim, inputs):
+        return [(1 / 3, 1 / 3, 1 / 3)] * len(inputs)
+
+
+def test_the_llm_loads_at_the_first_call_and_a_foreign_llm_is_named_once(caplog):
+    built = []
+
+    def build() -> ScriptedLLM:
+        built.append(1)
+        return ScriptedLLM(default_probs={"support": 0.1, "contradict": 0.8, "neither": 0.1})
+
+    identity = (np.eye(3), np.eye(3))
+    combiner = LogisticCombiner(
+        tuple(tuple(row) for row in np.hstack(identity)), (0.0, 0.0, 0.0), ("trained", "llm")
+    )
+    verdict = CombinedVerdict(Flat(), LLMVerdict(LazyLLM(build)), combiner, "other-llm@abc")
+    assert built == []  # building the verdict model loads no LLM
+    assert verdict.predict_many("A claim.", []) == [] and built == []
+    with caplog.at_level(logging.WARNING, logger="sciera.verify.llm_verdict"):
+        (p,) = verdict.predict_many("A claim.", [VerdictInput(("It rose.",))])
+        verdict.predict_many("A claim.", [VerdictInput(("It fell.",))])
+    assert built == [1] and max(range(3), key=lambda i: p[i]) == 1
+    warnings = [r.getMessage() for r in caplog.records if "fitted on" in r.getMessage()]
+    assert len(warnings) == 1 and "other-llm@abc" in warnings[0]
