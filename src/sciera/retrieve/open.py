@@ -136,12 +136,9 @@ def open_retriever(
     ctx = _Context(Path(corpus_dir), settings, embedder)
     opener = ENGINES[engine_of(ctx)][name]
     try:
-        retriever = opener(ctx)
-        if settings.retrieve.sections:
-            from sciera.retrieve.sections import SectionRetriever, parse_sections
+        from sciera.retrieve.sections import keep_sections
 
-            retriever = SectionRetriever(retriever, parse_sections(settings.retrieve.sections))
-        return retriever
+        return keep_sections(opener(ctx), settings.retrieve.sections)
     except BaseException:
         ctx.store.close()
         raise

@@ -72,3 +72,11 @@ class SectionRetriever:
 
     def search(self, query: str, k: int) -> Ranking:
         return self.search_many([query], k)[0]
+
+
+def keep_sections(retriever: Retriever, sections: Sequence[str] | None) -> Retriever:
+    """``retriever`` keeping only passages of ``sections`` (kinds, checked: a one-line
+    error names an unknown one), or ``retriever`` itself when none are given."""
+    if not sections:
+        return retriever
+    return SectionRetriever(retriever, parse_sections(sections))

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from sciera.errors import ScieraError
 from sciera.pipeline import ranking_rows
 from sciera.rerank.registry import RERANKERS
+from sciera.retrieve.sections import keep_sections
 from sciera.serve.queue import checkpoint
 from sciera.serve.resources import Resources
 from sciera.serve.schemas import AskRequest, RerankRequest, SearchRequest, VerifyRequest
@@ -18,7 +19,6 @@ from sciera.types import Ranking
 
 if TYPE_CHECKING:
     from sciera.pipeline import Pipeline
-    from sciera.retrieve.base import Retriever
 
 Job = Callable[[threading.Event], dict[str, Any]]
 Forward = Callable[[str, dict[str, Any]], None]
@@ -35,21 +35,12 @@ def hits(ranking: Ranking) -> list[dict[str, Any]]:
     return ranking_rows(ranking, provenance=True)
 
 
-def in_sections(retriever: Retriever, sections: Sequence[str] | None) -> Retriever:
-    """``retriever``, keeping only passages of ``sections`` when some are asked for."""
-    if not sections:
-        return retriever
-    from sciera.retrieve.sections import SectionRetriever
-
-    return SectionRetriever(retriever, frozenset(sections))
-
-
 def search(res: Resources, body: SearchRequest) -> dict[str, Any]:
     """The first stage's top-k passages for the query (blocking; no LLM)."""
     corpus = res.resolve(body.corpus)
     name = body.retriever or res.settings.retrieve.retriever
     with res.retriever(corpus, name) as retriever:
-        ranking = in_sections(retriever, body.sections).search(body.query, body.k)
+        ranking = keep_sections(retriever, body.sections).search(body.query, body.k)
     return {"query": body.query, "corpus": corpus, "retriever": name, "items": hits(ranking)}
 
 
@@ -70,7 +61,7 @@ def rerank_job(res: Resources, body: RerankRequest) -> tuple[Job, bool]:
 
     def job(cancelled: threading.Event) -> dict[str, Any]:
         with res.retriever(corpus, first) as retriever:
-            candidates = in_sections(retriever, body.sections).search(body.query, body.depth)
+            candidates = keep_sections(retriever, body.sections).search(body.query, body.depth)
         checkpoint(cancelled)
         with res.reranker(name) as reranker:
             ranked, trace = reranker.rerank_traced(body.query, candidates)
@@ -148,4 +139,4 @@ def _section_pool(pipe: Pipeline, question: str, sections: Sequence[str] | None)
     """The pipeline's own first stage kept to ``sections`` (None: the pipeline retrieves)."""
     if not sections or pipe.retriever is None:
         return None
-    return in_sections(pipe.retriever, sections).search(question, pipe.spec.depth)
+    return keep_sections(pipe.retriever, sections).search(question, pipe.spec.depth)
