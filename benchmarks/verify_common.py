@@ -117,39 +117,29 @@ def retrieve_abstracts(
 ) -> dict[str, list[list]]:
     """``{claim id: [[doc_id, P(relevant) or first-stage score], ...]}`` best first, the top
     ``keep`` of ``depth`` first-stage documents reranked by the shipped cross-encoder
-    (fused); cached in ``cache`` (keyed by the store fingerprint and these parameters)."""
-    from sciera.corpus import PassageStore
-    from sciera.retrieve import open_retriever
-    from sciera.retrieve.maxp import maxp
+    (fused, fp32; :func:`sciera.train.verifier_data.reranked_candidates`, as training reads
+    its dev claims); cached in ``cache`` (keyed by the store fingerprint and these
+    parameters)."""
     from sciera.settings import load_settings
+    from sciera.train.verifier_data import reranked_candidates
 
-    settings = load_settings()
-    with PassageStore.open(corpus) as store:
-        key = f"{store.fingerprint()}|{retriever}|{depth}|{keep}|{rerank}"
-    done: dict[str, list[list]] = {}
-    if cache.is_file():
-        saved = json.loads(cache.read_text())
-        if saved.get("key") == key:
-            done = saved["claims"]
-    todo = [c for c in claims if c not in done]
-    if todo:
-        first = open_retriever(corpus, retriever, settings)
-        ce = None
-        if rerank:
-            from sciera.rerank.cross_encoder import CrossEncoderReranker
+    def report(_: str, n: int, total: int) -> None:
+        if n == 1 or n % 25 == 0:
+            log(f"retrieving claims ({retriever} top {depth}, reranked: {rerank}): {n}/{total}")
 
-            ce = CrossEncoderReranker("scifact-minilm", score="fused", precision="fp32")
-        log(f"retrieving {len(todo)} claims ({retriever} top {depth}, reranked: {rerank})")
-        for n, cid in enumerate(todo, 1):
-            ranking = maxp(first.search(claims[cid], 10 * depth), depth)
-            if ce is not None:
-                ranking = ce.rerank(claims[cid], ranking)
-            done[cid] = [[it.passage.doc_id, float(it.score)] for it in ranking.items[:keep]]
-            if n % 25 == 0:
-                log(f"  {n}/{len(todo)}")
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        cache.write_text(json.dumps({"key": key, "claims": done}))
-    return {c: done[c] for c in claims}
+    found = reranked_candidates(
+        corpus,
+        claims,
+        load_settings(),
+        cache,
+        keep,
+        report,
+        depth=depth,
+        retriever=retriever,
+        rerank=rerank,
+        precision="fp32",
+    )
+    return {c: [[d, x] for d, x in rows] for c, rows in found.items()}
 
 
 def f1_randomization(

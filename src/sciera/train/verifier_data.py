@@ -514,18 +514,24 @@ def reranked_candidates(
     cache: Path,
     keep: int = 10,
     progress: Progress | None = None,
+    *,
+    depth: int = RERANK_DEPTH,
+    retriever: str = "hybrid",
+    rerank: bool = True,
+    precision: str | None = None,
 ) -> dict[str, list[tuple[str, float]]]:
     """``{claim id: [(doc_id, P(relevant)), ...]}``, best first: what the pipeline's verify
-    stage reads for a claim (the first stage's top :data:`RERANK_DEPTH` documents (Max-P)
-    reranked by the shipped cross-encoder, its calibrated fused P(relevant)), the top
-    ``keep``; cached in ``cache`` keyed by the store's fingerprint."""
+    stage reads for a claim (the first stage's top ``depth`` documents (Max-P) reranked by
+    the shipped cross-encoder, its calibrated fused P(relevant); ``rerank=False``: the
+    first stage's scores), the top ``keep``; cached in ``cache`` keyed by the store's
+    fingerprint and these parameters. ``precision``: the cross-encoder's (default: the
+    settings')."""
     from sciera.corpus import PassageStore
-    from sciera.rerank.cross_encoder import CrossEncoderReranker
     from sciera.retrieve import open_retriever
     from sciera.retrieve.maxp import maxp
 
     with PassageStore.open(corpus) as store:
-        key = f"{store.fingerprint()}|{RERANK_DEPTH}|{keep}"
+        key = f"{store.fingerprint()}|{retriever}|{depth}|{keep}|{rerank}|{precision}"
     done: dict[str, list[tuple[str, float]]] = {}
     if cache.is_file():
         saved = json.loads(cache.read_text(encoding="utf-8"))
@@ -533,14 +539,21 @@ def reranked_candidates(
             done = {c: [(d, float(x)) for d, x in rows] for c, rows in saved["claims"].items()}
     todo = [c for c in claims if c not in done]
     if todo:
-        first = open_retriever(corpus, "hybrid", settings)
-        ce = CrossEncoderReranker("scifact-minilm", score="fused")
+        first = open_retriever(corpus, retriever, settings)
+        ce = None
+        if rerank:
+            from sciera.rerank.cross_encoder import CrossEncoderReranker
+
+            options = {"precision": precision} if precision else {}
+            ce = CrossEncoderReranker("scifact-minilm", score="fused", **options)
         for n, cid in enumerate(todo, 1):
-            found = maxp(first.search(claims[cid], 10 * RERANK_DEPTH), RERANK_DEPTH)
-            ranking = ce.rerank(claims[cid], found)
+            ranking = maxp(first.search(claims[cid], 10 * depth), depth)
+            if ce is not None:
+                ranking = ce.rerank(claims[cid], ranking)
             done[cid] = [(it.passage.doc_id, float(it.score)) for it in ranking.items[:keep]]
             if progress:
-                progress("reranking dev claims", n, len(todo))
+                progress("retrieving claims", n, len(todo))
+        cache.parent.mkdir(parents=True, exist_ok=True)
         cache.write_text(json.dumps({"key": key, "claims": done}), encoding="utf-8")
     return {c: done[c] for c in claims}
 
