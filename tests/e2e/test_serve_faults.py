@@ -67,13 +67,19 @@ def post(url: str, route: str, body: dict, timeout: float = 600) -> dict:
         return json.loads(r.read())
 
 
+@pytest.fixture
+def home(gguf_path: Path, tmp_path: Path) -> Path:
+    """A fresh SCIERA_HOME with the LLM weights linked in."""
+    folder = tmp_path / "home"
+    folder.mkdir()
+    (folder / "models").symlink_to(gguf_path.parent, target_is_directory=True)
+    return folder
+
+
 @pytest.mark.nightly
 def test_a_server_killed_mid_ask_comes_back_with_its_cache_sound(
-    scifact_slice: Path, gguf_path: Path, tmp_path: Path
+    scifact_slice: Path, home: Path
 ) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "models").symlink_to(gguf_path.parent, target_is_directory=True)
     proc, url = start(scifact_slice, home)
     try:
         post(url, "ask", {"question": "Does aspirin lower adenoma risk?"})  # the cache exists
@@ -106,7 +112,7 @@ def test_a_server_killed_mid_ask_comes_back_with_its_cache_sound(
 
 
 def test_ingest_and_index_while_serve_holds_the_corpus(
-    scifact_slice: Path, gguf_path: Path, tmp_path: Path
+    scifact_slice: Path, home: Path, tmp_path: Path
 ) -> None:
     """`sciera ingest` and `sciera index` into the corpus a running server reads: both
     finish, every request meanwhile gets an answer or a one-line 4xx (never a 5xx), the
@@ -116,9 +122,6 @@ def test_ingest_and_index_while_serve_holds_the_corpus(
 
     corpus = tmp_path / "corpus"
     shutil.copytree(scifact_slice, corpus)
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "models").symlink_to(gguf_path.parent, target_is_directory=True)
     extra = tmp_path / "extra.jsonl"
     extra.write_text(
         "".join(
@@ -175,7 +178,7 @@ def test_ingest_and_index_while_serve_holds_the_corpus(
 
 @pytest.mark.nightly
 def test_a_real_server_answers_requests_generated_from_its_schema(
-    scifact_slice: Path, gguf_path: Path, tmp_path: Path
+    scifact_slice: Path, home: Path
 ) -> None:
     """Schemathesis against `sciera serve` on loopback (the 0.5B, bounded counts: the LLM
     routes get a few requests each): every response has a documented status, validates
@@ -185,9 +188,6 @@ def test_a_real_server_answers_requests_generated_from_its_schema(
 
     from api_fuzzing import generated
 
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "models").symlink_to(gguf_path.parent, target_is_directory=True)
     proc, url = start(scifact_slice, home)
     counts = {
         ("GET", "/v1/corpora"): 3,
@@ -211,18 +211,13 @@ def test_a_real_server_answers_requests_generated_from_its_schema(
 
 
 @pytest.mark.nightly
-def test_generated_call_sequences_against_a_real_server(
-    scifact_slice: Path, gguf_path: Path, tmp_path: Path
-) -> None:
+def test_generated_call_sequences_against_a_real_server(scifact_slice: Path, home: Path) -> None:
     """The in-process state machine (search, rerank, ask, verify, a client leaving a
     stream) against `sciera serve` on loopback with the 0.5B: every answer documented, the
     corpora listing unchanged, a known title found first after every step."""
     httpx = pytest.importorskip("httpx")
     from api_sequences import call_sequences, run_sequences
 
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "models").symlink_to(gguf_path.parent, target_is_directory=True)
     proc, url = start(scifact_slice, home)
     try:
         found = post(url, "search", {"query": "vitamin D multiple sclerosis latitude", "k": 1})
