@@ -4,12 +4,11 @@ is named once in a warning (scripted LLM, a stand-in trained verdict, no model).
 
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 
 from fakes import ScriptedLLM
 from sciera.llm.metered import LazyLLM
+from sciera.verify import llm_verdict
 from sciera.verify.base import VerdictInput
 from sciera.verify.calibration import LogisticCombiner
 from sciera.verify.llm_verdict import CombinedVerdict, LLMVerdict
@@ -22,7 +21,7 @@ class Flat:
         return [(1 / 3, 1 / 3, 1 / 3)] * len(inputs)
 
 
-def test_the_llm_loads_at_the_first_call_and_a_foreign_llm_is_named_once(caplog):
+def test_the_llm_loads_at_the_first_call_and_a_foreign_llm_is_named_once(monkeypatch):
     built = []
 
     def build() -> ScriptedLLM:
@@ -36,9 +35,9 @@ def test_the_llm_loads_at_the_first_call_and_a_foreign_llm_is_named_once(caplog)
     verdict = CombinedVerdict(Flat(), LLMVerdict(LazyLLM(build)), combiner, "other-llm@abc")
     assert built == []  # building the verdict model loads no LLM
     assert verdict.predict_many("A claim.", []) == [] and built == []
-    with caplog.at_level(logging.WARNING, logger="sciera.verify.llm_verdict"):
-        (p,) = verdict.predict_many("A claim.", [VerdictInput(("It rose.",))])
-        verdict.predict_many("A claim.", [VerdictInput(("It fell.",))])
+    warned: list[str] = []  # the module's logger (some tests reconfigure logging)
+    monkeypatch.setattr(llm_verdict.logger, "warning", lambda msg, *a: warned.append(msg % a))
+    (p,) = verdict.predict_many("A claim.", [VerdictInput(("It rose.",))])
+    verdict.predict_many("A claim.", [VerdictInput(("It fell.",))])
     assert built == [1] and max(range(3), key=lambda i: p[i]) == 1
-    warnings = [r.getMessage() for r in caplog.records if "fitted on" in r.getMessage()]
-    assert len(warnings) == 1 and "other-llm@abc" in warnings[0]
+    assert len(warned) == 1 and "other-llm@abc" in warned[0] and "fitted on" in warned[0]
