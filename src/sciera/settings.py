@@ -163,6 +163,14 @@ class FilterSettings(_Section):
     use_tau: bool = Field(
         True, description="Apply tau (false: DeepEra ablation v2, only top_k applies)."
     )
+    closest: int = Field(
+        3,
+        ge=0,
+        le=20,
+        description="When no passage is kept, a factoid or list question reads this many "
+        "closest passages below tau (shown as such) and answers only with what they state "
+        "verbatim, else refuses; 0: refuse whenever nothing is kept.",
+    )
 
 
 class DeepEraSettings(_Section):

@@ -97,3 +97,49 @@ def test_empty_question_is_refused_before_any_llm_call(corpus, tmp_path):
     with pytest.raises(ScieraError, match="the question is empty"):
         sciera.ask(" \n", corpus, llm=llm, **overrides(tmp_path))
     assert llm.calls == []
+
+
+FACTOID = "Which drug treats lymphatic filariasis?"
+
+
+def closest_llm(answers: list[str]) -> ScriptedLLM:
+    reply = {"answers": answers, "explanation": "The closest passage names it."}
+    return scripted(relevant=3).on("short candidate answers", reply)
+
+
+def test_nothing_kept_a_factoid_reads_the_closest_passages_and_keeps_what_they_state(
+    corpus, tmp_path
+):
+    llm = closest_llm(["albendazole", "Ivermectin"])
+    a = sciera.ask(FACTOID, corpus, llm=llm, **overrides(tmp_path))
+    assert not a.insufficient and exact_answer(a) == ("albendazole",)
+    assert a.text.startswith("albendazole. ")
+    assert [c.passage_id for c in a.citations] == ["a1#0"]  # the passage that states it
+    assert a.evidence and not any(e.kept for e in a.evidence)  # shown below tau
+    assert a.trace["closest"] == 3 and a.trace["unstated"] == ["Ivermectin"]
+    assert all(not r["kept"] for r in a.trace["pipeline"]["candidates"])
+    assert not any("Write the summary" in c.prompt for c in llm.calls)  # quoted as they are
+
+
+def test_nothing_kept_a_factoid_no_closest_passage_states_is_refused(corpus, tmp_path):
+    a = sciera.ask(FACTOID, corpus, llm=closest_llm(["Ivermectin"]), **overrides(tmp_path))
+    assert a.insufficient and a.citations == () and exact_answer(a) == ()
+    assert a.trace["refused"] == (
+        "no passage passed the filter, and the 3 closest state none of the answers verbatim"
+    )
+    assert a.trace["unstated"] == ["Ivermectin"]
+    assert {e.passage.passage_id for e in a.evidence} == {"a1#0", "c1#0", "m1#0"}
+
+
+def test_nothing_kept_a_summary_question_or_closest_zero_is_refused_without_answer_calls(
+    corpus, tmp_path
+):
+    describe = "Describe how lymphatic filariasis is treated."
+    for question, extra in ((describe, {}), (FACTOID, {"top_k": 2, "tau": 0.8, "closest": 0})):
+        llm = closest_llm(["albendazole"])
+        settings = overrides(tmp_path)
+        settings["filter"] = {**settings["filter"], **extra}
+        a = sciera.ask(question, corpus, llm=llm, **settings)
+        assert a.insufficient and a.evidence == ()
+        assert a.trace["refused"] == "no evidence survived the filter"
+        assert not any("short candidate answers" in c.prompt for c in llm.calls)

@@ -64,6 +64,13 @@ def _print(data: dict[str, Any], explain: bool) -> None:
         typer.echo("exact: " + " | ".join(data["exact"]))
     if "degraded" in trace:
         typer.echo(f"degraded: {trace['degraded']}")
+    if trace.get("closest") and not data["insufficient"]:
+        tau = info.get("filter", {}).get("tau")
+        below = f"tau {tau:.2f}" if isinstance(tau, float) else "the filter"
+        typer.echo(
+            f"note: no passage passed {below}; the answer is stated verbatim in the "
+            f"{trace['closest']} closest passages below it (check them)"
+        )
     if data["insufficient"]:
         typer.echo(f"refused: {trace.get('refused', '')}")
         hint = _tau_hint(info)
@@ -90,7 +97,9 @@ def _print(data: dict[str, Any], explain: bool) -> None:
         typer.echo(f"evidence ({info.get('evidence_extractor', '')}):")
         for e in data["evidence"]:
             text = e["summary"] or "(full passage)"
-            mark = "" if e["kept"] else "  (below tau: cited for its sentences)"
+            mark = ""
+            if not e["kept"]:  # a verified abstract's sentences, or a closest passage
+                mark = "  (below tau" + (": cited for its sentences)" if e["rationales"] else ")")
             where = f" [{e['section']}]" if e.get("section") else ""
             typer.echo(
                 f"  [{e['n']}] {e['score']:.3f}  {e['passage_id']}{where}  "

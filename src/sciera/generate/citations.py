@@ -8,6 +8,7 @@ left) and counted; kept groups are rewritten in the canonical ``[1, 3]`` form.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -70,3 +71,26 @@ def _citation(marker: int, evidence: Evidence) -> Citation:
     """Citation ``marker`` of one evidence record (its passage, title and section)."""
     p = evidence.passage
     return Citation(marker, p.passage_id, p.title, section=p.section)
+
+
+def _folded(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def stating(answer: str, evidence: Sequence[Evidence]) -> tuple[int, ...]:
+    """The markers (1-based) of the evidence records whose passage states ``answer``
+    verbatim (Unicode-normalized, case and spacing aside, not inside a longer word)."""
+    needle = _folded(answer).strip(" .;,")
+    if not needle:
+        return ()
+    pattern = re.compile(r"(?<!\w)" + re.escape(needle) + r"(?!\w)")
+    return tuple(n for n, e in enumerate(evidence, 1) if pattern.search(_folded(e.passage.text)))
+
+
+def cite_stating(
+    citations: Sequence[Citation], answers: Sequence[str], evidence: Sequence[Evidence]
+) -> tuple[Citation, ...]:
+    """``citations`` and, after them, the records that state one of ``answers`` verbatim."""
+    used = [c.marker for c in citations]
+    extra = [n for a in answers for n in stating(a, evidence) if n not in used]
+    return (*citations, *(_citation(n, evidence[n - 1]) for n in dict.fromkeys(extra)))

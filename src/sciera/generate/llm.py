@@ -15,14 +15,14 @@ A reply that cannot be read gives a degraded Answer (``trace["degraded"]`` says 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sciera.corpus.sentences import split_sentences
-from sciera.generate.citations import cite_all, resolve_citations
+from sciera.generate.citations import cite_all, cite_stating, resolve_citations, stating
 from sciera.generate.prior import CONTENT_FREE, apply_prior, average_prior
 from sciera.generate.prompts import PROMPTS, render_evidence, style
-from sciera.generate.qtype import resolve_question_type
+from sciera.generate.qtype import CHECKABLE_KINDS, resolve_question_type
 from sciera.generate.refusal import refusal, refusal_reason
 from sciera.llm.parsing import strip_reasoning
 from sciera.rerank.base import truncate_words
@@ -49,6 +49,7 @@ GUIDANCE = {
 }
 MAX_FACTOIDS = 5
 MAX_LIST = 20
+ENTITY_LIMITS = {"factoid": MAX_FACTOIDS, "list": MAX_LIST}
 _ENTITIES = {
     "type": "object",
     "properties": {
@@ -177,10 +178,14 @@ class LLMGenerator:
         evidence = tuple(evidence)
         if qtype.kind == "yesno" and verification is not None:
             return self._verified(question, evidence, verification, qtype.rule)
+        # nothing kept: the closest passages below tau, read only for a checkable answer
+        closest = bool(evidence) and not any(e.kept for e in evidence)
+        if closest and qtype.kind not in CHECKABLE_KINDS:
+            evidence = ()
         why = refusal_reason(
-            evidence,
-            sufficient,
-            on_empty=self.refuse_on_empty,
+            () if closest else evidence,
+            None if closest else sufficient,  # the extractor judged nothing
+            on_empty=self.refuse_on_empty and not (closest and evidence),
             on_insufficient=self.refuse_on_insufficient,
         )
         if why:
@@ -190,7 +195,24 @@ class LLMGenerator:
 
         t0 = time.perf_counter()
         with stage(f"generate.{qtype.kind}"):
-            text, exact, trace = getattr(self, f"_{qtype.kind}")(question, evidence)
+            if closest and evidence:
+                text, exact, trace = self._entity_answer(
+                    qtype.kind,
+                    question,
+                    evidence,
+                    ENTITY_LIMITS[qtype.kind],
+                    stated=lambda a: bool(stating(a, evidence)),
+                )
+                trace["closest"] = len(evidence)
+            else:
+                text, exact, trace = getattr(self, f"_{qtype.kind}")(question, evidence)
+        if closest and evidence and not exact and "degraded" not in trace:
+            why = (
+                f"no passage passed the filter, and the {len(evidence)} closest state none "
+                "of the answers verbatim"
+            )
+            refused = refusal(question, qtype.kind, evidence, why)
+            return _with_trace(refused, {**trace, "question_type_rule": qtype.rule})
         trace["question_type_rule"] = qtype.rule
         trace["extractive"] = self.extractive
         trace["seconds"] = time.perf_counter() - t0
@@ -201,6 +223,10 @@ class LLMGenerator:
         if not citations and trace.pop("cite_all", False):
             citations = cite_all(evidence)
         trace.pop("cite_all", None)
+        if exact and qtype.kind in CHECKABLE_KINDS and (closest or not citations):
+            citations = cite_stating(citations, exact, evidence)  # where it says so
+        if not citations and len(evidence) == 1 and not closest:
+            citations = cite_all(evidence)  # the one passage it read
         trace.update(
             exact=tuple(exact),
             dangling_citations=len(cited.dangling),
@@ -374,11 +400,26 @@ class LLMGenerator:
         # the decision read all the evidence: without markers, it cites all of it
         return f"{head} {explanation}", (decision,), {**trace, "cite_all": True}
 
-    def _entity_answer(self, kind: str, question: str, evidence, limit: int):
+    def _entity_answer(
+        self,
+        kind: str,
+        question: str,
+        evidence,
+        limit: int,
+        stated: Callable[[str], bool] | None = None,
+    ):
+        """``stated``: keep only the answers it accepts (the others go to the trace's
+        ``unstated``); none left gives no exact answer and no text, not a degraded one."""
         value, trace = self._json(kind, question, evidence, _ENTITIES, 256)
         if value is None:
             return self._degraded_text(trace), (), trace
-        names, dropped = _entities(value["answers"], limit)
+        names, dropped = _entities(value["answers"], len(value["answers"]))
+        if stated is not None:
+            trace["unstated"] = [n for n in names if not stated(n)]
+            names = [n for n in names if stated(n)]
+            if not names:
+                return "", (), trace
+        names, dropped = names[:limit], max(0, len(names) - limit)
         if not names:
             trace["degraded"] = f"the {kind} reply named no entity"
             return self._degraded_text(trace), (), trace

@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass
 
 QUESTION_TYPES: tuple[str, ...] = ("yesno", "factoid", "list", "ideal")
+CHECKABLE_KINDS: frozenset[str] = frozenset({"factoid", "list"})
+"""Types whose answers are short strings a passage can be checked to state verbatim."""
 ALIASES = {"summary": "ideal", "yes/no": "yesno", "yes_no": "yesno", "yes-no": "yesno"}
 
 _AUX_WORDS = (

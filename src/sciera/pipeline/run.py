@@ -14,7 +14,10 @@ Data contract between stages (each stage returns its result and its trace):
   order (before tau) -> ``Verification`` (per abstract a verdict and its rationale
   sentences, the overall verdict); the answer's evidence then carries each abstract's
   rationale sentences, and an abstract below tau that decides the claim (or, when none
-  does, the closest one) joins the evidence marked ``kept=False``;
+  does, the closest one) joins the evidence marked ``kept=False``; when nothing was kept
+  and nothing verified, a factoid or list question's evidence is the ``filter.closest``
+  best-ranked usable passages, marked ``kept=False`` (the generator keeps only answers
+  they state verbatim);
 - evidence (optional): kept passages -> ``EvidenceResult`` (concise evidence, sufficiency,
   CR); without an extractor the kept passages are the evidence as they are, and so for a
   verified question when ``verify.quote_only`` (the default: its rationale sentences are
@@ -215,6 +218,10 @@ class Pipeline:
             evidence = with_rationales(
                 evidence, verification, reranked if reranked is not None else candidates
             )
+        elif not evidence and self._reads_closest(question, question_type):
+            evidence = closest_evidence(
+                reranked if reranked is not None else candidates, spec.filter.closest
+            )
         if quoted:  # the event still comes, so every ask streams the same stages
             emit(
                 "evidence",
@@ -283,6 +290,16 @@ class Pipeline:
         given = question_type or self.spec.generator_params.get("question_type")
         return resolve_question_type(question, given).kind == "yesno"
 
+    def _reads_closest(self, question: str, question_type: str | None) -> bool:
+        """Whether the answer reads the closest passages below tau when nothing was kept: a
+        factoid or list question (its answers can be checked verbatim against them)."""
+        if self.generator is None or not self.spec.filter.closest:
+            return False
+        from sciera.generate.qtype import CHECKABLE_KINDS, resolve_question_type
+
+        given = question_type or self.spec.generator_params.get("question_type")
+        return resolve_question_type(question, given).kind in CHECKABLE_KINDS
+
     def answer(self, question: str, question_type: str | None = None, **kw: Any) -> Answer:
         """:meth:`run` for a pipeline with a generator: its answer."""
         if self.generator is None:
@@ -342,3 +359,12 @@ def with_rationales(
         if it is not None:
             out.append(Evidence(it.passage, it.score, rationales=a.rationales, kept=False))
     return tuple(out)
+
+
+def closest_evidence(ranking: Ranking, n: int) -> tuple[Evidence, ...]:
+    """The ``n`` best-ranked usable passages (never one a reranker excluded) as evidence
+    marked ``kept=False``: what a checkable answer reads when the filter kept nothing."""
+    from sciera.filter import ThresholdFilter
+
+    closest, _ = ThresholdFilter(None, n).apply(ranking)
+    return tuple(Evidence(it.passage, it.score, kept=False) for it in closest)

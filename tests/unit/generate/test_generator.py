@@ -69,6 +69,18 @@ def test_factoid_up_to_five_ranked_entities():
     assert [c.passage_id for c in a.citations] == ["d2#0"]
 
 
+def test_a_factoid_without_markers_cites_the_passages_that_state_it_or_its_only_passage():
+    reply = {"answers": ["Albendazole", "DEC"], "explanation": "The trial names it."}
+    llm = ScriptedLLM().on("candidate answers", reply)
+    a = LLMGenerator(llm).answer("Which drug treats filariasis?", EV)
+    assert [c.passage_id for c in a.citations] == ["d1#0"]  # states "Albendazole"
+    alone = LLMGenerator(llm).answer("Which drug treats filariasis?", EV[1:])
+    assert [c.passage_id for c in alone.citations] == ["d2#0"]  # the one passage read
+    below = tuple(Evidence(e.passage, e.score, kept=False) for e in EV[1:])
+    closest = LLMGenerator(llm).answer("Which drug treats filariasis?", below)
+    assert closest.insufficient and closest.citations == ()  # below tau, stated nowhere
+
+
 def test_list_answer_and_malformed_json_is_degraded():
     llm = ScriptedLLM().on("List every item", ['{"answers": ["a", "b"], "explanation": ""}'])
     a = LLMGenerator(llm).answer("List the drugs used.", EV)

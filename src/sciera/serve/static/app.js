@@ -315,6 +315,8 @@ function renderAnswer(answer) {
   }
   const verdicts = {};
   for (const a of (state.verification || {}).abstracts || []) verdicts[a.doc_id] = a;
+  // a factoid or list answer read from the closest passages when nothing was kept
+  const closest = Boolean(answer.trace && answer.trace.closest);
   const seen = new Set();
   const evidenceCard = (e) => {
     const doc = docOf(e);
@@ -322,7 +324,8 @@ function renderAnswer(answer) {
     seen.add(doc);
     const row = state.table.find((c) => c.passage_id === e.passage_id) || {};
     return card(e.passage_id, {
-      id: "ev-" + e.n, n: e.n, title: e.title, section: e.section, score: e.score, kept: e.kept !== false, cited: e.kept === false,
+      id: "ev-" + e.n, n: e.n, title: e.title, section: e.section, score: e.score, kept: e.kept !== false,
+      cited: e.kept === false && !closest, closest: e.kept === false && closest,
       why: row.why, summary: e.summary, rank: row.first_stage_rank, rationales: e.rationales || [],
       verdict: first ? verdicts[doc] : null,
     });
@@ -336,12 +339,15 @@ function renderAnswer(answer) {
   // "below the threshold" when their scores are under tau; else the filter's top_k cut them
   const tau = state.filter && typeof state.filter.tau === "number" ? state.filter.tau : null;
   const underTau = tau !== null && below.every((e) => typeof e.score === "number" && e.score < tau);
+  const why = closest ? "the closest passages" : "cited for their sentences";
   $("below-title").textContent = underTau
-    ? `Below the threshold (τ ${fmt(tau, 2)}), cited for their sentences`
-    : "Not kept by the filter, cited for their sentences";
-  $("below-note").textContent =
-    "The filter did not keep these passages as evidence, but the verifier read sentences in " +
-    "their abstracts that bear on the claim, so the answer cites them.";
+    ? `Below the threshold (τ ${fmt(tau, 2)}), ${why}`
+    : `Not kept by the filter, ${why}`;
+  $("below-note").textContent = closest
+    ? "No passage reached the threshold, so the answer keeps only what these closest " +
+      "passages state word for word. Check it against them."
+    : "The filter did not keep these passages as evidence, but the verifier read sentences in " +
+      "their abstracts that bear on the claim, so the answer cites them.";
   const shown = new Set(below.map((e) => e.passage_id));
   const filtered = state.table.filter((c) => !c.kept && !shown.has(c.passage_id));
   $("filtered-summary").textContent = `Filtered out (${filtered.length})`;
@@ -399,6 +405,7 @@ function card(passageId, info) {
   let fate;
   if (info.kept) fate = "kept";
   else if (info.cited) fate = `not kept (${info.why || "below the threshold"}): cited for its sentences`;
+  else if (info.closest) fate = `not kept (${info.why || "below the threshold"}): one of the closest passages read`;
   else fate = `filtered: ${info.why || "below the threshold"}`;
   const status = el("p", { class: info.kept ? "status kept" : "status filtered" },
     fate, info.rank ? ` · first-stage rank ${info.rank}` : "",
