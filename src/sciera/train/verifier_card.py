@@ -135,6 +135,20 @@ def _recalibrated(section: Mapping[str, Any] | None) -> list[str]:
     ]
 
 
+def _rationale_combiner(section: Mapping[str, Any] | None) -> list[str]:
+    if not section:
+        return []
+    best = section.get("best_policy_mean_f1", {})
+    return [
+        f"- P(rationale) with the relevance model (`{section['relevance_model']}` on each "
+        f"(claim, sentence)): a logistic regression over {', '.join(section['features'])} on "
+        f"the same sentences; average precision {section['average_precision_head']:.4f} (the "
+        f"head) -> {section['average_precision_cross_validated']:.4f} (cross-validated by "
+        f"claim); best policy's mean F1 {json.dumps(best)}; used: "
+        f"{'yes' if section.get('chosen') == 'head+relevance' else 'no (the head alone)'}"
+    ]
+
+
 def _combiner(section: Mapping[str, Any] | None) -> list[str]:
     if not section:
         return []
@@ -143,7 +157,13 @@ def _combiner(section: Mapping[str, Any] | None) -> list[str]:
         "",
         f"The verdict head's and the LLM's (`{section['llm']}`, prompts {section['prompts']}) "
         f"label probabilities through a logistic regression per kind of input, fitted on "
-        f"{section['fitted_on']}; at most {section['per_label']} inputs per label.",
+        f"{section['fitted_on']}; at most {section['per_label']} inputs per label."
+        + (
+            " Each combiner's intercepts are then corrected from the rows' label mix to the "
+            "training data's (the natural counts below), the prior it predicts under."
+            if section.get("prior")
+            else ""
+        ),
         "",
         "| inputs | rows | combined | trained | LLM |",
         "|---|---|---|---|---|",
@@ -151,7 +171,9 @@ def _combiner(section: Mapping[str, Any] | None) -> list[str]:
     for kind, file in section["files"].items():
         cv = section[kind]["cross_validated"]
         lines.append(
-            f"| {kind}s (`{file}`) | {json.dumps(section[kind]['rows'])} | "
+            f"| {kind}s (`{file}`) | {json.dumps(section[kind]['rows'])}"
+            + (f" of {json.dumps(section[kind]['natural'])}" if "natural" in section[kind] else "")
+            + " | "
             + " | ".join(
                 f"{_f(cv[m]['accuracy'])} / {_f(cv[m]['macro_f1'])}"
                 for m in ("combined", "trained", "llm")
@@ -162,7 +184,14 @@ def _combiner(section: Mapping[str, Any] | None) -> list[str]:
         "",
         f"Accuracy / macro-F1, {section[next(iter(section['files']))]['folds']}-fold "
         "cross-validated by claim or question on those training rows (the trained head has "
-        "seen these claims: its column is optimistic).",
+        "seen these claims: its column is optimistic)."
+        + (
+            " The combined column is of the corrected combiners, scored on the capped rows: "
+            "where those under-represent a label the training data holds more of, it reads "
+            "lower than on inputs mixed as the data is."
+            if section.get("prior")
+            else ""
+        ),
         "",
     ]
     return lines
@@ -228,6 +257,7 @@ def render(card: Mapping[str, Any]) -> str:
         "",
         f"- P(rationale): Platt scaling on {rc['sentences']} dev sentences ({rc['rationales']} "
         f"rationales); ECE {rc['ece_sigmoid']:.4f} (sigmoid) -> {rc['ece']:.4f}",
+        *_rationale_combiner(dev.get("rationale_combiner")),
         f"- verdict: temperature scaling on {vc['inputs']} dev verdict inputs "
         f"{json.dumps(vc['labels'])}; top-label ECE {vc['ece_softmax']:.4f} (softmax) -> "
         f"{vc['ece']:.4f} (in-sample)",

@@ -19,7 +19,7 @@ resumes where it was).
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,13 +45,13 @@ class CombinerRow:
     llm: tuple[float, float, float]
 
 
-def _jobs(
-    data: VerifierData, per_label: int, seed: int
-) -> list[tuple[str, str, str, str, AbstractText, int]]:
-    """(kind, group, key, text, abstract, label) to read, at most ``per_label`` of each label
-    and kind, drawn with ``seed``."""
-    rng = random.Random(seed)
-    by: dict[tuple[str, int], list[tuple[str, str, str, str, AbstractText, int]]] = {}
+Job = tuple[str, str, str, str, AbstractText, int]
+
+
+def _pools(data: VerifierData) -> dict[tuple[str, int], list[Job]]:
+    """Every (kind, group, key, text, abstract, label) a row could be read from, by kind
+    and label."""
+    by: dict[tuple[str, int], list[Job]] = {}
     for cid in data.train_ids:
         c = data.claims[cid]
         docs = [(d, VERDICT_LABELS.index(g.label)) for d, g in c.evidence.items()]
@@ -64,12 +64,26 @@ def _jobs(
     for q in data.pubmedqa_train:
         job = ("question", q.id, q.id, q.question, AbstractText(q.id, "", q.sentences), q.label)
         by.setdefault(("question", q.label), []).append(job)
+    return by
+
+
+def _jobs(data: VerifierData, per_label: int, seed: int) -> list[Job]:
+    """The jobs to read: at most ``per_label`` of each label and kind, drawn with ``seed``."""
+    rng = random.Random(seed)
+    by = _pools(data)
     out = []
     for key in sorted(by):
         pool = by[key]
         rng.shuffle(pool)
         out += pool[:per_label]
     return out
+
+
+def natural_counts(data: VerifierData) -> dict[str, list[int]]:
+    """Per kind, how many inputs of each label the training data holds before the
+    ``per_label`` cap: the labels' natural prior the combiners are corrected to."""
+    by = _pools(data)
+    return {kind: [len(by.get((kind, k), [])) for k in range(3)] for kind in KINDS}
 
 
 def combiner_rows(
@@ -102,11 +116,21 @@ def combiner_rows(
 
 
 def fit_combiners(
-    rows: Sequence[CombinerRow], folds: int = 5, seed: int = 0
+    rows: Sequence[CombinerRow],
+    folds: int = 5,
+    seed: int = 0,
+    natural: Mapping[str, Sequence[int]] | None = None,
 ) -> tuple[dict[str, LogisticCombiner], dict[str, Any]]:
     """One combiner per kind, fitted on all its rows, and a report: per kind, the rows by
     label and the cross-validated accuracy and macro-F1 (folds by claim or question) of the
-    combiner, the trained head and the LLM alone on the same rows."""
+    combiner, the trained head and the LLM alone on the same rows.
+
+    The rows hold at most ``per_label`` of each label, so a combiner fitted on them learns
+    that capped mix as its prior. With ``natural`` (per kind, the training data's count of
+    each label before the cap: :func:`natural_counts`) each combiner's intercepts are moved
+    by log(natural share / row share) per label, the prior-shift correction of a logistic
+    model fitted on a stratified sample, so it predicts for inputs mixed as the training
+    data is (the cross-validated scores are of the corrected combiners, on the capped rows)."""
     from sciera.train.verifier_data import folds as make_folds
 
     combiners: dict[str, LogisticCombiner] = {}
@@ -118,15 +142,20 @@ def fit_combiners(
         a = np.array([r.trained for r in mine], dtype=float)
         b = np.array([r.llm for r in mine], dtype=float)
         y = np.array([r.label for r in mine], dtype=int)
-        combiners[kind] = LogisticCombiner.fit([a, b], y, ("trained", "llm"))
+        counts = natural.get(kind) if natural is not None else None
+        combiners[kind] = _fit(a, b, y, counts)
         cv = np.zeros((len(mine), 3))
         groups = [r.group for r in mine]
         for fold in make_folds(groups, folds, seed):
             test = np.isin(groups, fold)
-            fitted = LogisticCombiner.fit([a[~test], b[~test]], y[~test], ("trained", "llm"))
-            cv[test] = fitted(a[test], b[test])
+            cv[test] = _fit(a[~test], b[~test], y[~test], counts)(a[test], b[test])
         report[kind] = {
             "rows": {VERDICT_LABELS[k]: int((y == k).sum()) for k in range(3)},
+            **(
+                {"natural": {VERDICT_LABELS[k]: int(counts[k]) for k in range(3)}}
+                if counts is not None
+                else {}
+            ),
             "cross_validated": {
                 "combined": _rounded(label_scores(cv, y)),
                 "trained": _rounded(label_scores(a, y)),
@@ -139,3 +168,24 @@ def fit_combiners(
 
 def _rounded(scores: dict[str, float]) -> dict[str, float]:
     return {k: round(v, 4) if isinstance(v, float) else v for k, v in scores.items()}
+
+
+def _fit(
+    a: np.ndarray, b: np.ndarray, y: np.ndarray, natural: Sequence[int] | None
+) -> LogisticCombiner:
+    fitted = LogisticCombiner.fit([a, b], y, ("trained", "llm"))
+    return fitted.shifted(prior_shift(natural, y)) if natural is not None else fitted
+
+
+def prior_shift(natural: Sequence[int], labels: np.ndarray) -> tuple[float, ...]:
+    """log(natural share) - log(row share) per label (0 for a label with no rows or none in
+    the data: nothing to correct)."""
+    rows = np.bincount(labels, minlength=3).astype(float)
+    nat = np.asarray(natural, dtype=float)
+    if rows.sum() == 0 or nat.sum() == 0:
+        return (0.0, 0.0, 0.0)
+    out = []
+    for k in range(3):
+        ok = rows[k] > 0 and nat[k] > 0
+        out.append(float(np.log(nat[k] / nat.sum()) - np.log(rows[k] / rows.sum())) if ok else 0.0)
+    return tuple(out)

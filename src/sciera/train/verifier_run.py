@@ -46,11 +46,19 @@ from sciera.verify.aggregate import aggregate
 from sciera.verify.base import AbstractText, Probs, VerdictInput
 from sciera.verify.llm_verdict import COMBINER_FILES
 from sciera.verify.network import VerifierNetwork
-from sciera.verify.trained import TrainedSelector, TrainedVerdict
+from sciera.verify.trained import (
+    RATIONALE_FEATURES,
+    RELEVANCE_MODEL,
+    TrainedSelector,
+    TrainedVerdict,
+    rationale_features,
+    sentence_relevance,
+)
 from sciera.verify.verifier import VerifyPolicy, pick_rationales
 
 Progress = Callable[[str, int, int], None]
 RATIONALE_CALIBRATOR = "sciera-rationale-calibrator.json"
+RATIONALE_COMBINER = "sciera-rationale-combiner.json"
 VERDICT_CALIBRATOR = "sciera-verdict-calibrator.json"
 GRID = {
     "min_rationale": (0.3, 0.4, 0.5, 0.6, 0.7),
@@ -248,12 +256,68 @@ def choose_strong(rows: Sequence[Mapping[str, float]]) -> float:
     return float(max(rows, key=lambda r: (r["precision"], -r["strong"]))["strong"])
 
 
+def fit_rationale_combiner(
+    net: VerifierNetwork,
+    data: VerifierData,
+    candidates: Mapping[str, Sequence[str]],
+    folds: int = 5,
+    seed: int = 0,
+) -> tuple[calibration.FeatureLogistic, dict[str, Any]]:
+    """The rationale head's logit with the relevance cross-encoder's on (claim, sentence),
+    each also as its gap to the abstract's best (:data:`RATIONALE_FEATURES`), through a
+    logistic regression on every sentence of the dev candidates (as the Platt calibrator);
+    its report: average precision of the head alone and of the combiner, cross-validated
+    by claim."""
+    from sciera.train.verifier_data import folds as make_folds
+
+    selector = TrainedSelector(network=net)
+    relevance = sentence_relevance()
+    xs, ys, groups = [], [], []
+    for cid, docs in candidates.items():
+        c = data.claims[cid]
+        abstracts = [data.abstracts[d] for d in docs]
+        heads = selector.logits(c.claim, abstracts)
+        rels = relevance.logits(c.claim, abstracts)
+        for a, x, r in zip(abstracts, heads, rels, strict=True):
+            rat = set().union(*c.evidence[a.doc_id].rationales) if a.doc_id in c.evidence else set()
+            xs.append(rationale_features(x, r))
+            ys += [int(i in rat) for i in range(len(x))]
+            groups += [cid] * len(x)
+    x, y = np.vstack(xs), np.asarray(ys)
+    combiner = calibration.FeatureLogistic.fit(x, y, RATIONALE_FEATURES)
+    cv = np.zeros(len(y))
+    for fold in make_folds(groups, folds, seed):
+        test = np.isin(groups, fold)
+        cv[test] = calibration.FeatureLogistic.fit(x[~test], y[~test], RATIONALE_FEATURES)(x[test])
+    stats = {
+        "sentences": len(y),
+        "rationales": int(y.sum()),
+        "features": list(RATIONALE_FEATURES),
+        "relevance_model": RELEVANCE_MODEL,
+        "average_precision_head": round(average_precision(x[:, 0], y), 4),
+        "average_precision_cross_validated": round(average_precision(cv, y), 4),
+        "ece": calibration.binary_ece(combiner(x), y),
+    }
+    return combiner, stats
+
+
+def average_precision(scores: np.ndarray, labels: np.ndarray) -> float:
+    """Mean precision at each positive, best score first (ties in input order)."""
+    order = np.argsort(-np.asarray(scores, dtype=float), kind="stable")
+    hits = np.asarray(labels)[order] > 0
+    if not hits.any():
+        return 0.0
+    precision = np.cumsum(hits) / np.arange(1, len(hits) + 1)
+    return float(precision[hits].mean())
+
+
 @dataclass
 class Chosen:
     policy: VerifyPolicy
     rationale: calibration.PlattScaling
     verdict: calibration.TemperatureScaling
     report: dict[str, Any]
+    rationale_combiner: calibration.FeatureLogistic | None = None
 
 
 def calibrate_and_choose(
@@ -286,20 +350,39 @@ def calibrate_and_choose(
     }
     if progress:
         progress("calibrating on dev", 1, 3)
-    selector = _MemoSelector(TrainedSelector(network=net))
+    # the selector: the head's calibrated logit, or with the relevance model's (chosen here)
+    rat_comb, comb_stats = fit_rationale_combiner(net, data, union)
     verdict = _MemoVerdict(TrainedVerdict(network=net))
     trials = []
-    for mr, fb, mc in product(GRID["min_rationale"], GRID["fallback"], GRID["min_confidence"]):
-        policy = VerifyPolicy(
-            min_rationale=mr, fallback=fb, min_confidence=mc, min_relevance=min_relevance
-        )
-        res = verify_claims(
-            selector, verdict, data, dev, policy=policy, candidates=open_, relevance=rel
-        )
-        m = scifact_scores(data, dev, res)
-        trials.append({"policy": asdict(policy), **{k: round(v, 4) for k, v in m.items()}})
+    for selector_name, combiner in (("head", None), ("head+relevance", rat_comb)):
+        net.rationale_combiner = combiner
+        selector = _MemoSelector(TrainedSelector(network=net))
+        for mr, fb, mc in product(GRID["min_rationale"], GRID["fallback"], GRID["min_confidence"]):
+            policy = VerifyPolicy(
+                min_rationale=mr, fallback=fb, min_confidence=mc, min_relevance=min_relevance
+            )
+            res = verify_claims(
+                selector, verdict, data, dev, policy=policy, candidates=open_, relevance=rel
+            )
+            m = scifact_scores(data, dev, res)
+            trials.append(
+                {
+                    "selector": selector_name,
+                    "policy": asdict(policy),
+                    **{k: round(v, 4) for k, v in m.items()},
+                }
+            )
     best = max(trials, key=lambda t: (t[SELECT], t["abstract_label_only_f1"]))
     policy = VerifyPolicy(**best["policy"])
+    chosen_combiner = rat_comb if best["selector"] == "head+relevance" else None
+    net.rationale_combiner = chosen_combiner
+    selector = _MemoSelector(TrainedSelector(network=net))
+    best_of = {
+        name: max((t for t in trials if t["selector"] == name), key=lambda t: t[SELECT])
+        for name in ("head", "head+relevance")
+    }
+    comb_stats["best_policy_mean_f1"] = {k: v[SELECT] for k, v in best_of.items()}
+    comb_stats["chosen"] = best["selector"]
     if progress:
         progress("calibrating on dev", 2, 3)
     results = verify_claims(
@@ -311,13 +394,14 @@ def calibrate_and_choose(
         progress("calibrating on dev", 3, 3)
     report = {
         "rationale_calibration": rat_stats,
+        "rationale_combiner": comb_stats,
         "verdict_calibration": ver_stats,
         "policy_trials": sorted(trials, key=lambda t: -t[SELECT])[:10],
         "strong_table": table,
         "open_k": open_k,
         "open_candidates": OPEN_RERANKED if data.reranked else OPEN_FIRST_STAGE,
     }
-    return Chosen(policy, rat_cal, temp, report)
+    return Chosen(policy, rat_cal, temp, report, chosen_combiner)
 
 
 # --- held-out reports ------------------------------------------------------------------------
@@ -490,7 +574,15 @@ def _finish(
             "splits": data.guard.describe(),
             "heads": {"rationale": 0, "verdict": [1, 2, 3], "labels": list(VERDICT_LABELS)},
             "inputs": cfg.inputs,
-            "calibrators": {"rationale": RATIONALE_CALIBRATOR, "verdict": VERDICT_CALIBRATOR},
+            "calibrators": {
+                "rationale": RATIONALE_CALIBRATOR,
+                "verdict": VERDICT_CALIBRATOR,
+                **(
+                    {"rationale_combiner": RATIONALE_COMBINER}
+                    if chosen.rationale_combiner is not None
+                    else {}
+                ),
+            },
             "policy": asdict(chosen.policy),
             "dev": {
                 **chosen.report,
@@ -513,6 +605,8 @@ def _finish(
         tok.save_pretrained(str(folder))
         calibration.save(chosen.rationale, folder / RATIONALE_CALIBRATOR)
         calibration.save(chosen.verdict, folder / VERDICT_CALIBRATOR)
+        if chosen.rationale_combiner is not None:
+            calibration.save(chosen.rationale_combiner, folder / RATIONALE_COMBINER)
         for kind, combiner in combiners.items():
             calibration.save(combiner, folder / COMBINER_FILES[kind])
 
@@ -531,7 +625,7 @@ def _fit_combiners(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The LLM combiners (the settings' LLM) and their card section."""
     from sciera.llm.registry import make_llm
-    from sciera.train.verifier_combiner import combiner_rows, fit_combiners
+    from sciera.train.verifier_combiner import combiner_rows, fit_combiners, natural_counts
     from sciera.verify.llm_verdict import LLMVerdict
 
     llm = make_llm(settings)
@@ -550,13 +644,14 @@ def _fit_combiners(
         seed=job.data.seed,
         progress=step,
     )
-    combiners, report = fit_combiners(rows)
+    combiners, report = fit_combiners(rows, natural=natural_counts(data))
     section = {
         "llm": llm.model_id,
         "prompts": LLMVerdict.version(),
         "fitted_on": "the verifier's training claims (evidence and cited abstracts) and "
         "training PubMedQA questions; never dev or held-out ones",
         "per_label": job.combiner_per_label,
+        "prior": "the training data's label mix (intercepts corrected from the capped rows')",
         "files": {k: COMBINER_FILES[k] for k in combiners},
         **report,
     }

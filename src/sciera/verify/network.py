@@ -109,6 +109,7 @@ class VerifierNetwork:
         card: dict[str, Any] | None = None,
         rationale_calibrator: Any = None,
         verdict_calibrator: Any = None,
+        rationale_combiner: Any = None,
         batch_size: int = 32,
         path: Path | None = None,
     ) -> None:
@@ -116,6 +117,8 @@ class VerifierNetwork:
         self.card = card or {"inputs": self.inputs}
         self.rationale_calibrator = rationale_calibrator
         self.verdict_calibrator = verdict_calibrator
+        # P(rationale) from the rationale logit and the relevance model's (None: calibrator)
+        self.rationale_combiner = rationale_combiner
         self.batch_size = batch_size
         self.path = path
         self.sep = tokenizer.sep_token or "[SEP]"
@@ -147,6 +150,9 @@ class VerifierNetwork:
             else None,
             verdict_calibrator=calibration.load(path / cal["verdict"])
             if "verdict" in cal
+            else None,
+            rationale_combiner=calibration.load(path / cal["rationale_combiner"])
+            if "rationale_combiner" in cal
             else None,
             batch_size=batch_size,
             path=path,

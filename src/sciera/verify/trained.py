@@ -76,11 +76,79 @@ class TrainedSelector(_Trained):
         return out
 
     def score_many(self, claim: str, abstracts: Sequence[AbstractText]) -> list[list[float]]:
+        combiner = self.network.rationale_combiner
+        if combiner is not None:
+            relevance = sentence_relevance().logits(claim, abstracts)
+            return [
+                [float(p) for p in combiner(rationale_features(x, r))]
+                for x, r in zip(self.logits(claim, abstracts), relevance, strict=True)
+            ]
         cal = self.network.rationale_calibrator
         return [
             [float(p) for p in (cal(x) if cal is not None else sigmoid(x))]
             for x in self.logits(claim, abstracts)
         ]
+
+
+RATIONALE_FEATURES = ("rationale", "relevance", "rationale_gap", "relevance_gap")
+"""What the rationale combiner reads per sentence: the rationale head's logit, the relevance
+cross-encoder's logit on (claim, sentence), and each minus the best of its abstract."""
+RELEVANCE_MODEL = "scifact-minilm"
+"""The shipped relevance cross-encoder, read on single sentences."""
+
+
+def rationale_features(rationale: np.ndarray, relevance: np.ndarray) -> np.ndarray:
+    """One abstract's sentences as rows of :data:`RATIONALE_FEATURES`."""
+    x = np.asarray(rationale, dtype=float)
+    r = np.asarray(relevance, dtype=float)
+    if not len(x):
+        return np.zeros((0, len(RATIONALE_FEATURES)))
+    return np.column_stack([x, r, x - x.max(), r - r.max()])
+
+
+class SentenceRelevance:
+    """The relevance cross-encoder's logit on (claim, sentence) for every sentence of each
+    abstract, in one batched pass (a sentence is short: 128 tokens)."""
+
+    def __init__(self, model: str = RELEVANCE_MODEL) -> None:
+        import threading
+
+        self.model_name = model
+        self._loaded: tuple[Any, Any] | None = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> tuple[Any, Any]:
+        if self._loaded is None:
+            import torch
+            from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+            from sciera.artifacts.registry import CROSS_ENCODER, resolve
+
+            path = resolve(CROSS_ENCODER, self.model_name)
+            model = AutoModelForSequenceClassification.from_pretrained(path, dtype=torch.float32)
+            self._loaded = (model.float().eval(), AutoTokenizer.from_pretrained(path))
+        return self._loaded
+
+    def logits(self, claim: str, abstracts: Sequence[AbstractText]) -> list[np.ndarray]:
+        from sciera.verify.network import batched_logits
+
+        pairs = [(claim, s) for a in abstracts for s in a.sentences]
+        with self._lock:
+            model, tokenizer = self._load()
+            flat = batched_logits(model, tokenizer, pairs, 128, 64, column=0) if pairs else []
+        out, at = [], 0
+        for a in abstracts:
+            out.append(np.asarray(flat[at : at + len(a.sentences)], dtype=float))
+            at += len(a.sentences)
+        return out
+
+
+_RELEVANCE: dict[str, SentenceRelevance] = {}
+
+
+def sentence_relevance(model: str = RELEVANCE_MODEL) -> SentenceRelevance:
+    """One relevance scorer per model in the process (loaded at its first use)."""
+    return _RELEVANCE.setdefault(model, SentenceRelevance(model))
 
 
 class TrainedVerdict(_Trained):

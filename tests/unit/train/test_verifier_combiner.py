@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+import numpy as np
 import pytest
 
 from sciera.datasets.claims import parse_gold
@@ -114,3 +115,24 @@ def test_fit_trusts_the_informative_model_and_reports_cross_validation(tmp_path)
     p = combiners["claim"]([[1 / 3] * 3], [[0.1, 0.8, 0.1]])
     assert p.argmax() == 1
     json.dumps(report)  # the card section is JSON
+
+
+def test_the_natural_prior_moves_the_intercepts_by_the_log_share_ratio():
+    from sciera.train.verifier_combiner import CombinerRow, prior_shift
+
+    # rows capped to 10 per label; the data holds 40 / 10 / 10: a 4x more common SUPPORT
+    labels = np.array([0] * 10 + [1] * 10 + [2] * 10)
+    shift = prior_shift([40, 10, 10], labels)
+    assert shift == pytest.approx((np.log(4 / 6 * 3), np.log(1 / 6 * 3), np.log(1 / 6 * 3)))
+    assert prior_shift([0, 0, 0], labels) == (0.0, 0.0, 0.0)
+    assert prior_shift([5, 5, 0], labels)[2] == 0.0  # no such input in the data
+    # an uninformative input: the balanced fit says 1/3 each, the corrected one 4/6 SUPPORT
+    flat = (1 / 3, 1 / 3, 1 / 3)
+    rows = [
+        CombinerRow("question", f"q{i}", f"q{i}", int(y), flat, flat) for i, y in enumerate(labels)
+    ]
+    plain, _ = fit_combiners(rows)
+    moved, report = fit_combiners(rows, natural={"question": [40, 10, 10]})
+    assert plain["question"]([flat], [flat])[0] == pytest.approx([1 / 3] * 3, abs=0.02)
+    assert moved["question"]([flat], [flat])[0] == pytest.approx([4 / 6, 1 / 6, 1 / 6], abs=0.02)
+    assert report["question"]["natural"] == {"SUPPORT": 40, "CONTRADICT": 10, "NOT ENOUGH INFO": 10}

@@ -115,6 +115,14 @@ def test_card_renders_every_section():
                 "ece_sigmoid": 0.1,
                 "ece": 0.05,
             },
+            "rationale_combiner": {
+                "relevance_model": "scifact-minilm",
+                "features": ["rationale", "relevance"],
+                "average_precision_head": 0.4,
+                "average_precision_cross_validated": 0.5,
+                "best_policy_mean_f1": {"head": 0.3, "head+relevance": 0.35},
+                "chosen": "head+relevance",
+            },
             "verdict_calibration": {"inputs": 4, "labels": {}, "ece_softmax": 0.2, "ece": 0.1},
             "open_k": 5,
             "claims": 3,
@@ -137,9 +145,11 @@ def test_card_renders_every_section():
             "prompts": "2+1",
             "fitted_on": "training claims",
             "per_label": 3,
+            "prior": "natural",
             "files": {"claim": "sciera-combiner-claim.json"},
             "claim": {
                 "rows": {"SUPPORT": 3},
+                "natural": {"SUPPORT": 9},
                 "folds": 5,
                 "cross_validated": {
                     m: {"accuracy": 0.5, "macro_f1": 0.25} for m in ("combined", "trained", "llm")
@@ -156,7 +166,10 @@ def test_card_renders_every_section():
         "- open setting: top 5 of the reranked top abstracts",
         "Recalibrated 2026-11-29 (w)",
         "## LLM combiners (the `combined` verdict)",
-        '| claims (`sciera-combiner-claim.json`) | {"SUPPORT": 3} | 0.500 / 0.250 |',
+        '| claims (`sciera-combiner-claim.json`) | {"SUPPORT": 3} of {"SUPPORT": 9} | 0.500 /',
+        "intercepts are then corrected from the rows' label mix",
+        "average precision 0.4000 (the head) -> 0.5000 (cross-validated by claim)",
+        "used: yes",
         "Best epoch: 1",
         "| reasoning setting (own contexts) | 1 | 1.000 | 1.000 |",
         "strong 0.6",
