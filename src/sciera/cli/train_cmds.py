@@ -533,6 +533,14 @@ def verifier(
     combiner_per_label: Annotated[
         int, typer.Option(min=10, help="Training inputs per label and kind for the combiners.")
     ] = 100,
+    rationale_relevance: Annotated[
+        bool,
+        typer.Option(
+            help="Also fit a rationale combiner (the head's logit with the relevance "
+            "cross-encoder's on each sentence) on dev and keep it when the policy search "
+            "scores it better (with the trained verdict)."
+        ),
+    ] = False,
     preset: PresetOpt = None,
 ) -> None:
     """Fine-tune the claim verifier (rationale selector + verdict model, one encoder) on
@@ -588,6 +596,7 @@ def verifier(
         min_relevance=min_relevance,
         combine_llm=combine_llm,
         combiner_per_label=combiner_per_label,
+        rationale_relevance=rationale_relevance,
     )
     _quiet_transformers()
     with step_progress(transient=False) as update:

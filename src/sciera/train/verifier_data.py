@@ -322,14 +322,9 @@ class ZeroShotScorer:
 
     def _load(self) -> Any:
         if self._model is None:
-            import torch
-            from transformers import AutoModelForSequenceClassification, AutoTokenizer
+            from sciera.verify.trained import SentenceRelevance
 
-            from sciera.artifacts.registry import CROSS_ENCODER, resolve
-
-            path = resolve(CROSS_ENCODER, SCORER)
-            model = AutoModelForSequenceClassification.from_pretrained(path, dtype=torch.float32)
-            self._model = (model.float().eval(), AutoTokenizer.from_pretrained(path))
+            self._model = SentenceRelevance(SCORER).load()
         return self._model
 
     def score(self, jobs: Sequence[tuple[str, str, Sequence[str]]]) -> dict[str, list[float]]:

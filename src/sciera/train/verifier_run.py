@@ -98,6 +98,9 @@ class VerifierJob:
     # fit the LLM combiners (sciera.train.verifier_combiner) on training claims and questions
     combine_llm: bool = False
     combiner_per_label: int = 100
+    # also fit the rationale combiner (head + relevance cross-encoder) and let the policy
+    # search choose it: off by default, since with the combined verdict it measured worse
+    rationale_relevance: bool = False
 
 
 @dataclass(frozen=True)
@@ -327,6 +330,7 @@ def calibrate_and_choose(
     progress: Progress | None = None,
     bias: bool = False,
     min_relevance: float = 0.0,
+    rationale_relevance: bool = False,
 ) -> Chosen:
     """Fit both calibrators on the dev claims, then choose the policy and ``strong`` (with
     the relevance gate ``min_relevance`` fixed, not chosen)."""
@@ -351,10 +355,14 @@ def calibrate_and_choose(
     if progress:
         progress("calibrating on dev", 1, 3)
     # the selector: the head's calibrated logit, or with the relevance model's (chosen here)
-    rat_comb, comb_stats = fit_rationale_combiner(net, data, union)
+    variants: list[tuple[str, calibration.FeatureLogistic | None]] = [("head", None)]
+    comb_stats: dict[str, Any] = {}
+    if rationale_relevance:
+        rat_comb, comb_stats = fit_rationale_combiner(net, data, union)
+        variants.append(("head+relevance", rat_comb))
     verdict = _MemoVerdict(TrainedVerdict(network=net))
     trials = []
-    for selector_name, combiner in (("head", None), ("head+relevance", rat_comb)):
+    for selector_name, combiner in variants:
         net.rationale_combiner = combiner
         selector = _MemoSelector(TrainedSelector(network=net))
         for mr, fb, mc in product(GRID["min_rationale"], GRID["fallback"], GRID["min_confidence"]):
@@ -374,15 +382,16 @@ def calibrate_and_choose(
             )
     best = max(trials, key=lambda t: (t[SELECT], t["abstract_label_only_f1"]))
     policy = VerifyPolicy(**best["policy"])
-    chosen_combiner = rat_comb if best["selector"] == "head+relevance" else None
+    chosen_combiner = dict(variants)[best["selector"]]
     net.rationale_combiner = chosen_combiner
     selector = _MemoSelector(TrainedSelector(network=net))
-    best_of = {
-        name: max((t for t in trials if t["selector"] == name), key=lambda t: t[SELECT])
-        for name in ("head", "head+relevance")
-    }
-    comb_stats["best_policy_mean_f1"] = {k: v[SELECT] for k, v in best_of.items()}
-    comb_stats["chosen"] = best["selector"]
+    if rationale_relevance:
+        best_of = {
+            name: max((t for t in trials if t["selector"] == name), key=lambda t: t[SELECT])
+            for name, _ in variants
+        }
+        comb_stats["best_policy_mean_f1"] = {k: v[SELECT] for k, v in best_of.items()}
+        comb_stats["chosen"] = best["selector"]
     if progress:
         progress("calibrating on dev", 2, 3)
     results = verify_claims(
@@ -394,7 +403,7 @@ def calibrate_and_choose(
         progress("calibrating on dev", 3, 3)
     report = {
         "rationale_calibration": rat_stats,
-        "rationale_combiner": comb_stats,
+        **({"rationale_combiner": comb_stats} if comb_stats else {}),
         "verdict_calibration": ver_stats,
         "policy_trials": sorted(trials, key=lambda t: -t[SELECT])[:10],
         "strong_table": table,
@@ -555,7 +564,13 @@ def _finish(
     model.eval()
     net = VerifierNetwork(model, tok, cfg.inputs)
     chosen = calibrate_and_choose(
-        net, data, job.open_k, progress, bias=job.verdict_bias, min_relevance=job.min_relevance
+        net,
+        data,
+        job.open_k,
+        progress,
+        bias=job.verdict_bias,
+        min_relevance=job.min_relevance,
+        rationale_relevance=job.rationale_relevance,
     )
     combiners: dict[str, Any] = {}
     if job.combine_llm:

@@ -117,7 +117,8 @@ class SentenceRelevance:
         self._loaded: tuple[Any, Any] | None = None
         self._lock = threading.Lock()
 
-    def _load(self) -> tuple[Any, Any]:
+    def load(self) -> tuple[Any, Any]:
+        """(the model in eval mode, its tokenizer), loaded once."""
         if self._loaded is None:
             import torch
             from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -134,7 +135,7 @@ class SentenceRelevance:
 
         pairs = [(claim, s) for a in abstracts for s in a.sentences]
         with self._lock:
-            model, tokenizer = self._load()
+            model, tokenizer = self.load()
             flat = batched_logits(model, tokenizer, pairs, 128, 64, column=0) if pairs else []
         out, at = [], 0
         for a in abstracts:
