@@ -283,22 +283,25 @@ class Pipeline:
             cost=cost,
         )
 
-    def _verifies(self, question: str, question_type: str | None) -> bool:
-        """Claims and yes/no questions are verified (the type as the generator reads it)."""
+    def _kind(self, question: str, question_type: str | None) -> str:
+        """The question's answer type as the generator reads it (given, else detected)."""
         from sciera.generate.qtype import resolve_question_type
 
         given = question_type or self.spec.generator_params.get("question_type")
-        return resolve_question_type(question, given).kind == "yesno"
+        return resolve_question_type(question, given).kind
+
+    def _verifies(self, question: str, question_type: str | None) -> bool:
+        """Claims and yes/no questions are verified."""
+        return self._kind(question, question_type) == "yesno"
 
     def _reads_closest(self, question: str, question_type: str | None) -> bool:
         """Whether the answer reads the closest passages below tau when nothing was kept: a
         factoid or list question (its answers can be checked verbatim against them)."""
         if self.generator is None or not self.spec.filter.closest:
             return False
-        from sciera.generate.qtype import CHECKABLE_KINDS, resolve_question_type
+        from sciera.generate.qtype import CHECKABLE_KINDS
 
-        given = question_type or self.spec.generator_params.get("question_type")
-        return resolve_question_type(question, given).kind in CHECKABLE_KINDS
+        return self._kind(question, question_type) in CHECKABLE_KINDS
 
     def answer(self, question: str, question_type: str | None = None, **kw: Any) -> Answer:
         """:meth:`run` for a pipeline with a generator: its answer."""
