@@ -15,7 +15,7 @@ A reply that cannot be read gives a degraded Answer (``trace["degraded"]`` says 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from sciera.corpus.sentences import split_sentences
@@ -99,13 +99,14 @@ def limit_words(text: str, max_words: int) -> tuple[str, bool]:
     return " ".join(text.split()[:max_words]), True
 
 
-def _entities(values: Sequence[Any], limit: int) -> tuple[list[str], int]:
+def _entities(values: Sequence[Any]) -> list[str]:
+    """The distinct names (case aside), spaces collapsed, in the reply's order."""
     out: list[str] = []
     for v in values:
         name = " ".join(str(v).split()).strip(" .;")
         if name and name.casefold() not in {o.casefold() for o in out}:
             out.append(name)
-    return out[:limit], max(0, len(out) - limit)
+    return out
 
 
 class LLMGenerator:
@@ -179,14 +180,19 @@ class LLMGenerator:
         if qtype.kind == "yesno" and verification is not None:
             return self._verified(question, evidence, verification, qtype.rule)
         # nothing kept: the closest passages below tau, read only for a checkable answer
-        closest = bool(evidence) and not any(e.kept for e in evidence)
-        if closest and qtype.kind not in CHECKABLE_KINDS:
+        below = bool(evidence) and not any(e.kept for e in evidence)
+        if below and qtype.kind not in CHECKABLE_KINDS:
             evidence = ()
-        why = refusal_reason(
-            () if closest else evidence,
-            None if closest else sufficient,  # the extractor judged nothing
-            on_empty=self.refuse_on_empty and not (closest and evidence),
-            on_insufficient=self.refuse_on_insufficient,
+        closest = below and bool(evidence)
+        why = (
+            ""
+            if closest
+            else refusal_reason(
+                evidence,
+                None if below else sufficient,  # below tau, the extractor judged nothing
+                on_empty=self.refuse_on_empty,
+                on_insufficient=self.refuse_on_insufficient,
+            )
         )
         if why:
             refused = refusal(question, qtype.kind, evidence, why)
@@ -195,18 +201,14 @@ class LLMGenerator:
 
         t0 = time.perf_counter()
         with stage(f"generate.{qtype.kind}"):
-            if closest and evidence:
+            if closest:
                 text, exact, trace = self._entity_answer(
-                    qtype.kind,
-                    question,
-                    evidence,
-                    ENTITY_LIMITS[qtype.kind],
-                    stated=lambda a: bool(stating(a, evidence)),
+                    qtype.kind, question, evidence, verbatim=True
                 )
                 trace["closest"] = len(evidence)
             else:
                 text, exact, trace = getattr(self, f"_{qtype.kind}")(question, evidence)
-        if closest and evidence and not exact and "degraded" not in trace:
+        if closest and not exact and "degraded" not in trace:
             why = (
                 f"no passage passed the filter, and the {len(evidence)} closest state none "
                 "of the answers verbatim"
@@ -401,24 +403,21 @@ class LLMGenerator:
         return f"{head} {explanation}", (decision,), {**trace, "cite_all": True}
 
     def _entity_answer(
-        self,
-        kind: str,
-        question: str,
-        evidence,
-        limit: int,
-        stated: Callable[[str], bool] | None = None,
+        self, kind: str, question: str, evidence: Sequence[Evidence], *, verbatim: bool = False
     ):
-        """``stated``: keep only the answers it accepts (the others go to the trace's
-        ``unstated``); none left gives no exact answer and no text, not a degraded one."""
+        """At most :data:`ENTITY_LIMITS` names. ``verbatim``: keep only the names a passage
+        of ``evidence`` states word for word (the others go to the trace's ``unstated``);
+        none left gives no exact answer and no text, not a degraded one."""
         value, trace = self._json(kind, question, evidence, _ENTITIES, 256)
         if value is None:
             return self._degraded_text(trace), (), trace
-        names, dropped = _entities(value["answers"], len(value["answers"]))
-        if stated is not None:
-            trace["unstated"] = [n for n in names if not stated(n)]
-            names = [n for n in names if stated(n)]
+        names = _entities(value["answers"])
+        if verbatim:
+            trace["unstated"] = [n for n in names if not stating(n, evidence)]
+            names = [n for n in names if n not in trace["unstated"]]
             if not names:
                 return "", (), trace
+        limit = ENTITY_LIMITS[kind]
         names, dropped = names[:limit], max(0, len(names) - limit)
         if not names:
             trace["degraded"] = f"the {kind} reply named no entity"
@@ -429,10 +428,10 @@ class LLMGenerator:
         return text, tuple(names), trace
 
     def _factoid(self, question: str, evidence: Sequence[Evidence]):
-        return self._entity_answer("factoid", question, evidence, MAX_FACTOIDS)
+        return self._entity_answer("factoid", question, evidence)
 
     def _list(self, question: str, evidence: Sequence[Evidence]):
-        return self._entity_answer("list", question, evidence, MAX_LIST)
+        return self._entity_answer("list", question, evidence)
 
     def _ideal(self, question: str, evidence: Sequence[Evidence]):
         value, trace = self._json(
