@@ -167,20 +167,47 @@ def _union_candidates(data: VerifierData, ids: Sequence[str], k: int) -> dict[st
     return {cid: data.candidates(cid, k) for cid in ids}
 
 
-def fit_rationale_calibrator(
+@dataclass(frozen=True)
+class DevSentences:
+    """Every sentence of the dev candidates, read once: per claim its text and abstracts,
+    per abstract the rationale head's logits and the gold labels (1: a rationale)."""
+
+    claims: list[tuple[str, str, list[AbstractText]]]  # (id, text, abstracts)
+    logits: list[list[np.ndarray]]  # per claim, per abstract
+    labels: list[list[np.ndarray]]
+
+    @property
+    def x(self) -> np.ndarray:
+        return np.concatenate([x for per in self.logits for x in per])
+
+    @property
+    def y(self) -> np.ndarray:
+        return np.concatenate([y for per in self.labels for y in per]).astype(int)
+
+
+def dev_sentences(
     net: VerifierNetwork, data: VerifierData, candidates: Mapping[str, Sequence[str]]
-) -> tuple[calibration.PlattScaling, dict[str, float]]:
-    """Platt scaling of the rationale logit on every sentence of the dev candidates."""
+) -> DevSentences:
     selector = TrainedSelector(network=net)
-    xs, ys = [], []
+    claims, logits, labels = [], [], []
     for cid, docs in candidates.items():
         c = data.claims[cid]
         abstracts = [data.abstracts[d] for d in docs]
-        for a, x in zip(abstracts, selector.logits(c.claim, abstracts), strict=True):
+        claims.append((cid, c.claim, abstracts))
+        logits.append([np.asarray(x, dtype=float) for x in selector.logits(c.claim, abstracts)])
+        per = []
+        for a in abstracts:
             rat = set().union(*c.evidence[a.doc_id].rationales) if a.doc_id in c.evidence else set()
-            xs += [float(v) for v in x]
-            ys += [int(i in rat) for i in range(len(x))]
-    x, y = np.asarray(xs), np.asarray(ys)
+            per.append(np.array([int(i in rat) for i in range(len(a.sentences))]))
+        labels.append(per)
+    return DevSentences(claims, logits, labels)
+
+
+def fit_rationale_calibrator(
+    sentences: DevSentences,
+) -> tuple[calibration.PlattScaling, dict[str, float]]:
+    """Platt scaling of the rationale logit on every sentence of the dev candidates."""
+    x, y = sentences.x, sentences.y
     cal = calibration.PlattScaling.fit(x, y)
     stats = {
         "sentences": len(y),
@@ -260,11 +287,7 @@ def choose_strong(rows: Sequence[Mapping[str, float]]) -> float:
 
 
 def fit_rationale_combiner(
-    net: VerifierNetwork,
-    data: VerifierData,
-    candidates: Mapping[str, Sequence[str]],
-    folds: int = 5,
-    seed: int = 0,
+    sentences: DevSentences, folds: int = 5, seed: int = 0
 ) -> tuple[calibration.FeatureLogistic, dict[str, Any]]:
     """The rationale head's logit with the relevance cross-encoder's on (claim, sentence),
     each also as its gap to the abstract's best (:data:`RATIONALE_FEATURES`), through a
@@ -273,20 +296,13 @@ def fit_rationale_combiner(
     by claim."""
     from sciera.train.verifier_data import folds as make_folds
 
-    selector = TrainedSelector(network=net)
     relevance = sentence_relevance()
-    xs, ys, groups = [], [], []
-    for cid, docs in candidates.items():
-        c = data.claims[cid]
-        abstracts = [data.abstracts[d] for d in docs]
-        heads = selector.logits(c.claim, abstracts)
-        rels = relevance.logits(c.claim, abstracts)
-        for a, x, r in zip(abstracts, heads, rels, strict=True):
-            rat = set().union(*c.evidence[a.doc_id].rationales) if a.doc_id in c.evidence else set()
+    xs, groups = [], []
+    for (cid, text, abstracts), heads in zip(sentences.claims, sentences.logits, strict=True):
+        for x, r in zip(heads, relevance.logits(text, abstracts), strict=True):
             xs.append(rationale_features(x, r))
-            ys += [int(i in rat) for i in range(len(x))]
             groups += [cid] * len(x)
-    x, y = np.vstack(xs), np.asarray(ys)
+    x, y = np.vstack(xs), sentences.y
     combiner = calibration.FeatureLogistic.fit(x, y, RATIONALE_FEATURES)
     cv = np.zeros(len(y))
     for fold in make_folds(groups, folds, seed):
@@ -305,13 +321,13 @@ def fit_rationale_combiner(
 
 
 def average_precision(scores: np.ndarray, labels: np.ndarray) -> float:
-    """Mean precision at each positive, best score first (ties in input order)."""
+    """:func:`sciera.eval.metrics.ranking.average_precision` of the items ordered by
+    ``scores`` (best first, ties in input order), relevant where ``labels`` is 1."""
+    from sciera.eval.metrics.ranking import average_precision as ranked_ap
+
     order = np.argsort(-np.asarray(scores, dtype=float), kind="stable")
-    hits = np.asarray(labels)[order] > 0
-    if not hits.any():
-        return 0.0
-    precision = np.cumsum(hits) / np.arange(1, len(hits) + 1)
-    return float(precision[hits].mean())
+    relevant = {str(i): 1.0 for i in np.flatnonzero(np.asarray(labels) > 0)}
+    return ranked_ap([str(i) for i in order], relevant)
 
 
 @dataclass
@@ -340,7 +356,8 @@ def calibrate_and_choose(
     open_ = _open_candidates(data, dev, open_k)
     if progress:
         progress("calibrating on dev", 0, 3)
-    rat_cal, rat_stats = fit_rationale_calibrator(net, data, union)
+    sentences = dev_sentences(net, data, union)
+    rat_cal, rat_stats = fit_rationale_calibrator(sentences)
     net.rationale_calibrator = rat_cal
     z, y = _verdict_rows(net, data, union, BASE_POLICY)
     temp = calibration.TemperatureScaling.fit(z, y, bias=bias)
@@ -358,7 +375,7 @@ def calibrate_and_choose(
     variants: list[tuple[str, calibration.FeatureLogistic | None]] = [("head", None)]
     comb_stats: dict[str, Any] = {}
     if rationale_relevance:
-        rat_comb, comb_stats = fit_rationale_combiner(net, data, union)
+        rat_comb, comb_stats = fit_rationale_combiner(sentences)
         variants.append(("head+relevance", rat_comb))
     verdict = _MemoVerdict(TrainedVerdict(network=net))
     trials = []

@@ -149,7 +149,9 @@ _RELEVANCE: dict[str, SentenceRelevance] = {}
 
 def sentence_relevance(model: str = RELEVANCE_MODEL) -> SentenceRelevance:
     """One relevance scorer per model in the process (loaded at its first use)."""
-    return _RELEVANCE.setdefault(model, SentenceRelevance(model))
+    if model not in _RELEVANCE:
+        _RELEVANCE[model] = SentenceRelevance(model)
+    return _RELEVANCE[model]
 
 
 class TrainedVerdict(_Trained):

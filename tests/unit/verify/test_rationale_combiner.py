@@ -61,3 +61,42 @@ def test_the_selector_reads_the_relevance_model_only_with_a_combiner(monkeypatch
     plain = trained.TrainedSelector(network=_Network()).score_many("q", [abstract])[0]
     assert plain == pytest.approx([0.5, 1 / (1 + np.exp(-1)), 1 / (1 + np.exp(-2))])
     assert relevance.calls == 1  # not read without a combiner
+
+
+def test_the_dev_sentences_read_feed_the_calibrator_and_the_combiner(monkeypatch):
+    from sciera.datasets.claims import parse_gold
+    from sciera.train.splits import SplitGuard
+    from sciera.train.verifier_data import VerifierData
+    from sciera.train.verifier_run import (
+        dev_sentences,
+        fit_rationale_calibrator,
+        fit_rationale_combiner,
+    )
+
+    abstracts = {
+        f"d{i}": AbstractText(f"d{i}", "", ("aspirin helps.", "unrelated.", "aspirin again."))
+        for i in range(10)
+    }
+    gold = {
+        str(i): parse_gold(
+            {
+                "id": i,
+                "claim": "Aspirin helps.",
+                "evidence": {f"d{i}": [{"sentences": [i % 3], "label": "SUPPORT"}]},
+                "cited_doc_ids": [f"d{i}"],
+            }
+        )
+        for i in range(10)
+    }
+    data = VerifierData(abstracts, gold, [], list(gold), [], {}, [], [], [], [], SplitGuard())
+    relevance = _Relevance()
+    monkeypatch.setattr(trained, "sentence_relevance", lambda: relevance)
+    monkeypatch.setattr("sciera.train.verifier_run.sentence_relevance", lambda: relevance)
+    read = dev_sentences(_Network(), data, {cid: [f"d{cid}"] for cid in gold})
+    assert len(read.y) == 30 and read.y.sum() == 10
+    np.testing.assert_allclose(read.x[:3], [0.0, 1.0, 2.0])  # the stand-in head: the index
+    _, stats = fit_rationale_calibrator(read)
+    assert stats["sentences"] == 30 and stats["rationales"] == 10
+    combiner, report = fit_rationale_combiner(read)
+    assert combiner.inputs == trained.RATIONALE_FEATURES and relevance.calls == 10
+    assert report["sentences"] == 30 and 0.0 < report["average_precision_head"] <= 1.0
