@@ -614,11 +614,18 @@ def verifier(
                 f"sentence selection+label F1 {m['sentence_label_f1']:.4f}"
             )
     typer.echo(f"policy: {json.dumps(card['policy'])}")
-    for kind, rep in (card.get("combiner") or {}).items():
-        if isinstance(rep, dict) and "cross_validated" in rep:
-            cv = rep["cross_validated"]
-            typer.echo(
-                f"LLM combiner ({kind}s, cross-validated on training rows): accuracy "
-                + ", ".join(f"{k} {v['accuracy']:.3f}" for k, v in cv.items())
-            )
+    combiner = card.get("combiner") or {}
+    for kind in combiner.get("files") or {}:
+        cv = combiner[kind]["cross_validated"]
+        typer.echo(
+            f"LLM combiner ({kind}s, cross-validated on training rows): accuracy "
+            + ", ".join(f"{k} {v['accuracy']:.3f}" for k, v in cv.items())
+        )
+    if combiner.get("policy_search"):
+        cv = combiner["policy_search"]["cross_validated"]
+        typer.echo(
+            f"combined verdict's gate: {json.dumps(combiner['policy'])}; dev open abstract "
+            f"label-only F1 {cv['abstract_label_only_f1']:.4f}, sentence selection+label F1 "
+            f"{cv['sentence_label_f1']:.4f} ({cv['folds']}-fold cross-validated)"
+        )
     typer.echo(json.dumps({"model_dir": str(result.model_dir)}))

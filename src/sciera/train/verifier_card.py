@@ -193,8 +193,47 @@ def _combiner(section: Mapping[str, Any] | None) -> list[str]:
             else ""
         ),
         "",
+        *_combined_policy(section.get("policy"), section.get("policy_search")),
     ]
     return lines
+
+
+def _combined_policy(
+    policy: Mapping[str, Any] | None, search: Mapping[str, Any] | None
+) -> list[str]:
+    if not policy or not search:
+        return []
+    cv, gate = search["cross_validated"], search["card_gate"]
+    row = "| {} | {} / {} / **{}** | {} / {} / **{}** |"
+
+    def cells(name: str, m: Mapping[str, Any]) -> str:
+        return row.format(
+            name,
+            *(_f(m[f"abstract_label_only_{k}"]) for k in ("precision", "recall", "f1")),
+            *(_f(m[f"sentence_label_{k}"]) for k in ("precision", "recall", "f1")),
+        )
+
+    return [
+        "### The combined verdict's gate (chosen on the dev claims)",
+        "",
+        "An open-setting abstract is evidence when its score P(relevant)^w x "
+        "(1 - P(NOT ENOUGH INFO))^(1 - w) reaches `min_relevance` (w = `relevance_weight`; "
+        "w = 1 is the trained verdict's gate, P(relevant) alone); both chosen on "
+        f"{search['chosen_on']} by the mean of abstract label-only F1 and sentence "
+        f"selection+label F1, then `strong`: `{json.dumps(dict(policy))}`",
+        "",
+        "| combined verdict, dev open setting | abstract label-only P / R / F1 "
+        "| sentence selection+label P / R / F1 |",
+        "|---|---|---|",
+        cells("the trained verdict's gate (P(relevant) alone, its `min_relevance`)", gate),
+        cells("chosen gate, on the claims it was chosen on", search["trials"][0]),
+        cells(
+            f"chosen gate, {cv['folds']}-fold cross-validated over the dev claims "
+            "(chosen on the other folds)",
+            cv,
+        ),
+        "",
+    ]
 
 
 def render(card: Mapping[str, Any]) -> str:

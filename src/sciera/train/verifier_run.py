@@ -44,7 +44,7 @@ from sciera.types import NOT_ENOUGH_INFO, VERDICT_LABELS, Verification
 from sciera.verify import calibration
 from sciera.verify.aggregate import aggregate
 from sciera.verify.base import AbstractText, Probs, VerdictInput
-from sciera.verify.llm_verdict import COMBINER_FILES
+from sciera.verify.llm_verdict import COMBINER_FILES, CombinedVerdict
 from sciera.verify.network import VerifierNetwork
 from sciera.verify.trained import (
     RATIONALE_FEATURES,
@@ -67,6 +67,9 @@ GRID = {
 }
 STRONG_GRID = tuple(round(0.3 + 0.05 * i, 2) for i in range(14))  # 0.3 .. 0.95
 MIN_PRECISION = 0.70  # the issue's bar for the decisions verify gives
+# the combined verdict's gate: the evidence score's relevance weight and its threshold
+WEIGHT_GRID = (0.25, 0.4, 0.5, 0.6, 0.75, 1.0)
+GATE_GRID = tuple(round(0.3 + 0.05 * i, 2) for i in range(9))  # 0.3 .. 0.7
 OPEN_RERANKED = (
     "the shipped cross-encoder's top abstracts of the hybrid first stage's 30 (Max-P), with "
     "its P(relevant) for the relevance gate, as ask and verify read them"
@@ -430,6 +433,72 @@ def calibrate_and_choose(
     return Chosen(policy, rat_cal, temp, report, chosen_combiner)
 
 
+def choose_combined_policy(
+    selector: Any,
+    verdict: Any,
+    data: VerifierData,
+    policy: VerifyPolicy,
+    open_k: int,
+    folds: int = 5,
+    seed: int = 0,
+) -> tuple[VerifyPolicy, dict[str, Any]]:
+    """The gate of the combined verdict, chosen on the dev claims in the open setting: the
+    evidence score's ``relevance_weight`` and its threshold ``min_relevance`` (grids
+    :data:`WEIGHT_GRID` x :data:`GATE_GRID`, the selector's part of ``policy`` kept) by
+    :data:`SELECT`, then ``strong``. The report holds the trials and an estimate of what
+    the choice is worth on claims it did not see: ``folds``-fold cross-validation over the
+    dev claims (chosen on the other folds, scored on each held fold, pooled)."""
+    from sciera.train.verifier_data import folds as make_folds
+
+    dev = data.dev_ids
+    rel, open_ = _relevance(data), _open_candidates(data, dev, open_k)
+    grid = [
+        replace(policy, relevance_weight=w, min_relevance=m) for w in WEIGHT_GRID for m in GATE_GRID
+    ]
+    results = [
+        verify_claims(selector, verdict, data, dev, policy=p, candidates=open_, relevance=rel)
+        for p in grid
+    ]
+
+    def best(ids: Sequence[str]) -> int:
+        keyed = [scifact_scores(data, ids, r) for r in results]
+        return max(range(len(grid)), key=lambda i: (keyed[i][SELECT], -i))
+
+    chosen = best(dev)
+    table = claim_table(data, dev, results[chosen])
+    out = replace(grid[chosen], strong=choose_strong(table))
+    pooled: dict[str, Verification] = {}
+    picked = []
+    for fold in make_folds(dev, folds, seed):
+        i = best([c for c in dev if c not in set(fold)])
+        picked.append({"relevance_weight": grid[i].relevance_weight, "gate": grid[i].min_relevance})
+        pooled.update({c: results[i][c] for c in fold})
+    trials = [
+        {
+            "relevance_weight": p.relevance_weight,
+            "min_relevance": p.min_relevance,
+            **{k: round(v, 4) for k, v in scifact_scores(data, dev, r).items()},
+        }
+        for p, r in zip(grid, results, strict=True)
+    ]
+    base = replace(policy, relevance_weight=1.0)
+    before = verify_claims(
+        selector, verdict, data, dev, policy=base, candidates=open_, relevance=rel
+    )
+    report = {
+        "chosen_on": f"{len(dev)} dev claims, open setting (top {open_k})",
+        "trials": sorted(trials, key=lambda t: -t[SELECT])[:10],
+        "strong_table": table,
+        "card_gate": {k: round(v, 4) for k, v in scifact_scores(data, dev, before).items()},
+        "cross_validated": {
+            "folds": folds,
+            "picked": picked,
+            **{k: round(v, 4) for k, v in scifact_scores(data, dev, pooled).items()},
+        },
+    }
+    return out, report
+
+
 # --- held-out reports ------------------------------------------------------------------------
 
 
@@ -591,9 +660,21 @@ def _finish(
     )
     combiners: dict[str, Any] = {}
     if job.combine_llm:
-        combiners, card["combiner"] = _fit_combiners(
+        combiners, card["combiner"], llm = _fit_combiners(
             job, net, data, chosen.policy, work, progress, settings or load_settings()
         )
+        if "claim" in combiners and data.reranked:
+            if progress:
+                progress("choosing the combined verdict's gate on dev", 0, 1)
+            verdict = _MemoVerdict(CombinedVerdict(TrainedVerdict(network=net), llm, combiners))
+            selector = _MemoSelector(TrainedSelector(network=net))
+            policy, search = choose_combined_policy(
+                selector, verdict, data, chosen.policy, job.open_k
+            )
+            card["combiner"]["policy"] = asdict(policy)
+            card["combiner"]["policy_search"] = search
+            if progress:
+                progress("choosing the combined verdict's gate on dev", 1, 1)
     card.update(
         {
             "config": {
@@ -654,13 +735,15 @@ def _fit_combiners(
     work: Path,
     progress: Progress | None,
     settings: Settings,
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The LLM combiners (the settings' LLM) and their card section."""
+) -> tuple[dict[str, Any], dict[str, Any], Any]:
+    """The LLM combiners (the settings' LLM), their card section and the LLM verdict model
+    they combine."""
     from sciera.llm.registry import make_llm
     from sciera.train.verifier_combiner import combiner_rows, fit_combiners, natural_counts
     from sciera.verify.llm_verdict import LLMVerdict
 
     llm = make_llm(settings)
+    verdict = LLMVerdict(llm)
 
     def step(n: int, total: int) -> None:
         if progress:
@@ -670,7 +753,7 @@ def _fit_combiners(
         data,
         TrainedSelector(network=net),
         TrainedVerdict(network=net),
-        LLMVerdict(llm),
+        verdict,
         policy,
         per_label=job.combiner_per_label,
         seed=job.data.seed,
@@ -687,7 +770,7 @@ def _fit_combiners(
         "files": {k: COMBINER_FILES[k] for k in combiners},
         **report,
     }
-    return combiners, section
+    return combiners, section, verdict
 
 
 def _same_dev_as_reranker(dev_ids: Sequence[str]) -> bool:

@@ -21,6 +21,12 @@ Probs = tuple[float, float, float]
 """P(SUPPORT), P(CONTRADICT), P(NOT ENOUGH INFO)."""
 
 
+def kind_of(text: str) -> str:
+    """``question`` for text ending in a question mark, else ``claim``: a question's third
+    label is "maybe" (the evidence does not settle it), a claim's NOT ENOUGH INFO."""
+    return "question" if text.rstrip().endswith("?") else "claim"
+
+
 @dataclass(frozen=True, slots=True)
 class AbstractText:
     """An abstract as verification reads it: its id, title and sentence list (rationale

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sciera.llm.base import LLM, model_identity
-from sciera.verify.base import Probs, VerdictInput, VerdictModel
+from sciera.verify.base import Probs, VerdictInput, VerdictModel, kind_of
 
 if TYPE_CHECKING:
     from sciera.llm.prompting import PromptTemplate
@@ -36,11 +36,6 @@ def _prompt(kind: str) -> PromptTemplate:
     from sciera.llm.prompting import PromptTemplate
 
     return PromptTemplate.from_file(PROMPTS / f"verdict_{kind}.yaml")
-
-
-def kind_of(text: str) -> str:
-    """``question`` for text ending in a question mark, else ``claim``."""
-    return "question" if text.rstrip().endswith("?") else "claim"
 
 
 def evidence_block(item: VerdictInput) -> str:
@@ -160,7 +155,13 @@ class CombinedVerdict:
 
     @property
     def card(self) -> dict[str, Any]:
-        return getattr(self.model, "card", {})
+        """The trained model's card, its policy overridden by the one chosen for the
+        combined verdict (``combiner.policy``, when the card has one)."""
+        card = getattr(self.model, "card", {}) or {}
+        mine = (card.get("combiner") or {}).get("policy")
+        if not mine:
+            return card
+        return {**card, "policy": {**(card.get("policy") or {}), **mine}}
 
     def predict_many(self, claim: str, inputs: Sequence[VerdictInput]) -> list[Probs]:
         if not inputs:

@@ -14,13 +14,18 @@ Per abstract, with a :class:`VerifyPolicy`:
    probability is below ``min_confidence``.
 
 With ``min_relevance`` above 0, an abstract whose calibrated P(relevant) is known (the
-reranker's, :attr:`AbstractText.relevance`) is first gated by it: below ``min_relevance``
-it is NOT ENOUGH INFO without a verdict call (confidence 1 - P(relevant)); at or above, the
-relevance model has decided that it is evidence and the verdict model decides which way:
-SUPPORT or CONTRADICT, whichever is more probable, with confidence P(relevant) times that
-label's share of P(SUPPORT) + P(CONTRADICT). The relevance model is the better judge of
-*whether* an abstract bears on the claim (it was trained on many more relevance labels than
-the verdict model saw); abstracts without a known relevance are decided as above.
+reranker's, :attr:`AbstractText.relevance`) is gated by its *evidence score*
+``e = P(relevant) ** w * (1 - P(NOT ENOUGH INFO)) ** (1 - w)`` (``w`` the policy's
+``relevance_weight``): below ``min_relevance`` it is NOT ENOUGH INFO (confidence 1 - e;
+when ``P(relevant) ** w`` alone is below, without a verdict call); at or above, it is
+evidence and the verdict model decides which way: SUPPORT or CONTRADICT, whichever is more
+probable, with confidence e times that label's share of P(SUPPORT) + P(CONTRADICT). With
+``w`` = 1 the relevance model alone decides *whether* an abstract bears on the claim (it was
+trained on many more relevance labels than the verdict model saw); a smaller ``w`` lets the
+verdict model's NOT ENOUGH INFO count too (the combined verdict's, chosen on dev claims; a
+question is gated by P(relevant) alone, since its third label, "maybe", says the evidence is
+undecided, not that the abstract is off the topic). Abstracts without a known relevance are
+decided as above.
 
 An abstract's ``rationales`` are the sentences its verdict was read from, verbatim with
 their indices and scores. The policy's defaults are placeholders; a trained model's card
@@ -35,7 +40,7 @@ from typing import Any
 
 from sciera.types import NOT_ENOUGH_INFO, VERDICT_LABELS, AbstractVerdict, Rationale, Verification
 from sciera.verify.aggregate import DEFAULT_STRONG, aggregate
-from sciera.verify.base import AbstractText, RationaleSelector, VerdictInput, VerdictModel
+from sciera.verify.base import AbstractText, RationaleSelector, VerdictInput, VerdictModel, kind_of
 
 _NEI = VERDICT_LABELS.index(NOT_ENOUGH_INFO)
 
@@ -50,11 +55,18 @@ class VerifyPolicy:
     min_confidence: float = 0.0
     strong: float = DEFAULT_STRONG
     min_relevance: float = 0.0  # 0: no relevance gate
+    relevance_weight: float = 1.0  # w of the evidence score; 1: P(relevant) alone
 
     def __post_init__(self) -> None:
         if self.max_rationales < 1 or self.fallback < 0:
             raise ValueError("max_rationales must be >= 1 and fallback >= 0")
-        for name in ("min_rationale", "min_confidence", "strong", "min_relevance"):
+        for name in (
+            "min_rationale",
+            "min_confidence",
+            "strong",
+            "min_relevance",
+            "relevance_weight",
+        ):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
 
@@ -90,12 +102,22 @@ def gated(item: AbstractText, policy: VerifyPolicy) -> bool:
     return policy.min_relevance > 0 and item.relevance is not None
 
 
-def decide_relevant(probs: Sequence[float], relevance: float) -> tuple[str, float]:
+def evidence_score(relevance: float, probs: Sequence[float] | None, weight: float) -> float:
+    """``relevance ** weight * (1 - P(NOT ENOUGH INFO)) ** (1 - weight)``; without
+    ``probs`` (no verdict read yet) its upper bound, ``relevance ** weight``."""
+    rel = max(0.0, float(relevance)) ** weight
+    if probs is None or weight >= 1.0:
+        return rel
+    return rel * max(0.0, 1.0 - float(probs[_NEI])) ** (1.0 - weight)
+
+
+def decide_relevant(probs: Sequence[float], evidence: float) -> tuple[str, float]:
     """(label, confidence) of an abstract the relevance gate let through: SUPPORT or
-    CONTRADICT, whichever is more probable; confidence P(relevant) times its share."""
+    CONTRADICT, whichever is more probable; confidence its evidence score times that
+    label's share."""
     best = 0 if probs[0] >= probs[1] else 1
     share = probs[best] / (probs[0] + probs[1]) if probs[0] + probs[1] > 0 else 0.5
-    return VERDICT_LABELS[best], float(relevance * share)
+    return VERDICT_LABELS[best], float(evidence * share)
 
 
 def verify_abstracts(
@@ -116,10 +138,14 @@ def verify_abstracts(
     items = [a for a in items if a.sentences]
     scores = selector.score_many(claim, items) if items else []
     picks = [pick_rationales(s, policy) for s in scores]
-    below = {
+    # a question's third label is "maybe" (undecided), not "off the topic": it is gated by
+    # P(relevant) alone (the weight was chosen on claims)
+    w = policy.relevance_weight if kind_of(claim) == "claim" else 1.0
+    below = {  # the evidence score cannot reach the gate whatever the verdict: no call
         k
         for k, item in enumerate(items)
-        if gated(item, policy) and item.relevance < policy.min_relevance  # type: ignore[operator]
+        if gated(item, policy)
+        and evidence_score(item.relevance or 0.0, None, w) < policy.min_relevance
     }
     asked = [k for k, (idx, _) in enumerate(picks) if idx and k not in below]
     probs = verdict.predict_many(
@@ -134,10 +160,12 @@ def verify_abstracts(
     for k, item in enumerate(items):
         idx = picks[k][0]
         p = by_item.get(k, (0.0, 0.0, 1.0))
-        if k in below:
-            label, confidence = NOT_ENOUGH_INFO, 1.0 - float(item.relevance or 0.0)
-        elif gated(item, policy) and k in by_item:
-            label, confidence = decide_relevant(p, float(item.relevance or 0.0))
+        if gated(item, policy) and (k in below or k in by_item):
+            e = evidence_score(item.relevance or 0.0, by_item.get(k), w)
+            if e < policy.min_relevance:
+                label, confidence = NOT_ENOUGH_INFO, 1.0 - e
+            else:
+                label, confidence = decide_relevant(p, e)
         else:
             label, confidence = decide(p, policy)
         rationales = tuple(

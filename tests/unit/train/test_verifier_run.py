@@ -158,6 +158,13 @@ def test_card_renders_every_section():
         },
     }
     card["dev"]["open_candidates"] = "the reranked top abstracts"
+    card["combiner"]["policy"] = {"relevance_weight": 0.4, "min_relevance": 0.55, "strong": 0.4}
+    card["combiner"]["policy_search"] = {
+        "chosen_on": "3 dev claims, open setting (top 5)",
+        "trials": [dict(m, relevance_weight=0.4, min_relevance=0.55)],
+        "card_gate": m,
+        "cross_validated": dict(m, folds=5, picked=[]),
+    }
     text = render(card)
     for part in (
         "sciera train verifier --out v",
@@ -173,5 +180,52 @@ def test_card_renders_every_section():
         "Best epoch: 1",
         "| reasoning setting (own contexts) | 1 | 1.000 | 1.000 |",
         "strong 0.6",
+        "### The combined verdict's gate (chosen on the dev claims)",
+        '"relevance_weight": 0.4, "min_relevance": 0.55',
+        "| chosen gate, 5-fold cross-validated over the dev claims (chosen on the other folds)"
+        " | 0.500 / 0.500 / **0.500** |",
     ):
         assert part in text
+
+
+class _Selector:
+    name = "first"
+
+    def score_many(self, claim, abstracts):
+        return [[0.9] + [0.1] * (len(a.sentences) - 1) for a in abstracts]
+
+
+class _Verdict:
+    """SUPPORT with P(NEI) 0.1 for a sentence saying "yes", else P(NEI) 0.9."""
+
+    name = "cue"
+
+    def predict_many(self, claim, inputs):
+        return [(0.85, 0.05, 0.1) if "yes" in s.sentences[0] else (0.05, 0.05, 0.9) for s in inputs]
+
+
+def test_the_combined_gate_is_chosen_on_dev_and_cross_validated():
+    from sciera.train.verifier_run import choose_combined_policy
+    from sciera.verify.base import AbstractText
+    from sciera.verify.verifier import VerifyPolicy
+
+    claims = []
+    for i in range(10):
+        ev = {f"g{i}": [{"sentences": [0], "label": "SUPPORT"}]}
+        claims.append({"id": i, "claim": f"claim {i}", "evidence": ev})
+    data = _data(claims)
+    for i in range(10):
+        data.abstracts[f"g{i}"] = AbstractText(f"g{i}", "", ("yes it does.", "other."))
+        # a distractor the reranker finds as relevant as the evidence: only the verdict's
+        # NOT ENOUGH INFO can keep it out
+        data.abstracts[f"x{i}"] = AbstractText(f"x{i}", "", ("no idea.", "other."))
+        data.reranked[str(i)] = [(f"g{i}", 0.8), (f"x{i}", 0.8)]
+    base = VerifyPolicy(min_rationale=0.5, fallback=2, min_relevance=0.5)
+    policy, report = choose_combined_policy(_Selector(), _Verdict(), data, base, open_k=5)
+    assert policy.relevance_weight < 1.0 and policy.min_rationale == 0.5
+    # with P(relevant) alone both abstracts pass the gate: precision 0.5
+    assert report["card_gate"]["abstract_label_only_precision"] == 0.5
+    assert report["trials"][0]["abstract_label_only_f1"] == 1.0
+    assert report["cross_validated"]["abstract_label_only_f1"] == 1.0
+    assert len(report["cross_validated"]["picked"]) == 5
+    assert report["strong_table"] and 0.3 <= policy.strong <= 0.95

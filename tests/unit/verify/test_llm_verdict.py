@@ -41,3 +41,21 @@ def test_the_llm_loads_at_the_first_call_and_a_foreign_llm_is_named_once(monkeyp
     verdict.predict_many("A claim.", [VerdictInput(("It fell.",))])
     assert built == [1] and max(range(3), key=lambda i: p[i]) == 1
     assert len(warned) == 1 and "other-llm@abc" in warned[0] and "fitted on" in warned[0]
+
+
+def test_the_combined_verdicts_card_states_its_own_gate():
+    trained = Flat()
+    trained.card = {  # type: ignore[attr-defined]
+        "policy": {"min_rationale": 0.5, "min_relevance": 0.5, "strong": 0.35},
+        "combiner": {"policy": {"min_relevance": 0.6, "relevance_weight": 0.4}},
+    }
+    identity = LogisticCombiner(((1.0,) * 6,) * 3, (0.0, 0.0, 0.0), ("trained", "llm"))
+    verdict = CombinedVerdict(trained, Flat(), identity)
+    assert verdict.card["policy"] == {
+        "min_rationale": 0.5,
+        "min_relevance": 0.6,
+        "relevance_weight": 0.4,
+        "strong": 0.35,
+    }
+    trained.card = {"policy": {"min_relevance": 0.5}}  # type: ignore[attr-defined]
+    assert verdict.card["policy"] == {"min_relevance": 0.5}  # no combined gate: the trained one

@@ -142,6 +142,39 @@ def test_the_relevance_gate_decides_evidence_and_the_verdict_decides_the_side():
         VerifyPolicy(min_relevance=1.5)
 
 
+def test_a_relevance_weight_below_one_lets_the_verdicts_nei_count_in_the_gate():
+    from sciera.verify.verifier import evidence_score
+
+    texts = [
+        # relevant, and the verdict reads evidence: e = 0.8**0.5 * 0.9**0.5 ~ 0.85
+        AbstractText("d1", "Trial one", tuple(ABSTRACTS[0][2]), relevance=0.8),
+        # relevant, but the verdict says NEI (0.6): e = 0.9**0.5 * 0.4**0.5 = 0.6 < 0.7
+        AbstractText("d3", "Unrelated", ("Nothing here.",), relevance=0.9),
+        # 0.3**0.5 ~ 0.55 < 0.7 whatever the verdict: NEI without a verdict call
+        AbstractText("d2", "Trial two", tuple(ABSTRACTS[1][2]), relevance=0.3),
+    ]
+    verdict = CueVerdict()
+    policy = VerifyPolicy(min_rationale=0.5, fallback=2, min_relevance=0.7, relevance_weight=0.5)
+    out = verify_abstracts("Vitamin D raises density.", texts, WordSelector(), verdict, policy)
+    by = {v.doc_id: v for v in out.verdicts}
+    e1 = (0.8 * 0.9) ** 0.5
+    assert by["d1"].label == SUPPORT and by["d1"].confidence == pytest.approx(e1 * 0.8 / 0.9)
+    assert by["d3"].label == NOT_ENOUGH_INFO
+    assert by["d3"].confidence == pytest.approx(1 - (0.9 * 0.4) ** 0.5)
+    assert by["d2"].label == NOT_ENOUGH_INFO and by["d2"].confidence == pytest.approx(1 - 0.3**0.5)
+    assert len(verdict.asked) == 2  # d1 and d3
+    # a question's "maybe" is not "off the topic": P(relevant) alone gates it (0.9 passes)
+    asked = verify_abstracts(
+        "Does vitamin D raise density?", texts, WordSelector(), verdict, policy
+    )
+    assert {v.doc_id: v.label for v in asked.verdicts}["d3"] == SUPPORT
+    # the weight's bounds, and w = 1 is P(relevant) alone whatever the verdict says
+    assert evidence_score(0.6, (0.0, 0.0, 1.0), 1.0) == pytest.approx(0.6)
+    assert evidence_score(0.6, None, 0.5) == pytest.approx(0.6**0.5)
+    with pytest.raises(ValueError, match="relevance_weight"):
+        VerifyPolicy(relevance_weight=1.5)
+
+
 def test_a_gated_verdict_carries_the_relevance_it_read():
     from sciera.verify.stage import verification_json
 
