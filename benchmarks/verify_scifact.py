@@ -33,7 +33,13 @@ with the model card's policy, except the baseline):
   probabilities as the verdict;
 - ``combined`` (``--llm``): the trained verdict and the 1.5B's probabilities through the
   model folder's logistic combiner (fitted on the verifier's training claims by
-  ``sciera train verifier --combine-llm``; these dev claims never).
+  ``sciera train verifier --combine-llm``; these dev claims never), with its own gate (the
+  card's ``combiner.policy``: an abstract is evidence when P(relevant)^w x
+  (1 - P(NOT ENOUGH INFO))^(1 - w) reaches ``min_relevance``; w and the threshold chosen
+  on the dev claims, so its dev numbers are optimistic: the card gives a cross-validated
+  estimate beside them);
+- ``combined_trained_gate`` (``--llm``): the same verdicts behind the trained verdict's gate
+  (P(relevant) alone), paired with ``combined``.
 
 A sweep of ``min_relevance`` at open@5 (``--sweep``) is reported beside, as sensitivity: the
 card's value is fixed, not chosen on these claims.
@@ -261,12 +267,14 @@ def main() -> None:
         timed_llm = TimedLLM(make_llm(settings))
         llm = Memo(LLMVerdict(timed_llm))
         systems["trained_selector+llm"] = (selector, llm, replace(policy, min_confidence=0.0))
-        combined = CombinedVerdict(
-            trained,
-            llm,
-            CombinedVerdict.from_settings(settings, llm=timed_llm, model=str(path)).combiners,
-        )
-        systems["combined"] = (selector, Memo(combined), policy)
+        shipped = CombinedVerdict.from_settings(settings, llm=timed_llm, model=str(path))
+        combined = CombinedVerdict(trained, llm, shipped.combiners)
+        memo = Memo(combined)
+        # the combined verdict's own gate (its card's ``combiner.policy``), and the trained
+        # verdict's gate (P(relevant) alone) beside it, paired
+        own = VerifyPolicy.from_card(shipped.card, min_relevance=args.min_relevance)
+        systems["combined_trained_gate"] = (selector, memo, replace(policy, relevance_weight=1.0))
+        systems["combined"] = (selector, memo, own)
         llm_stats = {"fitted_on": card.get("combiner", {}).get("data", "training claims")}
 
     out: dict[str, Any] = {
@@ -310,23 +318,23 @@ def main() -> None:
             preds_by[(setting, name)] = preds
         out["results"][setting] = res
         paired = {}
-        for ref in ("baseline", "trained"):
-            for name in sysrows:
-                if name == ref:
-                    continue
-                tests = {}
-                for level in PAIRED:
-                    per = []
-                    for who in (ref, name):
-                        cc = [claim_counts(g, sysrows[who][g.id]) for g in golds]
-                        s = [c.score(level) for c in cc]
-                        per.append([(x.correct, x.predicted, x.gold) for x in s])
-                    tests[f"{level}_f1"] = f1_randomization(per[0], per[1])
-                tests["gold_abstract_label"] = mcnemar_exact(
-                    gold_abstract_outcomes(golds, sysrows[ref]),
-                    gold_abstract_outcomes(golds, sysrows[name]),
-                ).as_dict()
-                paired[f"{name}_vs_{ref}"] = tests
+        pairs = [(ref, n) for ref in ("baseline", "trained") for n in sysrows if n != ref]
+        if "combined" in sysrows:
+            pairs.append(("combined_trained_gate", "combined"))
+        for ref, name in pairs:
+            tests = {}
+            for level in PAIRED:
+                per = []
+                for who in (ref, name):
+                    cc = [claim_counts(g, sysrows[who][g.id]) for g in golds]
+                    s = [c.score(level) for c in cc]
+                    per.append([(x.correct, x.predicted, x.gold) for x in s])
+                tests[f"{level}_f1"] = f1_randomization(per[0], per[1])
+            tests["gold_abstract_label"] = mcnemar_exact(
+                gold_abstract_outcomes(golds, sysrows[ref]),
+                gold_abstract_outcomes(golds, sysrows[name]),
+            ).as_dict()
+            paired[f"{name}_vs_{ref}"] = tests
         out["paired"][setting] = paired
         log(
             f"{setting}: "

@@ -96,6 +96,7 @@ def test_the_llm_combiners_ship_and_lean_on_the_llm(shipped, card):
     from sciera.verify.base import VerdictInput
     from sciera.verify.llm_verdict import COMBINER_FILES, CombinedVerdict
     from sciera.verify.registry import make_verdict
+    from sciera.verify.verifier import VerifyPolicy
 
     assert card["policy"]["min_relevance"] == 0.5  # fixed, not chosen on dev
     section = card["combiner"]
@@ -119,3 +120,9 @@ def test_the_llm_combiners_ship_and_lean_on_the_llm(shipped, card):
         "Does aspirin reduce colorectal adenomas?", [VerdictInput(evidence)]
     )
     assert p[1] > p[0]  # the question's combiner, asked yes / no / maybe
+    # the combined verdict decides behind its own gate, chosen on dev with a CV estimate
+    own = VerifyPolicy.from_card(verdict.card)
+    assert own.relevance_weight == section["policy"]["relevance_weight"] < 1.0
+    assert own.min_rationale == card["policy"]["min_rationale"]  # the selector's part kept
+    search = section["policy_search"]
+    assert search["cross_validated"]["folds"] == 5 and len(search["cross_validated"]["picked"]) == 5
