@@ -43,7 +43,13 @@ from sciera.train.verifier_fit import VerifierConfig, fit_verifier, load_for_tra
 from sciera.types import NOT_ENOUGH_INFO, VERDICT_LABELS, Verification
 from sciera.verify import calibration
 from sciera.verify.aggregate import aggregate
-from sciera.verify.base import AbstractText, Probs, VerdictInput
+from sciera.verify.base import (
+    AbstractText,
+    Probs,
+    RationaleSelector,
+    VerdictInput,
+    VerdictModel,
+)
 from sciera.verify.llm_verdict import COMBINER_FILES, CombinedVerdict
 from sciera.verify.network import VerifierNetwork
 from sciera.verify.trained import (
@@ -434,8 +440,8 @@ def calibrate_and_choose(
 
 
 def choose_combined_policy(
-    selector: Any,
-    verdict: Any,
+    selector: RationaleSelector,
+    verdict: VerdictModel,
     data: VerifierData,
     policy: VerifyPolicy,
     open_k: int,
