@@ -10,7 +10,7 @@ import typer
 
 from sciera.cli.base import app
 
-_FORMATS = "beir, jsonl, csv, pubmed, openalex, scifact-sentences, jats, pdf"
+_FORMATS = "beir, jsonl, csv, pubmed, openalex, pubmedqa, scifact-sentences, jats, pdf"
 
 corpus_app = typer.Typer(help="Look at a corpus directory: a document's outline; prune.")
 app.add_typer(corpus_app, name="corpus")

@@ -211,13 +211,12 @@ def ingest(
 ) -> IngestReport:
     """Read documents from ``path`` into the passage store of ``corpus_dir``.
 
-    ``format`` is a reader name (beir, jsonl, csv, pubmed, openalex, scifact-sentences, jats,
-    pdf), detected from the path when omitted (a folder of papers:
-    :func:`~sciera.corpus.library.ingest_folder`); ``fields`` renames the id/title/text fields of
-    the beir, jsonl and csv formats; ``max_words`` defaults to
-    ``Settings.corpus.max_words`` (250). ``progress`` draws a bar on stderr when
-    it is a terminal. Raises :class:`InputError` at the first bad record unless
-    ``skip_bad`` is set.
+    ``format`` is a reader name (:data:`sciera.corpus.readers.READERS`), detected from the
+    path when omitted (a folder of papers: :func:`~sciera.corpus.library.ingest_folder`);
+    ``fields`` renames the id/title/text fields of the beir, jsonl and csv formats;
+    ``max_words`` defaults to ``Settings.corpus.max_words`` (250). ``progress`` draws a bar
+    on stderr when it is a terminal. Raises :class:`InputError` at the first bad record
+    unless ``skip_bad`` is set.
     """
     started = time.perf_counter()
     path, corpus_dir = Path(path), Path(corpus_dir)

@@ -58,6 +58,7 @@ def test_registry_is_explicit() -> None:
         "scifact-sentences",
         "jats",
         "pdf",
+        "pubmedqa",
     }
     for name, cls in READERS.items():
         assert cls.name == name

@@ -32,6 +32,7 @@ from sciera.corpus.readers.jsonl import JsonlReader, iter_lines
 from sciera.corpus.readers.openalex import OpenAlexReader
 from sciera.corpus.readers.pdf import PdfReader
 from sciera.corpus.readers.pubmed import PubmedReader
+from sciera.corpus.readers.pubmedqa import PubmedqaReader
 from sciera.corpus.readers.scifact_sentences import (
     ScifactSentencesReader,
     looks_like_scifact_sentences,
@@ -47,6 +48,7 @@ READERS: dict[str, type[RecordReader]] = {
     "scifact-sentences": ScifactSentencesReader,
     "jats": JatsReader,
     "pdf": PdfReader,
+    "pubmedqa": PubmedqaReader,
 }
 
 _BY_SUFFIX = {
@@ -72,7 +74,8 @@ def detect_format(path: Path | str) -> str:
     ``.xml[.gz]`` is ``pubmed``; ``.json[.gz]`` is ``openalex``; ``.csv``/``.tsv`` is
     ``csv``; ``.jsonl`` / ``.ndjson`` is ``jsonl``, or ``openalex`` when its first record has an
     ``abstract_inverted_index``, or ``scifact-sentences`` when its first record has a
-    ``doc_id`` and an ``abstract`` that is a list of sentences.
+    ``doc_id`` and an ``abstract`` that is a list of sentences. A ``.json`` object whose
+    first entry holds ``CONTEXTS`` is ``pubmedqa`` (PubMedQA's PQA files).
     """
     path = Path(path)
     if path.is_dir():
@@ -86,6 +89,8 @@ def detect_format(path: Path | str) -> str:
             f"{path}: cannot tell the format from the file name; pass --format "
             f"(one of {', '.join(READERS)})"
         )
+    if name == "openalex" and data_suffix(path) == ".json" and _looks_like_pqa(path):
+        return "pubmedqa"
     if name == "jsonl" and path.is_file():
         first = _first_record(path)
         if isinstance(first, dict) and "abstract_inverted_index" in first:
@@ -109,6 +114,18 @@ def sniff_format(file: Path) -> str | None:
     if b"<PubmedArticleSet" in head or b"<!DOCTYPE PubmedArticleSet" in head:
         return "pubmed"
     return None
+
+
+def _looks_like_pqa(file: Path) -> bool:
+    """Whether a JSON file opens as PubMedQA's ``{pmid: {..., "CONTEXTS": ...}}`` does (its
+    first 64 KB: a PQA entry is a few KB)."""
+    try:
+        with open_binary(file) as handle:
+            head = handle.read(65536)
+    except (OSError, EOFError, zlib.error, InputError):  # the reader reports the damage
+        return False
+    start = head.lstrip()[:1]
+    return start == b"{" and b'"CONTEXTS"' in head and b'"abstract_inverted_index"' not in head
 
 
 def _first_record(file: Path) -> object:
@@ -141,6 +158,7 @@ __all__ = [
     "ParsedRecord",
     "PdfReader",
     "PubmedReader",
+    "PubmedqaReader",
     "Reader",
     "RecordReader",
     "ScifactSentencesReader",
