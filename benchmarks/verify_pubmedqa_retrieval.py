@@ -45,14 +45,14 @@ ASK_ROWS = ROOT / "benchmarks" / "results" / "pubmedqa_answer_ce_v4.jsonl.gz"
 
 
 def scores(pred: list[str], gold: list[str]) -> dict[str, object]:
-    from sklearn.metrics import f1_score
+    """Accuracy, macro-F1 over yes/no/maybe (``sciera.eval.metrics.bioasq.macro_f1``: a
+    prediction outside them, such as a refusal, is wrong) and the predictions' counts."""
+    from sciera.eval.metrics.bioasq import PUBMEDQA_LABELS, macro_f1
 
     return {
         "n": len(gold),
         "accuracy": round(float(np.mean([p == g for p, g in zip(pred, gold, strict=True)])), 4),
-        "macro_f1": round(
-            float(f1_score(gold, pred, labels=list(NAMES), average="macro", zero_division=0)), 4
-        ),
+        "macro_f1": round(macro_f1(gold, pred, PUBMEDQA_LABELS), 4),
         "predicted": dict(Counter(pred)),
     }
 

@@ -466,26 +466,27 @@ def choose_combined_policy(
         for p in grid
     ]
 
-    def best(ids: Sequence[str]) -> int:
-        keyed = [scifact_scores(data, ids, r) for r in results]
+    def best(keyed: Sequence[Mapping[str, float]]) -> int:
         return max(range(len(grid)), key=lambda i: (keyed[i][SELECT], -i))
 
-    chosen = best(dev)
+    on_dev = [scifact_scores(data, dev, r) for r in results]
+    chosen = best(on_dev)
     table = claim_table(data, dev, results[chosen])
     out = replace(grid[chosen], strong=choose_strong(table))
     pooled: dict[str, Verification] = {}
     picked = []
     for fold in make_folds(dev, folds, seed):
-        i = best([c for c in dev if c not in set(fold)])
+        rest = [c for c in dev if c not in set(fold)]
+        i = best([scifact_scores(data, rest, r) for r in results])
         picked.append({"relevance_weight": grid[i].relevance_weight, "gate": grid[i].min_relevance})
         pooled.update({c: results[i][c] for c in fold})
     trials = [
         {
             "relevance_weight": p.relevance_weight,
             "min_relevance": p.min_relevance,
-            **{k: round(v, 4) for k, v in scifact_scores(data, dev, r).items()},
+            **{k: round(v, 4) for k, v in m.items()},
         }
-        for p, r in zip(grid, results, strict=True)
+        for p, m in zip(grid, on_dev, strict=True)
     ]
     base = replace(policy, relevance_weight=1.0)
     before = verify_claims(
