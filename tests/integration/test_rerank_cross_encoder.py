@@ -55,14 +55,17 @@ def _ranking() -> Ranking:
 
 
 def test_cross_encoder_from_local_directory_passes_conformance(tiny_model):
+    import sentence_transformers
     import torch
 
     from sciera.rerank.registry import make_reranker
 
     rr = make_reranker("cross_encoder", model=str(tiny_model), max_length=64)
     out = check_reranker(rr, _ranking())
-    # the scores are the model's own raw outputs (logits) for each (query, passage) pair
-    direct = rr._model.predict(
+    # the scores are the model's raw outputs (logits) for each (query, passage) pair, as
+    # sentence-transformers' CrossEncoder gives them (an independent implementation)
+    reference = sentence_transformers.CrossEncoder(str(tiny_model), max_length=64)
+    direct = reference.predict(
         [("vitamin d fracture risk", "statin muscle pain")], activation_fn=torch.nn.Identity()
     )
     got = next(it.score for it in out if it.passage_id == "d0#0")

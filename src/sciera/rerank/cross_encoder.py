@@ -1,5 +1,6 @@
-"""Cross-encoder reranker: a sentence-transformers ``CrossEncoder`` scoring (query, passage)
-pairs jointly.
+"""Cross-encoder reranker: a sequence-pair classifier scoring (query, passage) pairs jointly
+(run with ``transformers`` alone, :class:`sciera.embed.plain.PairClassifier`: the logits
+sentence-transformers' ``CrossEncoder`` gives, without its import).
 
 ``model`` is resolved, in order, as: a model sciera ships
 (:data:`sciera.artifacts.registry.SHIPPED`, the default ``scifact-minilm``, trained on
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from sciera.artifacts.manifest import folder_digest
 from sciera.artifacts.registry import CROSS_ENCODER, open_model, resolve
+from sciera.embed.plain import PairClassifier
 from sciera.errors import ScieraError, require
 from sciera.rerank.base import RerankerBase, rescored
 from sciera.types import Passage, Ranking
@@ -78,16 +80,13 @@ class CrossEncoderReranker(RerankerBase):
             raise ValueError(f"score must be one of {', '.join(SCORES)}, got {score!r}")
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
-        st = require("sentence_transformers", "dense")
+        require("transformers", "dense")
         self.model_name = model
         folder = open_model(CROSS_ENCODER, model, home)  # a folder: checked, its card read
         self.path, self.card, self.check = folder.path, folder.card, folder.check
         length = max_length or (self.card or {}).get("max_length") or 512
         self.batch_size = batch_size
-        # weights may ship as float16; CPU math runs in float32 (float16 matmuls are slow)
-        self._model = st.CrossEncoder(
-            self.path, max_length=length, device=device, model_kwargs={"dtype": _float32()}
-        )
+        self._model = PairClassifier(self.path, length, device)
         self.precision = precision = _resolve_precision(precision, self.card)
         self._int8 = None
         if precision == "int8":
@@ -145,13 +144,7 @@ class CrossEncoderReranker(RerankerBase):
         pairs = [(query, p.contents) for p in passages]
         if self._int8 is not None:
             return [float(v) for v in self._int8.logits(pairs, self.batch_size)]
-        out = self._model.predict(
-            pairs,
-            batch_size=self.batch_size,
-            show_progress_bar=False,
-            activation_fn=_identity(),
-        )
-        return [float(v) for v in out]
+        return [float(v) for v in self._model.logits(pairs, self.batch_size)]
 
     def assess(self, query: str, ranking: Ranking) -> tuple[list[float], list[float]]:
         """(scores, logits) of ``ranking``'s passages in input order: P(relevant) from the
@@ -221,15 +214,3 @@ def calibrator_files(card: dict[str, Any], precision: str, model: str) -> dict[s
             model,
         )
     return dict(card["calibrators"])
-
-
-def _float32() -> Any:
-    import torch
-
-    return torch.float32
-
-
-def _identity() -> Any:
-    import torch
-
-    return torch.nn.Identity()

@@ -324,20 +324,17 @@ class ZeroShotScorer:
         if self._model is None:
             from sciera.verify.trained import SentenceRelevance
 
-            self._model = SentenceRelevance(SCORER).load()
+            self._model = SentenceRelevance(SCORER).load()  # a PairClassifier
         return self._model
 
     def score(self, jobs: Sequence[tuple[str, str, Sequence[str]]]) -> dict[str, list[float]]:
         """``{key: logits}`` for jobs ``(key, claim, sentences)``."""
-        from sciera.verify.network import batched_logits
-
         todo = list({j[0]: j for j in jobs if j[0] not in self.done}.values())
         self.cache.parent.mkdir(parents=True, exist_ok=True)
         for start in range(0, len(todo), self.CHUNK):
             chunk = todo[start : start + self.CHUNK]
             pairs = [(claim, s) for _, claim, sents in chunk for s in sents]
-            model, tok = self._load()
-            flat = batched_logits(model, tok, pairs, 128, 64, column=0) if pairs else []
+            flat = self._load().logits(pairs, 64)
             lines, at = [], 0
             for key, _, sents in chunk:
                 self.done[key] = [round(float(x), 4) for x in flat[at : at + len(sents)]]

@@ -31,12 +31,13 @@ from typing import Any
 
 import numpy as np
 
+from sciera.embed.plain import encode_pairs
 from sciera.errors import ScieraError, require
 from sciera.train.loop import EpochTrainer, LoopConfig, Progress, TrainState, steps_for
 from sciera.train.verifier_data import SentenceExample, VerdictExample, VerifierData
 from sciera.train.verifier_eval import SELECT
 from sciera.verify.inputs import CONTEXTS, sentence_pair, verdict_pair
-from sciera.verify.network import NUM_LABELS, RATIONALE, VERDICT, VerifierNetwork, encode
+from sciera.verify.network import NUM_LABELS, RATIONALE, VERDICT, VerifierNetwork
 
 BASES = ("scifact-minilm", "minilm", "e5", "e5-enpt")
 
@@ -234,13 +235,13 @@ class VerifierTrainer(EpochTrainer):
                         sep=sep,
                     )
                 )
-            tokens = encode(self.tokenizer, pairs, self.cfg.max_length_rationale)
+            tokens = encode_pairs(self.tokenizer, pairs, self.cfg.max_length_rationale)
             logits = self.model(**tokens).logits[:, RATIONALE]
             y = torch.tensor([float(e.label) for e in items])
             pos = torch.tensor(self.cfg.rationale_pos_weight)
             return torch.nn.functional.binary_cross_entropy_with_logits(logits, y, pos_weight=pos)
         pairs = [verdict_pair(e.claim, e.sentences, e.title, sep=sep) for e in items]
-        tokens = encode(self.tokenizer, pairs, self.cfg.max_length_verdict)
+        tokens = encode_pairs(self.tokenizer, pairs, self.cfg.max_length_verdict)
         logits = self.model(**tokens).logits[:, VERDICT]
         y = torch.tensor([e.label for e in items])
         loss = torch.nn.functional.cross_entropy(logits, y, weight=self.class_weight)

@@ -25,6 +25,7 @@ import numpy as np
 
 from sciera.artifacts.card import read_card as _read_card
 from sciera.artifacts.files import CARD_FILE
+from sciera.embed.plain import pair_logits
 from sciera.errors import ScieraError, require
 
 DEFAULT_MODEL = "scifact-verifier"
@@ -54,44 +55,6 @@ def read_card(path: str | Path) -> dict[str, Any]:
     if card is None:
         raise ScieraError(f"{path}: no {CARD_FILE}")
     return card
-
-
-def encode(tokenizer: Any, pairs: Sequence[tuple[str, str]], max_length: int) -> Any:
-    """Token tensors of ``pairs`` (claim first), cut to ``max_length`` from the longer side."""
-    return tokenizer(
-        [a for a, _ in pairs],
-        [b for _, b in pairs],
-        truncation="longest_first",
-        max_length=max_length,
-        padding=True,
-        return_tensors="pt",
-    )
-
-
-def batched_logits(
-    model: Any,
-    tokenizer: Any,
-    pairs: Sequence[tuple[str, str]],
-    max_length: int,
-    batch_size: int = 32,
-    column: int | None = None,
-) -> np.ndarray:
-    """The logits of each pair (``[n, outputs]``, or ``[n]`` of one ``column``), batched by
-    length (less padding), in input order; the model is put in eval mode and back."""
-    import torch
-
-    width = int(model.config.num_labels)
-    out = np.zeros((len(pairs), width), dtype=np.float32)
-    order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
-    was = model.training
-    model.eval()
-    with torch.inference_mode():
-        for start in range(0, len(order), batch_size):
-            idx = order[start : start + batch_size]
-            tokens = encode(tokenizer, [pairs[i] for i in idx], max_length)
-            out[idx] = model(**tokens).logits.float().numpy()
-    model.train(was)
-    return out if column is None else out[:, column]
 
 
 class VerifierNetwork:
@@ -167,7 +130,7 @@ class VerifierNetwork:
 
     def logits(self, pairs: Sequence[tuple[str, str]], head: str) -> np.ndarray:
         with self._lock:
-            return batched_logits(
+            return pair_logits(
                 self.model, self.tokenizer, pairs, self.max_length(head), self.batch_size
             )
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sciera.embed.plain import PairClassifier
 from sciera.verify.base import AbstractText, Probs, VerdictInput
 from sciera.verify.calibration import sigmoid, softmax
 from sciera.verify.inputs import sentence_pair, verdict_pair
@@ -114,29 +115,21 @@ class SentenceRelevance:
         import threading
 
         self.model_name = model
-        self._loaded: tuple[Any, Any] | None = None
+        self._loaded: PairClassifier | None = None
         self._lock = threading.Lock()
 
-    def load(self) -> tuple[Any, Any]:
-        """(the model in eval mode, its tokenizer), loaded once."""
+    def load(self) -> PairClassifier:
+        """The cross-encoder (float32, eval mode), loaded once."""
         if self._loaded is None:
-            import torch
-            from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
             from sciera.artifacts.registry import CROSS_ENCODER, resolve
 
-            path = resolve(CROSS_ENCODER, self.model_name)
-            model = AutoModelForSequenceClassification.from_pretrained(path, dtype=torch.float32)
-            self._loaded = (model.float().eval(), AutoTokenizer.from_pretrained(path))
+            self._loaded = PairClassifier(resolve(CROSS_ENCODER, self.model_name), 128)
         return self._loaded
 
     def logits(self, claim: str, abstracts: Sequence[AbstractText]) -> list[np.ndarray]:
-        from sciera.verify.network import batched_logits
-
         pairs = [(claim, s) for a in abstracts for s in a.sentences]
         with self._lock:
-            model, tokenizer = self.load()
-            flat = batched_logits(model, tokenizer, pairs, 128, 64, column=0) if pairs else []
+            flat = self.load().logits(pairs, 64)
         out, at = [], 0
         for a in abstracts:
             out.append(np.asarray(flat[at : at + len(a.sentences)], dtype=float))
