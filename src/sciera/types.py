@@ -249,8 +249,9 @@ class Rationale:
 class AbstractVerdict:
     """What one abstract says about a claim: ``label`` (one of :data:`VERDICT_LABELS`)
     with its calibrated ``confidence``, the probabilities of all three labels (``probs``,
-    in :data:`VERDICT_LABELS` order) and the rationale sentences the decision was read
-    from, and the reranker's P(relevant) when the relevance gate read one."""
+    in :data:`VERDICT_LABELS` order) and the rationale sentences cited for it (the
+    decision read them, perhaps with a sentence of context besides), and the reranker's
+    P(relevant) when the relevance gate read one."""
 
     doc_id: str
     title: str

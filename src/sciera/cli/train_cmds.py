@@ -601,31 +601,38 @@ def verifier(
     _quiet_transformers()
     with step_progress(transient=False) as update:
         result = train_verifier(job, load_settings(preset), update)
-    card = result.card
-    typer.echo(
-        f"model: {result.model_dir} (best epoch {card['best_epoch']}, "
+    for line in verifier_summary(result.card, result.model_dir):
+        typer.echo(line)
+    typer.echo(json.dumps({"model_dir": str(result.model_dir)}))
+
+
+def verifier_summary(card: dict[str, Any], model_dir: Path) -> list[str]:
+    """What ``sciera train verifier`` prints when it is done: the dev scores, the policy,
+    the combiners' cross-validated accuracies and the combined verdict's gate."""
+    lines = [
+        f"model: {model_dir} (best epoch {card['best_epoch']}, "
         f"{card['train_seconds'] / 60:.1f} min)"
-    )
+    ]
     for setting in ("oracle", "open"):
         m = card["dev"].get(setting)
         if m:
-            typer.echo(
+            lines.append(
                 f"dev {setting:<6} abstract label-only F1 {m['abstract_label_only_f1']:.4f}  "
                 f"sentence selection+label F1 {m['sentence_label_f1']:.4f}"
             )
-    typer.echo(f"policy: {json.dumps(card['policy'])}")
+    lines.append(f"policy: {json.dumps(card['policy'])}")
     combiner = card.get("combiner") or {}
     for kind in combiner.get("files") or {}:
-        cv = combiner[kind]["cross_validated"]
-        typer.echo(
+        cv = combiner[kind]["cross_validated"]  # per verdict model, and the fold count
+        lines.append(
             f"LLM combiner ({kind}s, cross-validated on training rows): accuracy "
-            + ", ".join(f"{k} {v['accuracy']:.3f}" for k, v in cv.items())
+            + ", ".join(f"{k} {v['accuracy']:.3f}" for k, v in cv.items() if isinstance(v, dict))
         )
     if combiner.get("policy_search"):
         cv = combiner["policy_search"]["cross_validated"]
-        typer.echo(
+        lines.append(
             f"combined verdict's gate: {json.dumps(combiner['policy'])}; dev open abstract "
             f"label-only F1 {cv['abstract_label_only_f1']:.4f}, sentence selection+label F1 "
             f"{cv['sentence_label_f1']:.4f} ({cv['folds']}-fold cross-validated)"
         )
-    typer.echo(json.dumps({"model_dir": str(result.model_dir)}))
+    return lines

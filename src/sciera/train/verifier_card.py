@@ -213,22 +213,31 @@ def _combined_policy(
             *(_f(m[f"sentence_label_{k}"]) for k in ("precision", "recall", "f1")),
         )
 
+    cite = [t for t in search.get("cite_trials", ()) if t["min_cited"] == policy.get("min_cited")]
     return [
         "### The combined verdict's gate (chosen on the dev claims)",
         "",
         "An open-setting abstract is evidence when its score P(relevant)^w x "
         "(1 - P(NOT ENOUGH INFO))^(1 - w) reaches `min_relevance` (w = `relevance_weight`; "
-        "w = 1 is the trained verdict's gate, P(relevant) alone); both chosen on "
+        "w = 1 is the trained verdict's gate, P(relevant) alone); its cited rationale "
+        "sentences are the best ones with P(rationale) >= `min_cited` (else the best one; "
+        "`null`: the sentences read), and the verdict reads them too. All chosen on "
         f"{search['chosen_on']} by the mean of abstract label-only F1 and sentence "
-        f"selection+label F1, then `strong`: `{json.dumps(dict(policy))}`",
+        "selection+label F1 (the gate first, then `min_cited`), then `strong`: "
+        f"`{json.dumps(dict(policy))}`",
         "",
         "| combined verdict, dev open setting | abstract label-only P / R / F1 "
         "| sentence selection+label P / R / F1 |",
         "|---|---|---|",
         cells("the trained verdict's gate (P(relevant) alone, its `min_relevance`)", gate),
-        cells("chosen gate, on the claims it was chosen on", search["trials"][0]),
+        cells("chosen gate, citing the sentences read", search["trials"][0]),
+        *(
+            [cells("chosen gate and `min_cited`, on the claims they were chosen on", cite[0])]
+            if cite
+            else []
+        ),
         cells(
-            f"chosen gate, {cv['folds']}-fold cross-validated over the dev claims "
+            f"chosen, {cv['folds']}-fold cross-validated over the dev claims "
             "(chosen on the other folds)",
             cv,
         ),

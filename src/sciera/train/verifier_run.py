@@ -76,6 +76,7 @@ MIN_PRECISION = 0.70  # the issue's bar for the decisions verify gives
 # the combined verdict's gate: the evidence score's relevance weight and its threshold
 WEIGHT_GRID = (0.25, 0.4, 0.5, 0.6, 0.75, 1.0)
 GATE_GRID = tuple(round(0.3 + 0.05 * i, 2) for i in range(9))  # 0.3 .. 0.7
+CITE_GRID: tuple[float | None, ...] = (None, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
 OPEN_RERANKED = (
     "the shipped cross-encoder's top abstracts of the hybrid first stage's 30 (Max-P), with "
     "its P(relevant) for the relevance gate, as ask and verify read them"
@@ -451,35 +452,53 @@ def choose_combined_policy(
     """The gate of the combined verdict, chosen on the dev claims in the open setting: the
     evidence score's ``relevance_weight`` and its threshold ``min_relevance`` (grids
     :data:`WEIGHT_GRID` x :data:`GATE_GRID`, the selector's part of ``policy`` kept) by
-    :data:`SELECT`, then ``strong``. The report holds the trials and an estimate of what
-    the choice is worth on claims it did not see: ``folds``-fold cross-validation over the
-    dev claims (chosen on the other folds, scored on each held fold, pooled)."""
+    :data:`SELECT`, then, with that gate, which sentences are cited (``min_cited``,
+    :data:`CITE_GRID`; the verdict reads the cited ones too), then ``strong``. The report
+    holds the trials and an estimate of what the choice is worth on claims it did not see:
+    ``folds``-fold cross-validation over the dev claims (both chosen on the other folds,
+    scored on each held fold, pooled)."""
     from sciera.train.verifier_data import folds as make_folds
 
     dev = data.dev_ids
     rel, open_ = _relevance(data), _open_candidates(data, dev, open_k)
     grid = [
-        replace(policy, relevance_weight=w, min_relevance=m) for w in WEIGHT_GRID for m in GATE_GRID
+        replace(policy, relevance_weight=w, min_relevance=m, min_cited=None)
+        for w in WEIGHT_GRID
+        for m in GATE_GRID
     ]
-    results = [
-        verify_claims(selector, verdict, data, dev, policy=p, candidates=open_, relevance=rel)
-        for p in grid
-    ]
+    runs: dict[VerifyPolicy, dict[str, Verification]] = {}
 
-    def best(keyed: Sequence[Mapping[str, float]]) -> int:
-        return max(range(len(grid)), key=lambda i: (keyed[i][SELECT], -i))
+    def run(p: VerifyPolicy) -> dict[str, Verification]:
+        if p not in runs:
+            runs[p] = verify_claims(
+                selector, verdict, data, dev, policy=p, candidates=open_, relevance=rel
+            )
+        return runs[p]
 
-    on_dev = [scifact_scores(data, dev, r) for r in results]
-    chosen = best(on_dev)
-    table = claim_table(data, dev, results[chosen])
-    out = replace(grid[chosen], strong=choose_strong(table))
+    def best(options: Sequence[VerifyPolicy], ids: Sequence[str]) -> int:
+        keyed = [scifact_scores(data, ids, run(p)) for p in options]
+        return max(range(len(options)), key=lambda i: (keyed[i][SELECT], -i))
+
+    def cite_options(gate: VerifyPolicy) -> list[VerifyPolicy]:
+        return [replace(gate, min_cited=c) for c in CITE_GRID]
+
+    on_dev = [scifact_scores(data, dev, run(p)) for p in grid]
+    gate = grid[best(grid, dev)]
+    cites = cite_options(gate)
+    cited = cites[best(cites, dev)]
+    table = claim_table(data, dev, run(cited))
+    out = replace(cited, strong=choose_strong(table))
     pooled: dict[str, Verification] = {}
     picked = []
     for fold in make_folds(dev, folds, seed):
         rest = [c for c in dev if c not in set(fold)]
-        i = best([scifact_scores(data, rest, r) for r in results])
-        picked.append({"relevance_weight": grid[i].relevance_weight, "gate": grid[i].min_relevance})
-        pooled.update({c: results[i][c] for c in fold})
+        g = grid[best(grid, rest)]
+        options = cite_options(g)
+        p = options[best(options, rest)]
+        picked.append(
+            {"relevance_weight": g.relevance_weight, "gate": g.min_relevance, "cited": p.min_cited}
+        )
+        pooled.update({c: run(p)[c] for c in fold})
     trials = [
         {
             "relevance_weight": p.relevance_weight,
@@ -488,15 +507,20 @@ def choose_combined_policy(
         }
         for p, m in zip(grid, on_dev, strict=True)
     ]
-    base = replace(policy, relevance_weight=1.0)
-    before = verify_claims(
-        selector, verdict, data, dev, policy=base, candidates=open_, relevance=rel
-    )
+    cite_trials = [
+        {
+            "min_cited": p.min_cited,
+            **{k: round(v, 4) for k, v in scifact_scores(data, dev, run(p)).items()},
+        }
+        for p in cites
+    ]
+    base = replace(policy, relevance_weight=1.0, min_cited=None)
     report = {
         "chosen_on": f"{len(dev)} dev claims, open setting (top {open_k})",
         "trials": sorted(trials, key=lambda t: -t[SELECT])[:10],
+        "cite_trials": cite_trials,
         "strong_table": table,
-        "card_gate": {k: round(v, 4) for k, v in scifact_scores(data, dev, before).items()},
+        "card_gate": {k: round(v, 4) for k, v in scifact_scores(data, dev, run(base)).items()},
         "cross_validated": {
             "folds": folds,
             "picked": picked,

@@ -27,9 +27,14 @@ question is gated by P(relevant) alone, since its third label, "maybe", says the
 undecided, not that the abstract is off the topic). Abstracts without a known relevance are
 decided as above.
 
-An abstract's ``rationales`` are the sentences its verdict was read from, verbatim with
-their indices and scores. The policy's defaults are placeholders; a trained model's card
-carries the values chosen on its dev split (:meth:`VerifyPolicy.from_card`).
+An abstract's ``rationales`` are the sentences cited for its verdict, verbatim with their
+indices and scores: the sentences read (step 2), or, with ``min_cited`` set, those of the
+best ``max_rationales`` whose P(rationale) reaches ``min_cited`` (else the best one). The
+verdict then reads the cited sentences together with those of step 2, so what it cites it
+has read, and a fallback sentence it read as context is not cited as evidence
+(:func:`read_and_cite`; the combined verdict's ``min_cited`` is chosen on dev claims).
+The policy's defaults are placeholders; a trained model's card carries the values chosen
+on its dev split (:meth:`VerifyPolicy.from_card`).
 """
 
 from __future__ import annotations
@@ -56,6 +61,7 @@ class VerifyPolicy:
     strong: float = DEFAULT_STRONG
     min_relevance: float = 0.0  # 0: no relevance gate
     relevance_weight: float = 1.0  # w of the evidence score; 1: P(relevant) alone
+    min_cited: float | None = None  # None: cite the sentences read
 
     def __post_init__(self) -> None:
         if self.max_rationales < 1 or self.fallback < 0:
@@ -69,6 +75,8 @@ class VerifyPolicy:
         ):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        if self.min_cited is not None and not 0.0 <= self.min_cited <= 1.0:
+            raise ValueError(f"min_cited must be in [0, 1] or None, got {self.min_cited}")
 
     @classmethod
     def from_card(cls, card: Mapping[str, Any], **overrides: Any) -> VerifyPolicy:
@@ -86,6 +94,21 @@ def pick_rationales(scores: Sequence[float], policy: VerifyPolicy) -> tuple[list
     if passing:
         return sorted(passing), True
     return sorted(order[: min(policy.fallback, policy.max_rationales)]), False
+
+
+def read_and_cite(scores: Sequence[float], policy: VerifyPolicy) -> tuple[list[int], list[int]]:
+    """(the sentences the verdict reads, those cited as the rationale), each in abstract
+    order: without ``min_cited`` both are :func:`pick_rationales`'; with it, the cited are
+    the best ``max_rationales`` with P(rationale) >= ``min_cited`` (else the best one, when
+    anything is read) and the verdict reads them as well."""
+    read, _ = pick_rationales(scores, policy)
+    if policy.min_cited is None:
+        return read, read
+    order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+    cited = [i for i in order[: policy.max_rationales] if scores[i] >= policy.min_cited]
+    if not cited and read:
+        cited = order[:1]
+    return sorted(set(read) | set(cited)), sorted(cited)
 
 
 def decide(probs: Sequence[float], policy: VerifyPolicy) -> tuple[str, float]:
@@ -137,7 +160,7 @@ def verify_abstracts(
     ]
     items = [a for a in items if a.sentences]
     scores = selector.score_many(claim, items) if items else []
-    picks = [pick_rationales(s, policy) for s in scores]
+    picks = [read_and_cite(s, policy) for s in scores]
     # a question's third label is "maybe" (undecided), not "off the topic": it is gated by
     # P(relevant) alone (the weight was chosen on claims)
     w = policy.relevance_weight if kind_of(claim) == "claim" else 1.0
@@ -158,7 +181,7 @@ def verify_abstracts(
     by_item = dict(zip(asked, probs, strict=True))
     verdicts = []
     for k, item in enumerate(items):
-        idx = picks[k][0]
+        cited = picks[k][1]
         p = by_item.get(k, (0.0, 0.0, 1.0))
         if gated(item, policy) and (k in below or k in by_item):
             e = evidence_score(item.relevance or 0.0, by_item.get(k), w)
@@ -169,7 +192,7 @@ def verify_abstracts(
         else:
             label, confidence = decide(p, policy)
         rationales = tuple(
-            Rationale(item.doc_id, i, item.sentences[i], float(scores[k][i])) for i in idx
+            Rationale(item.doc_id, i, item.sentences[i], float(scores[k][i])) for i in cited
         )
         verdicts.append(
             AbstractVerdict(

@@ -158,10 +158,16 @@ def test_card_renders_every_section():
         },
     }
     card["dev"]["open_candidates"] = "the reranked top abstracts"
-    card["combiner"]["policy"] = {"relevance_weight": 0.4, "min_relevance": 0.55, "strong": 0.4}
+    card["combiner"]["policy"] = {
+        "relevance_weight": 0.4,
+        "min_relevance": 0.55,
+        "strong": 0.4,
+        "min_cited": 0.2,
+    }
     card["combiner"]["policy_search"] = {
         "chosen_on": "3 dev claims, open setting (top 5)",
         "trials": [dict(m, relevance_weight=0.4, min_relevance=0.55)],
+        "cite_trials": [dict(m, min_cited=None), dict(m, min_cited=0.2, sentence_label_f1=0.75)],
         "card_gate": m,
         "cross_validated": dict(m, folds=5, picked=[]),
     }
@@ -182,8 +188,10 @@ def test_card_renders_every_section():
         "strong 0.6",
         "### The combined verdict's gate (chosen on the dev claims)",
         '"relevance_weight": 0.4, "min_relevance": 0.55',
-        "| chosen gate, 5-fold cross-validated over the dev claims (chosen on the other folds)"
+        "| chosen, 5-fold cross-validated over the dev claims (chosen on the other folds)"
         " | 0.500 / 0.500 / **0.500** |",
+        "| chosen gate and `min_cited`, on the claims they were chosen on | 0.500 / 0.500 / "
+        "**0.500** | 0.500 / 0.500 / **0.750** |",
     ):
         assert part in text
 
@@ -229,3 +237,53 @@ def test_the_combined_gate_is_chosen_on_dev_and_cross_validated():
     assert report["cross_validated"]["abstract_label_only_f1"] == 1.0
     assert len(report["cross_validated"]["picked"]) == 5
     assert report["strong_table"] and 0.3 <= policy.strong <= 0.95
+    # citing the second sentence too (min_cited 0.1) would halve sentence precision
+    assert policy.min_cited != 0.1 and len(report["cite_trials"]) == 7
+
+
+class _LowSelector:
+    """The rationale scores a weak selector gives: the evidence best, but below 0.5."""
+
+    name = "low"
+
+    def score_many(self, claim, abstracts):
+        return [[0.3] + [0.05] * (len(a.sentences) - 1) for a in abstracts]
+
+
+class _AnyYes(_Verdict):
+    def __init__(self):
+        self.asked = []
+
+    def predict_many(self, claim, inputs):
+        self.asked += inputs
+        return [
+            (0.85, 0.05, 0.1) if "yes" in " ".join(s.sentences) else (0.05, 0.05, 0.9)
+            for s in inputs
+        ]
+
+
+def test_the_cited_sentences_are_chosen_on_dev_with_the_gate():
+    from sciera.train.verifier_run import choose_combined_policy
+    from sciera.verify.base import AbstractText
+    from sciera.verify.verifier import VerifyPolicy
+
+    claims = []
+    for i in range(10):
+        ev = {f"g{i}": [{"sentences": [0], "label": "SUPPORT"}]}
+        claims.append({"id": i, "claim": f"claim {i}", "evidence": ev})
+    data = _data(claims)
+    for i in range(10):
+        data.abstracts[f"g{i}"] = AbstractText(f"g{i}", "", ("yes it does.", "other."))
+        data.reranked[str(i)] = [(f"g{i}", 0.9)]
+    # nothing passes min_rationale: the verdict reads the best two, and citing both halves
+    # sentence precision; citing what passes min_cited (else the best one) does not
+    base = VerifyPolicy(min_rationale=0.5, fallback=2, min_relevance=0.5)
+    verdict = _AnyYes()
+    policy, report = choose_combined_policy(_LowSelector(), verdict, data, base, open_k=5)
+    assert policy.min_cited is not None and policy.min_cited <= 0.3
+    by = {t["min_cited"]: t for t in report["cite_trials"]}
+    assert by[None]["sentence_selection_precision"] == 0.5
+    assert by[policy.min_cited]["sentence_selection_precision"] == 1.0
+    assert report["cross_validated"]["sentence_label_f1"] == 1.0
+    assert all(p["cited"] is not None for p in report["cross_validated"]["picked"])
+    assert {len(v.sentences) for v in verdict.asked} == {2}  # the context is still read

@@ -10,7 +10,7 @@ import pytest
 from sciera.types import CONTRADICT, NOT_ENOUGH_INFO, SUPPORT
 from sciera.verify import AbstractText, VerdictInput, VerifyPolicy, verify_abstracts
 from sciera.verify.base import predict_one, score_one
-from sciera.verify.verifier import decide, pick_rationales
+from sciera.verify.verifier import decide, pick_rationales, read_and_cite
 
 
 class WordSelector:
@@ -95,6 +95,45 @@ def test_pick_rationales_keeps_the_best_in_abstract_order():
     assert pick_rationales([0.1, 0.3, 0.2], policy) == ([1, 2], False)
     assert pick_rationales([], policy) == ([], False)
     assert decide((0.2, 0.3, 0.5), policy) == (NOT_ENOUGH_INFO, 0.5)
+
+
+def test_read_and_cite_cites_the_likely_rationales_and_reads_them_too():
+    plain = VerifyPolicy(min_rationale=0.5, max_rationales=3, fallback=2)
+    assert read_and_cite([0.1, 0.3, 0.05], plain) == ([0, 1], [0, 1])  # cites what it reads
+    cite = VerifyPolicy(min_rationale=0.5, max_rationales=3, fallback=2, min_cited=0.2)
+    # a fallback sentence read as context is not cited
+    assert read_and_cite([0.15, 0.1, 0.05], cite) == ([0, 1], [0])
+    assert read_and_cite([0.1, 0.3, 0.05, 0.25], cite) == ([1, 3], [1, 3])
+    # a cited sentence below min_rationale is read as well
+    assert read_and_cite([0.6, 0.3, 0.05], cite) == ([0, 1], [0, 1])
+    # at most max_rationales are cited, the best ones
+    two = VerifyPolicy(min_rationale=0.9, max_rationales=2, fallback=1, min_cited=0.2)
+    assert read_and_cite([0.3, 0.5, 0.4, 0.1], two) == ([1, 2], [1, 2])
+    # VeriSci-style (no fallback): nothing read unless something is cited
+    strict = VerifyPolicy(min_rationale=0.5, fallback=0, min_cited=0.2)
+    assert read_and_cite([0.3, 0.1], strict) == ([0], [0])
+    assert read_and_cite([0.1, 0.05], strict) == ([], [])
+    assert read_and_cite([], cite) == ([], [])
+    with pytest.raises(ValueError, match="min_cited"):
+        VerifyPolicy(min_cited=1.5)
+
+
+def test_verdicts_cite_the_cited_sentences_and_read_the_context():
+    class Scores:
+        name = "fixed"
+
+        def score_many(self, claim, abstracts):
+            return [[0.15, 0.1, 0.05][: len(a.sentences)] for a in abstracts]
+
+    verdict = CueVerdict()
+    policy = VerifyPolicy(min_rationale=0.5, fallback=2, min_cited=0.12)
+    out = verify_abstracts("Vitamin D raises density.", ABSTRACTS[:1], Scores(), verdict, policy)
+    assert verdict.asked[0].sentences == (
+        "Background on risk.",
+        "Vitamin D increases bone density.",
+    )
+    assert [r.index for r in out.verdicts[0].rationales] == [0]
+    assert out.verdicts[0].label == SUPPORT  # read from the context sentence
 
 
 def test_empty_abstracts_are_skipped_and_single_forms_work():
