@@ -32,7 +32,8 @@ indices and scores: the sentences read (step 2), or, with ``min_cited`` set, tho
 best ``max_rationales`` whose P(rationale) reaches ``min_cited`` (else the best one). The
 verdict then reads the cited sentences together with those of step 2, so what it cites it
 has read, and a fallback sentence it read as context is not cited as evidence
-(:func:`read_and_cite`; the combined verdict's ``min_cited`` is chosen on dev claims).
+(:func:`read_and_cite`; the combined verdict's ``min_cited`` is chosen on dev claims, and
+a question cites what it reads).
 The policy's defaults are placeholders; a trained model's card carries the values chosen
 on its dev split (:meth:`VerifyPolicy.from_card`).
 """
@@ -40,7 +41,7 @@ on its dev split (:meth:`VerifyPolicy.from_card`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from sciera.types import NOT_ENOUGH_INFO, VERDICT_LABELS, AbstractVerdict, Rationale, Verification
@@ -160,10 +161,12 @@ def verify_abstracts(
     ]
     items = [a for a in items if a.sentences]
     scores = selector.score_many(claim, items) if items else []
-    picks = [read_and_cite(s, policy) for s in scores]
     # a question's third label is "maybe" (undecided), not "off the topic": it is gated by
-    # P(relevant) alone (the weight was chosen on claims)
-    w = policy.relevance_weight if kind_of(claim) == "claim" else 1.0
+    # P(relevant) alone and cites what it reads (the weight and min_cited were chosen on claims)
+    is_claim = kind_of(claim) == "claim"
+    w = policy.relevance_weight if is_claim else 1.0
+    cite = policy if is_claim else replace(policy, min_cited=None)
+    picks = [read_and_cite(s, cite) for s in scores]
     below = {  # the evidence score cannot reach the gate whatever the verdict: no call
         k
         for k, item in enumerate(items)

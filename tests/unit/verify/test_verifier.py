@@ -134,6 +134,11 @@ def test_verdicts_cite_the_cited_sentences_and_read_the_context():
     )
     assert [r.index for r in out.verdicts[0].rationales] == [0]
     assert out.verdicts[0].label == SUPPORT  # read from the context sentence
+    # a question cites what it reads (min_cited was chosen on claims)
+    asked = verify_abstracts(
+        "Does vitamin D raise density?", ABSTRACTS[:1], Scores(), verdict, policy
+    )
+    assert [r.index for r in asked.verdicts[0].rationales] == [0, 1]
 
 
 def test_empty_abstracts_are_skipped_and_single_forms_work():
