@@ -39,7 +39,9 @@ with the model card's policy, except the baseline):
   on the dev claims, so its dev numbers are optimistic: the card gives a cross-validated
   estimate beside them);
 - ``combined_trained_gate`` (``--llm``): the same verdicts behind the trained verdict's gate
-  (P(relevant) alone), paired with ``combined``.
+  (P(relevant) alone), paired with ``combined``;
+- ``combined_citing_read`` (``--llm``): ``combined`` citing the sentences it reads (its
+  card's ``min_cited`` unset), paired with ``combined``.
 
 A sweep of ``min_relevance`` at open@5 (``--sweep``) is reported beside, as sensitivity: the
 card's value is fixed, not chosen on these claims.
@@ -274,6 +276,7 @@ def main() -> None:
         # verdict's gate (P(relevant) alone) beside it, paired
         own = VerifyPolicy.from_card(shipped.card, min_relevance=args.min_relevance)
         systems["combined_trained_gate"] = (selector, memo, replace(policy, relevance_weight=1.0))
+        systems["combined_citing_read"] = (selector, memo, replace(own, min_cited=None))
         systems["combined"] = (selector, memo, own)
         llm_stats = {"fitted_on": card.get("combiner", {}).get("data", "training claims")}
 
@@ -320,7 +323,7 @@ def main() -> None:
         paired = {}
         pairs = [(ref, n) for ref in ("baseline", "trained") for n in sysrows if n != ref]
         if "combined" in sysrows:
-            pairs.append(("combined_trained_gate", "combined"))
+            pairs += [("combined_trained_gate", "combined"), ("combined_citing_read", "combined")]
         for ref, name in pairs:
             tests = {}
             for level in PAIRED:
