@@ -212,18 +212,27 @@ class _Verdict:
         return [(0.85, 0.05, 0.1) if "yes" in s.sentences[0] else (0.05, 0.05, 0.9) for s in inputs]
 
 
+def _evidence_claims(n: int = 10):
+    """``n`` dev claims, each supported by sentence 0 of its own abstract ``g<i>``."""
+    from sciera.verify.base import AbstractText
+
+    claims = []
+    for i in range(n):
+        ev = {f"g{i}": [{"sentences": [0], "label": "SUPPORT"}]}
+        claims.append({"id": i, "claim": f"claim {i}", "evidence": ev})
+    data = _data(claims)
+    for i in range(n):
+        data.abstracts[f"g{i}"] = AbstractText(f"g{i}", "", ("yes it does.", "other."))
+    return data
+
+
 def test_the_combined_gate_is_chosen_on_dev_and_cross_validated():
     from sciera.train.verifier_run import choose_combined_policy
     from sciera.verify.base import AbstractText
     from sciera.verify.verifier import VerifyPolicy
 
-    claims = []
+    data = _evidence_claims()
     for i in range(10):
-        ev = {f"g{i}": [{"sentences": [0], "label": "SUPPORT"}]}
-        claims.append({"id": i, "claim": f"claim {i}", "evidence": ev})
-    data = _data(claims)
-    for i in range(10):
-        data.abstracts[f"g{i}"] = AbstractText(f"g{i}", "", ("yes it does.", "other."))
         # a distractor the reranker finds as relevant as the evidence: only the verdict's
         # NOT ENOUGH INFO can keep it out
         data.abstracts[f"x{i}"] = AbstractText(f"x{i}", "", ("no idea.", "other."))
@@ -264,16 +273,10 @@ class _AnyYes(_Verdict):
 
 def test_the_cited_sentences_are_chosen_on_dev_with_the_gate():
     from sciera.train.verifier_run import choose_combined_policy
-    from sciera.verify.base import AbstractText
     from sciera.verify.verifier import VerifyPolicy
 
-    claims = []
+    data = _evidence_claims()
     for i in range(10):
-        ev = {f"g{i}": [{"sentences": [0], "label": "SUPPORT"}]}
-        claims.append({"id": i, "claim": f"claim {i}", "evidence": ev})
-    data = _data(claims)
-    for i in range(10):
-        data.abstracts[f"g{i}"] = AbstractText(f"g{i}", "", ("yes it does.", "other."))
         data.reranked[str(i)] = [(f"g{i}", 0.9)]
     # nothing passes min_rationale: the verdict reads the best two, and citing both halves
     # sentence precision; citing what passes min_cited (else the best one) does not
