@@ -5,7 +5,7 @@ cross-encoder's card (:mod:`sciera.artifacts.card`). Every field is filled by th
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -245,6 +245,22 @@ def _combined_policy(
     ]
 
 
+def _cited(policy: Mapping[str, Any], trials: Sequence[Mapping[str, Any]] | None) -> list[str]:
+    if not trials:
+        return []
+    by = {t["min_cited"]: t for t in trials}
+    read, chosen = by.get(None), by.get(policy.get("min_cited"))
+    if read is None or chosen is None:
+        return []
+    return [
+        f"- cited sentences (`min_cited`, chosen after the policy from "
+        f"{', '.join('read' if t['min_cited'] is None else str(t['min_cited']) for t in trials)}"
+        f"): {json.dumps(policy.get('min_cited'))}; dev open sentence selection+label F1 "
+        f"{_f(read['sentence_label_f1'])} citing the sentences read, "
+        f"{_f(chosen['sentence_label_f1'])} chosen"
+    ]
+
+
 def render(card: Mapping[str, Any]) -> str:
     data, dev, policy = card["data"], card["dev"], card["policy"]
     vc, rc = dev["verdict_calibration"], dev["rationale_calibration"]
@@ -313,6 +329,7 @@ def render(card: Mapping[str, Any]) -> str:
         + dev.get("open_candidates", "the first stage's top abstracts"),
         f"- policy (best mean of abstract label-only F1 and sentence selection+label F1, open "
         f"setting; `min_relevance` fixed, not chosen): `{json.dumps(policy)}`",
+        *_cited(policy, dev.get("cite_trials")),
         f"- `strong` (claim level: fewest refusals of answerable dev claims with decision "
         f"precision >= 0.70): {policy['strong']}",
         "",

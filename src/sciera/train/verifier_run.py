@@ -358,8 +358,10 @@ def calibrate_and_choose(
     min_relevance: float = 0.0,
     rationale_relevance: bool = False,
 ) -> Chosen:
-    """Fit both calibrators on the dev claims, then choose the policy and ``strong`` (with
-    the relevance gate ``min_relevance`` fixed, not chosen)."""
+    """Fit both calibrators on the dev claims, then choose the policy (with the relevance
+    gate ``min_relevance`` fixed, not chosen), which sentences it cites (``min_cited``,
+    :data:`CITE_GRID`, the reading rule kept; a tie keeps citing what is read) and
+    ``strong``."""
     dev = data.dev_ids
     rel = _relevance(data)
     union = _union_candidates(data, dev, open_k)
@@ -421,9 +423,25 @@ def calibrate_and_choose(
         comb_stats["chosen"] = best["selector"]
     if progress:
         progress("calibrating on dev", 2, 3)
-    results = verify_claims(
-        selector, verdict, data, dev, policy=policy, candidates=open_, relevance=rel
-    )
+    # which sentences it cites (min_cited, the reading rule kept), then strong
+    cite_trials, best_cite = [], None
+    for c in CITE_GRID:
+        res = verify_claims(
+            selector,
+            verdict,
+            data,
+            dev,
+            policy=replace(policy, min_cited=c),
+            candidates=open_,
+            relevance=rel,
+        )
+        m = scifact_scores(data, dev, res)
+        cite_trials.append({"min_cited": c, **{k: round(v, 4) for k, v in m.items()}})
+        if best_cite is None or m[SELECT] > best_cite[0]:
+            best_cite = (m[SELECT], c, res)
+    assert best_cite is not None
+    policy = replace(policy, min_cited=best_cite[1])
+    results = best_cite[2]
     table = claim_table(data, dev, results)
     policy = replace(policy, strong=choose_strong(table))
     if progress:
@@ -433,6 +451,7 @@ def calibrate_and_choose(
         **({"rationale_combiner": comb_stats} if comb_stats else {}),
         "verdict_calibration": ver_stats,
         "policy_trials": sorted(trials, key=lambda t: -t[SELECT])[:10],
+        "cite_trials": cite_trials,
         "strong_table": table,
         "open_k": open_k,
         "open_candidates": OPEN_RERANKED if data.reranked else OPEN_FIRST_STAGE,
@@ -691,8 +710,10 @@ def _finish(
     )
     combiners: dict[str, Any] = {}
     if job.combine_llm:
+        # the combiners read what the reading rule picks: citing is chosen apart, after
+        reading = replace(chosen.policy, min_cited=None)
         combiners, card["combiner"], llm = _fit_combiners(
-            job, net, data, chosen.policy, work, progress, settings or load_settings()
+            job, net, data, reading, work, progress, settings or load_settings()
         )
         if "claim" in combiners and data.reranked:
             if progress:

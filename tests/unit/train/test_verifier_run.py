@@ -107,8 +107,12 @@ def test_card_renders_every_section():
         "select_metric": "scifact_mean_f1",
         "best_epoch": 1,
         "train_seconds": 60,
-        "policy": {"min_rationale": 0.5, "strong": 0.6},
+        "policy": {"min_rationale": 0.5, "strong": 0.6, "min_cited": 0.25},
         "dev": {
+            "cite_trials": [
+                dict(m, min_cited=None),
+                dict(m, min_cited=0.25, sentence_label_f1=0.625),
+            ],
             "rationale_calibration": {
                 "sentences": 9,
                 "rationales": 2,
@@ -186,6 +190,8 @@ def test_card_renders_every_section():
         "Best epoch: 1",
         "| reasoning setting (own contexts) | 1 | 1.000 | 1.000 |",
         "strong 0.6",
+        "- cited sentences (`min_cited`, chosen after the policy from read, 0.25): 0.25; dev open"
+        " sentence selection+label F1 0.500 citing the sentences read, 0.625 chosen",
         "### The combined verdict's gate (chosen on the dev claims)",
         '"relevance_weight": 0.4, "min_relevance": 0.55',
         "| chosen, 5-fold cross-validated over the dev claims (chosen on the other folds)"
