@@ -31,7 +31,9 @@ An abstract's ``rationales`` are the sentences cited for its verdict, verbatim w
 indices and scores: the sentences read (step 2), or, with ``min_cited`` set, those of the
 best ``max_rationales`` whose P(rationale) reaches ``min_cited`` (else the best one). The
 verdict then reads the cited sentences together with those of step 2, so what it cites it
-has read, and a fallback sentence it read as context is not cited as evidence
+has read, and a fallback sentence it read as context is not cited as evidence; an abstract
+decided NOT ENOUGH INFO is evidence for neither side and shows the sentences it read (the
+closest ones, which SciFact's metrics do not count)
 (:func:`read_and_cite`; the combined verdict's ``min_cited`` is chosen on dev claims, and
 a question cites what it reads).
 The policy's defaults are placeholders; a trained model's card carries the values chosen
@@ -184,7 +186,7 @@ def verify_abstracts(
     by_item = dict(zip(asked, probs, strict=True))
     verdicts = []
     for k, item in enumerate(items):
-        cited = picks[k][1]
+        read, cited = picks[k]
         p = by_item.get(k, (0.0, 0.0, 1.0))
         if gated(item, policy) and (k in below or k in by_item):
             e = evidence_score(item.relevance or 0.0, by_item.get(k), w)
@@ -194,8 +196,10 @@ def verify_abstracts(
                 label, confidence = decide_relevant(p, e)
         else:
             label, confidence = decide(p, policy)
+        # evidence cites its rationale; an abstract that is not shows the closest sentences read
+        shown = cited if label != NOT_ENOUGH_INFO else read
         rationales = tuple(
-            Rationale(item.doc_id, i, item.sentences[i], float(scores[k][i])) for i in cited
+            Rationale(item.doc_id, i, item.sentences[i], float(scores[k][i])) for i in shown
         )
         verdicts.append(
             AbstractVerdict(

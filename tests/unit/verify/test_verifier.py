@@ -134,6 +134,10 @@ def test_verdicts_cite_the_cited_sentences_and_read_the_context():
     )
     assert [r.index for r in out.verdicts[0].rationales] == [0]
     assert out.verdicts[0].label == SUPPORT  # read from the context sentence
+    # an abstract decided NOT ENOUGH INFO shows the closest sentences it read
+    nei = verify_abstracts("Vitamin D raises density.", ABSTRACTS[2:], Scores(), verdict, policy)
+    assert nei.verdicts[0].label == NOT_ENOUGH_INFO
+    assert [r.index for r in nei.verdicts[0].rationales] == [0, 1]
     # a question cites what it reads (min_cited was chosen on claims)
     asked = verify_abstracts(
         "Does vitamin D raise density?", ABSTRACTS[:1], Scores(), verdict, policy
