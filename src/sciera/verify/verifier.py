@@ -31,11 +31,11 @@ An abstract's ``rationales`` are the sentences cited for its verdict, verbatim w
 indices and scores: the sentences read (step 2), or, with ``min_cited`` set, those of the
 best ``max_rationales`` whose P(rationale) reaches ``min_cited`` (else the best one). The
 verdict then reads the cited sentences together with those of step 2, so what it cites it
-has read, and a fallback sentence it read as context is not cited as evidence; an abstract
-decided NOT ENOUGH INFO is evidence for neither side and shows the sentences it read (the
-closest ones, which SciFact's metrics do not count)
-(:func:`read_and_cite`; the combined verdict's ``min_cited`` is chosen on dev claims, and
-a question cites what it reads).
+has read, and a fallback sentence it read as context is not cited as evidence
+(:func:`read_and_cite`). An abstract decided NOT ENOUGH INFO is evidence for neither side:
+it shows the sentences it read, the closest ones (SciFact's metrics do not count them). A
+question cites what it reads (``min_cited`` is chosen on dev claims).
+
 The policy's defaults are placeholders; a trained model's card carries the values chosen
 on its dev split (:meth:`VerifyPolicy.from_card`).
 """
