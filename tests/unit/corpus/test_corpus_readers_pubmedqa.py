@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from sciera.corpus.readers import PubmedqaReader, detect_format
-from sciera.corpus.readers.pubmedqa import looks_like_pubmedqa
 from sciera.errors import InputError
 
 PQA = {
@@ -55,9 +54,10 @@ def test_other_json_stays_openalex_and_the_shape_check_is_strict(tmp_path):
     work = {"id": "https://openalex.org/W1", "abstract_inverted_index": {"CONTEXTS": [0]}}
     assert detect_format(_write(tmp_path, [work], "works.json")) == "openalex"
     assert detect_format(_write(tmp_path, work, "one.json")) == "openalex"
-    assert (
-        looks_like_pubmedqa(PQA) and not looks_like_pubmedqa({}) and not looks_like_pubmedqa([PQA])
-    )
+    # only an object of PQA entries is PubMedQA: not an empty object, not a list of them
+    assert detect_format(_write(tmp_path, PQA, "pqa.json")) == "pubmedqa"
+    assert detect_format(_write(tmp_path, {}, "empty.json")) == "openalex"
+    assert detect_format(_write(tmp_path, [PQA], "listed.json")) == "openalex"
 
 
 @pytest.mark.parametrize(

@@ -25,15 +25,6 @@ KEPT = ("LABELS", "MESHES", "YEAR")
 SEPARATOR = " "
 
 
-def looks_like_pubmedqa(value: Any) -> bool:
-    """Whether a parsed JSON document has PQA's shape: an object of objects, the first
-    with ``CONTEXTS``."""
-    if not isinstance(value, dict) or not value:
-        return False
-    first = next(iter(value.values()))
-    return isinstance(first, dict) and CONTEXTS in first
-
-
 class PubmedqaReader(RecordReader):
     name: ClassVar[str] = "pubmedqa"
 
