@@ -349,6 +349,45 @@ class Chosen:
     rationale_combiner: calibration.FeatureLogistic | None = None
 
 
+def policy_runs(
+    selector: RationaleSelector,
+    verdict: VerdictModel,
+    data: VerifierData,
+    ids: Sequence[str],
+    candidates: Mapping[str, Sequence[str]],
+    relevance: Mapping[str, Mapping[str, float]],
+) -> Callable[[VerifyPolicy], dict[str, Verification]]:
+    """The claims ``ids`` verified under a policy (open setting), each policy run once."""
+    runs: dict[VerifyPolicy, dict[str, Verification]] = {}
+
+    def run(p: VerifyPolicy) -> dict[str, Verification]:
+        if p not in runs:
+            runs[p] = verify_claims(
+                selector, verdict, data, ids, policy=p, candidates=candidates, relevance=relevance
+            )
+        return runs[p]
+
+    return run
+
+
+def choose_cited(
+    policy: VerifyPolicy,
+    ids: Sequence[str],
+    score: Callable[[VerifyPolicy, Sequence[str]], Mapping[str, float]],
+) -> tuple[VerifyPolicy, list[dict[str, Any]]]:
+    """``policy`` with the ``min_cited`` of :data:`CITE_GRID` that ``score`` rates best on
+    ``ids`` by :data:`SELECT` (a tie keeps the earlier value, first of all citing what is
+    read), and the trials."""
+    options = [replace(policy, min_cited=c) for c in CITE_GRID]
+    scores = [score(p, ids) for p in options]
+    i = max(range(len(options)), key=lambda k: (scores[k][SELECT], -k))
+    trials = [
+        {"min_cited": p.min_cited, **{k: round(v, 4) for k, v in m.items()}}
+        for p, m in zip(options, scores, strict=True)
+    ]
+    return options[i], trials
+
+
 def calibrate_and_choose(
     net: VerifierNetwork,
     data: VerifierData,
@@ -424,25 +463,11 @@ def calibrate_and_choose(
     if progress:
         progress("calibrating on dev", 2, 3)
     # which sentences it cites (min_cited, the reading rule kept), then strong
-    cite_trials, best_cite = [], None
-    for c in CITE_GRID:
-        res = verify_claims(
-            selector,
-            verdict,
-            data,
-            dev,
-            policy=replace(policy, min_cited=c),
-            candidates=open_,
-            relevance=rel,
-        )
-        m = scifact_scores(data, dev, res)
-        cite_trials.append({"min_cited": c, **{k: round(v, 4) for k, v in m.items()}})
-        if best_cite is None or m[SELECT] > best_cite[0]:
-            best_cite = (m[SELECT], c, res)
-    assert best_cite is not None
-    policy = replace(policy, min_cited=best_cite[1])
-    results = best_cite[2]
-    table = claim_table(data, dev, results)
+    run = policy_runs(selector, verdict, data, dev, open_, rel)
+    policy, cite_trials = choose_cited(
+        policy, dev, lambda p, ids: scifact_scores(data, ids, run(p))
+    )
+    table = claim_table(data, dev, run(policy))
     policy = replace(policy, strong=choose_strong(table))
     if progress:
         progress("calibrating on dev", 3, 3)
@@ -485,35 +510,28 @@ def choose_combined_policy(
         for w in WEIGHT_GRID
         for m in GATE_GRID
     ]
-    runs: dict[VerifyPolicy, dict[str, Verification]] = {}
+    run = policy_runs(selector, verdict, data, dev, open_, rel)
+    scored: dict[tuple[VerifyPolicy, tuple[str, ...]], dict[str, float]] = {}
 
-    def run(p: VerifyPolicy) -> dict[str, Verification]:
-        if p not in runs:
-            runs[p] = verify_claims(
-                selector, verdict, data, dev, policy=p, candidates=open_, relevance=rel
-            )
-        return runs[p]
+    def score(p: VerifyPolicy, ids: Sequence[str]) -> dict[str, float]:
+        key = (p, tuple(ids))
+        if key not in scored:
+            scored[key] = scifact_scores(data, ids, run(p))
+        return scored[key]
 
-    def best(options: Sequence[VerifyPolicy], ids: Sequence[str]) -> int:
-        keyed = [scifact_scores(data, ids, run(p)) for p in options]
-        return max(range(len(options)), key=lambda i: (keyed[i][SELECT], -i))
+    def best(ids: Sequence[str]) -> VerifyPolicy:
+        return grid[max(range(len(grid)), key=lambda i: (score(grid[i], ids)[SELECT], -i))]
 
-    def cite_options(gate: VerifyPolicy) -> list[VerifyPolicy]:
-        return [replace(gate, min_cited=c) for c in CITE_GRID]
-
-    on_dev = [scifact_scores(data, dev, run(p)) for p in grid]
-    gate = grid[best(grid, dev)]
-    cites = cite_options(gate)
-    cited = cites[best(cites, dev)]
+    on_dev = [score(p, dev) for p in grid]
+    cited, cite_trials = choose_cited(best(dev), dev, score)
     table = claim_table(data, dev, run(cited))
     out = replace(cited, strong=choose_strong(table))
     pooled: dict[str, Verification] = {}
     picked = []
     for fold in make_folds(dev, folds, seed):
         rest = [c for c in dev if c not in set(fold)]
-        g = grid[best(grid, rest)]
-        options = cite_options(g)
-        p = options[best(options, rest)]
+        g = best(rest)
+        p, _ = choose_cited(g, rest, score)
         picked.append(
             {"relevance_weight": g.relevance_weight, "gate": g.min_relevance, "cited": p.min_cited}
         )
@@ -526,20 +544,13 @@ def choose_combined_policy(
         }
         for p, m in zip(grid, on_dev, strict=True)
     ]
-    cite_trials = [
-        {
-            "min_cited": p.min_cited,
-            **{k: round(v, 4) for k, v in scifact_scores(data, dev, run(p)).items()},
-        }
-        for p in cites
-    ]
     base = replace(policy, relevance_weight=1.0, min_cited=None)
     report = {
         "chosen_on": f"{len(dev)} dev claims, open setting (top {open_k})",
         "trials": sorted(trials, key=lambda t: -t[SELECT])[:10],
         "cite_trials": cite_trials,
         "strong_table": table,
-        "card_gate": {k: round(v, 4) for k, v in scifact_scores(data, dev, run(base)).items()},
+        "card_gate": {k: round(v, 4) for k, v in score(base, dev).items()},
         "cross_validated": {
             "folds": folds,
             "picked": picked,
