@@ -41,7 +41,8 @@ with the model card's policy, except the baseline):
 - ``combined_trained_gate`` (``--llm``): the same verdicts behind the trained verdict's gate
   (P(relevant) alone), paired with ``combined``;
 - ``combined_citing_read`` (``--llm``): ``combined`` citing the sentences it reads (its
-  card's ``min_cited`` unset), paired with ``combined``.
+  card's ``min_cited`` unset), paired with ``combined``; ``trained_citing_read`` likewise
+  for ``trained`` (paired with it as every system is).
 
 A sweep of ``min_relevance`` at open@5 (``--sweep``) is reported beside, as sensitivity: the
 card's value is fixed, not chosen on these claims.
@@ -259,6 +260,7 @@ def main() -> None:
     systems: dict[str, tuple[Any, Any, VerifyPolicy]] = {
         "bm25_sentences+trained_verdict": (Bm25Selector(), trained, replace(policy, fallback=0)),
         "trained_no_gate": (selector, trained, replace(policy, min_relevance=0.0)),
+        "trained_citing_read": (selector, trained, replace(policy, min_cited=None)),
         "trained": (selector, trained, policy),
     }
     llm_stats: dict[str, Any] = {}
