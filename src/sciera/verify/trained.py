@@ -69,12 +69,7 @@ class TrainedSelector(_Trained):
             for a in abstracts
             for i in range(len(a.sentences))
         ]
-        flat = net.logits(pairs, "rationale")[:, RATIONALE]
-        out, at = [], 0
-        for a in abstracts:
-            out.append(flat[at : at + len(a.sentences)])
-            at += len(a.sentences)
-        return out
+        return per_abstract(net.logits(pairs, "rationale")[:, RATIONALE], abstracts)
 
     def score_many(self, claim: str, abstracts: Sequence[AbstractText]) -> list[list[float]]:
         combiner = self.network.rationale_combiner
@@ -96,6 +91,21 @@ RATIONALE_FEATURES = ("rationale", "relevance", "rationale_gap", "relevance_gap"
 cross-encoder's logit on (claim, sentence), and each minus the best of its abstract."""
 RELEVANCE_MODEL = "scifact-minilm"
 """The shipped relevance cross-encoder, read on single sentences."""
+
+
+def per_abstract(
+    flat: Sequence[float] | np.ndarray, abstracts: Sequence[AbstractText]
+) -> list[np.ndarray]:
+    """Per-sentence values scored in one flat batch, split back into one array per abstract."""
+    values = np.asarray(flat, dtype=float)
+    if len(values) != sum(len(a.sentences) for a in abstracts):
+        raise ValueError(
+            f"{len(values)} values for {sum(len(a.sentences) for a in abstracts)} sentences"
+        )
+    if not abstracts:
+        return []
+    bounds = np.cumsum([len(a.sentences) for a in abstracts])[:-1]
+    return list(np.split(values, bounds))
 
 
 def rationale_features(rationale: np.ndarray, relevance: np.ndarray) -> np.ndarray:
@@ -130,11 +140,7 @@ class SentenceRelevance:
         pairs = [(claim, s) for a in abstracts for s in a.sentences]
         with self._lock:
             flat = self.load().logits(pairs, 64)
-        out, at = [], 0
-        for a in abstracts:
-            out.append(np.asarray(flat[at : at + len(a.sentences)], dtype=float))
-            at += len(a.sentences)
-        return out
+        return per_abstract(flat, abstracts)
 
 
 _RELEVANCE: dict[str, SentenceRelevance] = {}
