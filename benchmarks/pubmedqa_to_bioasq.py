@@ -3,16 +3,20 @@
 Run from the repository root::
 
     python benchmarks/pubmedqa_to_bioasq.py --out /tmp/bioasq_yesno_from_pqal_dev.json \
-        [--pubmedqa ../shared/data/pubmedqa/pqal_dev.json] [--limit N]
+        [--pubmedqa ../shared/data/pubmedqa/pqal_dev.json] [--limit N] \
+        [--held-out-of scifact-verifier] [--conclusion-only]
 
 Every yes/no PQA-L item (``maybe`` ones are left out: BioASQ has no such answer) becomes a
 BioASQ Task B question: ``id`` = ``pqal-<pmid>``, ``body`` = QUESTION, ``type`` = ``yesno``,
 ``exact_answer`` = final_decision, ``ideal_answer`` = [LONG_ANSWER], ``documents`` = the
 PubMed URL, and ``snippets``: LONG_ANSWER first, then each context, with their offsets in
 the abstract text they come from (the contexts, then the conclusion, joined by one space;
-``beginSection`` ``"abstract"``). The questions are PubMedQA's, not BioASQ's: numbers
-measured on such a file are PubMedQA numbers in BioASQ's shape. The file loads with
-``load_dataset("bioasq", path)``. The data stays outside the repository (``--out``).
+``beginSection`` ``"abstract"``). ``--held-out-of MODEL`` keeps the questions a verifier
+never trained on (``benchmarks/experiments/bioasq_proxy_verdict.yaml`` reads that file);
+``--conclusion-only`` keeps the LONG_ANSWER snippet alone. The questions are PubMedQA's,
+not BioASQ's: numbers measured on such a file are PubMedQA numbers in BioASQ's shape. The
+file loads with ``load_dataset("bioasq", path)``. The data stays outside the repository
+(``--out``).
 """
 
 from __future__ import annotations
@@ -62,10 +66,36 @@ def to_question(pmid: str, item: Mapping[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def convert(pqal: Mapping[str, Mapping[str, Any]], limit: int | None = None) -> dict[str, Any]:
-    """``{"questions": [...]}`` of the yes/no items, in file order (the first ``limit``)."""
-    questions = [q for pmid, item in pqal.items() if (q := to_question(str(pmid), item))]
+def convert(
+    pqal: Mapping[str, Mapping[str, Any]],
+    limit: int | None = None,
+    *,
+    only: set[str] | None = None,
+    conclusion_only: bool = False,
+) -> dict[str, Any]:
+    """``{"questions": [...]}`` of the yes/no items, in file order (the first ``limit``;
+    with ``only``, those PubMed ids alone; with ``conclusion_only``, the LONG_ANSWER as the
+    one snippet)."""
+    questions = [
+        q
+        for pmid, item in pqal.items()
+        if (only is None or str(pmid) in only) and (q := to_question(str(pmid), item))
+    ]
+    if conclusion_only:
+        questions = [{**q, "snippets": q["snippets"][:1]} for q in questions]
     return {"questions": questions[:limit] if limit is not None else questions}
+
+
+def held_out_of(model: str) -> set[str]:
+    """The PubMedQA ids a verifier never trained on (its card's ``pubmedqa_held_ids``)."""
+    from sciera.settings import load_settings
+    from sciera.verify.network import read_card, resolve_model
+
+    card = read_card(resolve_model(model, load_settings().home))
+    held = card.get("data", {}).get("pubmedqa_held_ids") or []
+    if not held:
+        raise SystemExit(f"{model}: no held-out PubMedQA questions in its card")
+    return {str(i) for i in held}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -75,9 +105,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--out", type=Path, required=True, help="The BioASQ JSON file to write.")
     ap.add_argument("--limit", type=int, default=None, help="Only the first N yes/no items.")
+    ap.add_argument(
+        "--held-out-of",
+        metavar="MODEL",
+        help="Only the questions verifier MODEL never trained on (its card's held-out fold).",
+    )
+    ap.add_argument(
+        "--conclusion-only",
+        action="store_true",
+        help="The LONG_ANSWER as the one snippet (verify_pubmedqa.py's BioASQ-format proxy).",
+    )
     args = ap.parse_args(argv)
     pqal = json.loads(args.pubmedqa.read_text(encoding="utf-8"))
-    out = convert(pqal, args.limit)
+    only = held_out_of(args.held_out_of) if args.held_out_of else None
+    out = convert(pqal, args.limit, only=only, conclusion_only=args.conclusion_only)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     answers = [q["exact_answer"] for q in out["questions"]]

@@ -12,7 +12,8 @@ loaded (factoid, list and summary questions have no yes/no label).
 - ``candidates``: the snippets (the reasoning setting, gold snippets given), one passage
   each, ``<pmid>#<beginSection>:<start>-<end>`` (``<pmid>#s<n>`` without offsets), the same
   snippet listed twice kept once; all judged relevant (``unit="passage"``);
-- ``sentences``: each snippet split into sentences, per document in snippet order.
+- ``sentences``: each snippet split into sentences, per document in snippet order;
+- ``question_types``: ``yesno`` for every question (what the runner asks the pipeline for).
 
 A bad question is an :class:`~sciera.errors.InputError` naming file, question and field.
 """
@@ -93,6 +94,7 @@ def load_bioasq(path: Path, *, split: str | None = None) -> EvalDataset:
     if not isinstance(questions, list):
         raise InputError(file, None, "questions", "expected an object with a questions list")
     queries, qrels, answers, cands, labels, sentences = {}, {}, {}, {}, {}, {}
+    qtypes: dict[str, str] = {}
     seen: set[str] = set()
     for i, q in enumerate(questions):
         if not isinstance(q, dict):
@@ -125,6 +127,7 @@ def load_bioasq(path: Path, *, split: str | None = None) -> EvalDataset:
         cands[qid] = pool
         qrels[qid] = {p.passage_id: 1 for p in pool}
         sentences[qid] = pool_sentences(pool)
+        qtypes[qid] = "yesno"
     return EvalDataset(
         Path(path).stem,
         "passage",
@@ -134,4 +137,5 @@ def load_bioasq(path: Path, *, split: str | None = None) -> EvalDataset:
         cands,
         labels=labels,
         sentences=sentences,
+        question_types=qtypes,
     )

@@ -72,6 +72,12 @@ class EvalDataset:
     labels: Mapping[str, str] = field(default_factory=dict)
     claims: Mapping[str, GoldClaim] = field(default_factory=dict)
     sentences: Mapping[str, DocSentences] = field(default_factory=dict)
+    question_types: Mapping[str, str] = field(default_factory=dict)
+    """The answer type the format gives a question (``"yesno"`` for BioASQ's yes/no
+    questions and PubMedQA's): the runner asks for it unless a pipeline's
+    ``generator_params`` name one, so a yes/no question is verified and decided whatever its
+    wording (type detection from the text alone reads "A short stay: is it effective?" as
+    an open question)."""
 
     @property
     def qids(self) -> list[str]:
@@ -139,6 +145,7 @@ class EvalDataset:
             labels=pick(self.labels),
             claims=pick(self.claims),
             sentences=pick(self.sentences),
+            question_types=pick(self.question_types),
         )
 
 

@@ -6,7 +6,8 @@ Each question's candidate pool is its own abstract's context passages
 the answers, ``yesno_accuracy``), and the long answer is a second reference for ROUGE/F1.
 The abstract's sentences (``sentences``: each context split on its own, in order) are what
 a verdict reads in the reasoning setting; SPEC maps the labels to verdicts (yes = SUPPORT,
-no = CONTRADICT, maybe = NOT ENOUGH INFO).
+no = CONTRADICT, maybe = NOT ENOUGH INFO). Every question is a yes/no question
+(``question_types``), however it is worded.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ def load_pubmedqa(path: Path, *, split: str | None = None) -> EvalDataset:
     if not isinstance(data, dict):
         raise InputError(str(path), None, "file", "expected an object keyed by PubMed id")
     queries, qrels, answers, cands, labels, sentences = {}, {}, {}, {}, {}, {}
+    qtypes: dict[str, str] = {}
     for pmid, item in data.items():
         where = f"record {pmid}"
         if not isinstance(item, dict):
@@ -56,6 +58,7 @@ def load_pubmedqa(path: Path, *, split: str | None = None) -> EvalDataset:
         answers[pmid] = (decision, long) if long else (decision,)
         labels[pmid] = decision
         sentences[pmid] = pool_sentences(passages)
+        qtypes[pmid] = "yesno"
     return EvalDataset(
         Path(path).stem,
         "passage",
@@ -65,4 +68,5 @@ def load_pubmedqa(path: Path, *, split: str | None = None) -> EvalDataset:
         cands,
         labels=labels,
         sentences=sentences,
+        question_types=qtypes,
     )

@@ -455,7 +455,9 @@ def _run_query(
     rec: dict[str, Any] = {"qid": qid, "setting": data.setting(qid), "input": data.input_key(qid)}
     rec["first"] = unit_scores(ranking, data.unit, st.spec.depth)
     own = data.sentences.get(qid)  # a candidate pool's abstracts, as sentence lists
-    result = pipe.run(query, candidates=ranking, sentences=_Given(own) if own else None)
+    # the pipeline's own answer type wins; else the one the dataset's format gives
+    qtype = question_type_of(st.spec, data, qid)
+    result = pipe.run(query, qtype, candidates=ranking, sentences=_Given(own) if own else None)
     cost = {"first_stage": {"seconds": first_seconds}}
     cost.update({k: v for k, v in result.cost.items() if k in PIPELINE_COST})
     rec["cost"] = cost  # judges add their rows to it
@@ -485,6 +487,12 @@ def _run_query(
         rec["answer"] = answer_json(result.answer, trace=False)
         _judge(st, data, qid, result.answer.text, rec)
     return rec
+
+
+def question_type_of(spec: ExperimentPipeline, data: EvalDataset, qid: str) -> str | None:
+    """The answer type a question is asked with: the pipeline's own (``generator_params``),
+    else the one the dataset's format gives it, else ``None`` (detected from the text)."""
+    return spec.generator_params.get("question_type") or data.question_types.get(qid)
 
 
 @dataclass(frozen=True)

@@ -53,3 +53,14 @@ def test_maybe_items_are_left_out(bench):
     item = {"QUESTION": "Q?", "CONTEXTS": ["c."], "LONG_ANSWER": "a.", "final_decision": "maybe"}
     assert bench.to_question("1", item) is None
     assert bench.to_question("1", {**item, "final_decision": "no"})["exact_answer"] == "no"
+
+
+def test_only_some_ids_and_the_conclusion_alone(bench, shared_data: Path):
+    pqal = json.loads((shared_data / "pubmedqa" / "pqal_dev.json").read_text(encoding="utf-8"))
+    yes_no = [k for k, v in pqal.items() if v["final_decision"] != "maybe"][:3]
+    maybe = next(k for k, v in pqal.items() if v["final_decision"] == "maybe")
+    out = bench.convert(pqal, only={*yes_no, maybe}, conclusion_only=True)
+    assert [q["id"] for q in out["questions"]] == [f"pqal-{k}" for k in yes_no]
+    for q in out["questions"]:
+        pmid = q["id"].removeprefix("pqal-")
+        assert [s["text"] for s in q["snippets"]] == [pqal[pmid]["LONG_ANSWER"].strip()]

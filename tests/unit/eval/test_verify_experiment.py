@@ -83,3 +83,90 @@ def test_verification_is_logged_and_scored_with_scifacts_metrics(tmp_path, regis
     [row] = aggregate(results)
     cells = {c: v.mean for c, v in row.cells.items()}
     assert cells["abstract_label_only_f1"] == 1.0 and cells["sentence_label_f1"] == 1.0
+
+
+def _bioasq(path: Path) -> Path:
+    url = "http://www.ncbi.nlm.nih.gov/pubmed/"
+    questions = [  # yes/no questions that do not open with an auxiliary verb
+        (
+            "q1",
+            "Adenoma risk after aspirin: is it lowered?",
+            "yes",
+            "11",
+            "Aspirin lowered adenoma risk.",
+        ),
+        (
+            "q2",
+            "Vitamin D and polyp risk: are they associated?",
+            "no",
+            "12",
+            "Vitamin D was not associated with polyp risk.",
+        ),
+    ]
+    data = {
+        "questions": [
+            {
+                "id": qid,
+                "body": body,
+                "type": "yesno",
+                "exact_answer": label,
+                "ideal_answer": [text],
+                "documents": [url + doc],
+                "snippets": [{"text": text, "document": url + doc}],
+            }
+            for qid, body, label, doc, text in questions
+        ]
+    }
+    path.write_text(json.dumps(data))
+    return path
+
+
+def _run_bioasq(tmp_path: Path, params: dict) -> dict:
+    spec = {
+        "name": "bioasq",
+        "dataset": {"type": "bioasq", "path": str(_bioasq(tmp_path / "yesno.json"))},
+        "metrics": ["yesno_accuracy"],
+        "settings": {"verify": {"selector": "overlap", "verdict": "keyword"}},
+        "repeats": 1,
+        "pipelines": [
+            {
+                "name": "verdict",
+                "retriever": "candidates",
+                "verify": {"selector": "overlap", "verdict": "keyword"},
+                "generator": "verdict",
+                "generator_params": params,
+            }
+        ],
+    }
+    exp = parse_experiment(spec, "bioasq.yaml")
+    out = tmp_path / "out"
+    run_experiment(
+        exp, out, settings=load_settings(home=tmp_path / "home"), llm_factory=lambda s, i: None
+    )
+    return load_results(out).records["verdict"][0]
+
+
+def test_a_datasets_yes_no_questions_are_verified_whatever_their_wording(tmp_path, registered):
+    recs = _run_bioasq(tmp_path, {"allow_maybe": False})
+    assert recs["q1"]["answer"]["exact"] == ["yes"] and recs["q2"]["answer"]["exact"] == ["no"]
+    assert recs["q1"]["verify"]["label"] == "SUPPORT"
+    assert recs["q2"]["verify"]["label"] == "CONTRADICT"
+
+
+def test_a_pipelines_own_question_type_wins_over_the_datasets(tmp_path):
+    from sciera.datasets.loaders import load_dataset
+    from sciera.eval.experiment import ExperimentPipeline
+    from sciera.eval.runner import question_type_of
+
+    data = load_dataset("bioasq", _bioasq(tmp_path / "yesno.json"))
+    assert data.question_types == {"q1": "yesno", "q2": "yesno"}
+    plain = ExperimentPipeline(name="p", retriever="candidates", generator="llm")
+    ideal = ExperimentPipeline(
+        name="i",
+        retriever="candidates",
+        generator="llm",
+        generator_params={"question_type": "ideal"},
+    )
+    assert question_type_of(plain, data, "q1") == "yesno"
+    assert question_type_of(ideal, data, "q1") == "ideal"
+    assert question_type_of(plain, data.subset(["q2"]), "q2") == "yesno"
