@@ -7,7 +7,9 @@ Rules, first match wins:
 4. "How many/much", "Who", "When", "Where", "Which", "What is/was the"  -> factoid,
    except "What is the role/mechanism/function/effect ..." and "How/Why" -> ideal
 5. a statement without "?" (a claim to verify, as in SciFact)           -> yesno
-6. anything else                                                        -> ideal
+6. a question whose clause after ":", ";", "--", "," or ". " starts with an
+   auxiliary verb ("Pertrochanteric fractures: is there an advantage?") -> yesno
+7. anything else                                                        -> ideal
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ _SUMMARY_WH = re.compile(
 _FACTOID_START = re.compile(r"^(how (many|much|long|old)|who|whom|when|where|which|what)\b")
 _OPEN_WH = re.compile(r"^(how|why)\b")
 _WH = re.compile(r"^(who|whom|whose|what|when|where|which|why|how)\b")
+_CLAUSE = re.compile(r"(?::|;|--|\u2014|\u2013|\s-\s|,|\.\s)\s*[\"'(]?([a-z]+)\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +73,10 @@ def detect_question_type(question: str) -> QuestionType:
         return QuestionType("factoid", "asks for one entity, number or name")
     if not q.endswith("?") and not _WH.match(q):
         return QuestionType("yesno", "a statement to verify (claim)")
+    if q.endswith("?"):
+        for m in _CLAUSE.finditer(q):
+            if m.group(1) in _AUX:
+                return QuestionType("yesno", f"a clause starts with the auxiliary {m.group(1)!r}")
     return QuestionType("ideal", "open question")
 
 

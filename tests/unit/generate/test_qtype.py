@@ -19,6 +19,16 @@ from sciera.generate.qtype import detect_question_type, normalize_type, resolve_
         ("What is the mechanism of action of abemaciclib?", "ideal"),
         ("How does autophagy affect aging?", "ideal"),
         ("Describe the role of p53.", "ideal"),
+        # a yes/no clause after a topic (PubMedQA's and BioASQ's title-style questions)
+        ("Pertrochanteric fractures: is there an advantage to an intramedullary nail?", "yesno"),
+        ("Juvenile ankylosing spondylitis--is it the same disease as adult AS?", "yesno"),
+        ("Human papillomavirus and pterygium. Is the virus a risk factor?", "yesno"),
+        ("In patients with diabetes, does metformin lower mortality?", "yesno"),
+        # ... but not a wh-question, nor a topic without an auxiliary-led clause
+        ("What is the role of p53, and is it mutated in most tumours?", "ideal"),
+        ("BRCA1: which pathways does it act on?", "ideal"),
+        ("Aripiprazole: a new risk factor for pathological gambling?", "ideal"),
+        ("Aspirin, is it safe", "yesno"),  # no "?": a statement, as before
     ],
 )
 def test_detection(question, kind):
