@@ -90,12 +90,9 @@ def held_out_of(model: str) -> set[str]:
     """The PubMedQA ids a verifier never trained on (its card's ``pubmedqa_held_ids``)."""
     from sciera.settings import load_settings
     from sciera.verify.network import read_card, resolve_model
+    from verify_common import pubmedqa_held_ids
 
-    card = read_card(resolve_model(model, load_settings().home))
-    held = card.get("data", {}).get("pubmedqa_held_ids") or []
-    if not held:
-        raise SystemExit(f"{model}: no held-out PubMedQA questions in its card")
-    return {str(i) for i in held}
+    return pubmedqa_held_ids(read_card(resolve_model(model, load_settings().home)), model)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -5,6 +5,8 @@
   calibrated), cached in a JSON file per corpus fingerprint.
 - :class:`Bm25Sentences`: the baseline's "two BM25-closest sentences" of an abstract
   (Okapi BM25 over the abstract's sentences as documents, lowercased word tokens).
+- :func:`pubmedqa_held_ids`: the PubMedQA questions a verifier never trained on (its card's
+  held-out fold), or a one-line exit when the card has none.
 - :func:`f1_randomization`: a paired approximate-randomization test of a corpus-level F1
   (swap each claim's counts between the two systems), since a corpus F1 is no mean of
   per-claim scores that :func:`sciera.eval.significance.paired_randomization` could take.
@@ -174,6 +176,15 @@ def f1_randomization(
         "diff": round(observed, 6),
         "p_value": float(f"{(hits + 1) / (n_resamples + 1):.4g}"),
     }
+
+
+def pubmedqa_held_ids(card: Mapping, model: str) -> set[str]:
+    """The PubMedQA ids verifier ``model`` never trained on (its card's
+    ``pubmedqa_held_ids``); exits with one line when the card has none."""
+    held = {str(i) for i in card.get("data", {}).get("pubmedqa_held_ids") or []}
+    if not held:
+        raise SystemExit(f"{model}: no held-out PubMedQA questions in its card")
+    return held
 
 
 def write_rows(path: Path, rows: Sequence[Mapping]) -> None:

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from sciera.eval.significance import mcnemar_exact
-from verify_common import DATA, ROOT, log, write_rows
+from verify_common import DATA, ROOT, log, pubmedqa_held_ids, write_rows
 
 NAMES = ("yes", "no", "maybe")
 
@@ -109,9 +109,7 @@ def main() -> None:
     settings = load_settings()
     path = resolve_model(args.model, settings.home)
     card = read_card(path)
-    held = set(card["data"].get("pubmedqa_held_ids") or [])
-    if not held:
-        raise SystemExit(f"{args.model}: no held-out PubMedQA questions in its card")
+    held = pubmedqa_held_ids(card, args.model)
     items = load_pubmedqa_items(DATA / "pubmedqa" / "pqal_dev.json")
     train_labels = Counter(q.label for q in items if q.id not in held)
     majority = train_labels.most_common(1)[0][0]

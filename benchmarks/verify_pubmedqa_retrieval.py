@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from sciera.eval.significance import mcnemar_exact
-from verify_common import DATA, ROOT, log, write_rows
+from verify_common import DATA, ROOT, log, pubmedqa_held_ids, write_rows
 
 NAMES = ("yes", "no", "maybe")
 ASK_ROWS = ROOT / "benchmarks" / "results" / "pubmedqa_answer_ce_v4.jsonl.gz"
@@ -80,9 +80,7 @@ def main() -> None:
 
     settings = load_settings(verify={"model": args.model})
     card = read_card(resolve_model(args.model, settings.home))
-    held = set(card["data"].get("pubmedqa_held_ids") or [])
-    if not held:
-        raise SystemExit(f"{args.model}: no held-out PubMedQA questions in its card")
+    held = pubmedqa_held_ids(card, args.model)
     items = load_pubmedqa_items(DATA / "pubmedqa" / "pqal_dev.json")
     majority = Counter(NAMES[q.label] for q in items if q.id not in held).most_common(1)[0][0]
     items = [q for q in items if q.id in held]

@@ -94,7 +94,6 @@ def load_bioasq(path: Path, *, split: str | None = None) -> EvalDataset:
     if not isinstance(questions, list):
         raise InputError(file, None, "questions", "expected an object with a questions list")
     queries, qrels, answers, cands, labels, sentences = {}, {}, {}, {}, {}, {}
-    qtypes: dict[str, str] = {}
     seen: set[str] = set()
     for i, q in enumerate(questions):
         if not isinstance(q, dict):
@@ -127,7 +126,6 @@ def load_bioasq(path: Path, *, split: str | None = None) -> EvalDataset:
         cands[qid] = pool
         qrels[qid] = {p.passage_id: 1 for p in pool}
         sentences[qid] = pool_sentences(pool)
-        qtypes[qid] = "yesno"
     return EvalDataset(
         Path(path).stem,
         "passage",
@@ -137,5 +135,5 @@ def load_bioasq(path: Path, *, split: str | None = None) -> EvalDataset:
         cands,
         labels=labels,
         sentences=sentences,
-        question_types=qtypes,
+        question_types=dict.fromkeys(queries, "yesno"),
     )

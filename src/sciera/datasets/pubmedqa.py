@@ -32,7 +32,6 @@ def load_pubmedqa(path: Path, *, split: str | None = None) -> EvalDataset:
     if not isinstance(data, dict):
         raise InputError(str(path), None, "file", "expected an object keyed by PubMed id")
     queries, qrels, answers, cands, labels, sentences = {}, {}, {}, {}, {}, {}
-    qtypes: dict[str, str] = {}
     for pmid, item in data.items():
         where = f"record {pmid}"
         if not isinstance(item, dict):
@@ -58,7 +57,6 @@ def load_pubmedqa(path: Path, *, split: str | None = None) -> EvalDataset:
         answers[pmid] = (decision, long) if long else (decision,)
         labels[pmid] = decision
         sentences[pmid] = pool_sentences(passages)
-        qtypes[pmid] = "yesno"
     return EvalDataset(
         Path(path).stem,
         "passage",
@@ -68,5 +66,5 @@ def load_pubmedqa(path: Path, *, split: str | None = None) -> EvalDataset:
         cands,
         labels=labels,
         sentences=sentences,
-        question_types=qtypes,
+        question_types=dict.fromkeys(queries, "yesno"),
     )

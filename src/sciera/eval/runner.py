@@ -455,7 +455,6 @@ def _run_query(
     rec: dict[str, Any] = {"qid": qid, "setting": data.setting(qid), "input": data.input_key(qid)}
     rec["first"] = unit_scores(ranking, data.unit, st.spec.depth)
     own = data.sentences.get(qid)  # a candidate pool's abstracts, as sentence lists
-    # the pipeline's own answer type wins; else the one the dataset's format gives
     qtype = question_type_of(st.spec, data, qid)
     result = pipe.run(query, qtype, candidates=ranking, sentences=_Given(own) if own else None)
     cost = {"first_stage": {"seconds": first_seconds}}

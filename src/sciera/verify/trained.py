@@ -98,14 +98,10 @@ def per_abstract(
 ) -> list[np.ndarray]:
     """Per-sentence values scored in one flat batch, split back into one array per abstract."""
     values = np.asarray(flat, dtype=float)
-    if len(values) != sum(len(a.sentences) for a in abstracts):
-        raise ValueError(
-            f"{len(values)} values for {sum(len(a.sentences) for a in abstracts)} sentences"
-        )
-    if not abstracts:
-        return []
-    bounds = np.cumsum([len(a.sentences) for a in abstracts])[:-1]
-    return list(np.split(values, bounds))
+    sizes = [len(a.sentences) for a in abstracts]
+    if len(values) != sum(sizes):
+        raise ValueError(f"{len(values)} values for {sum(sizes)} sentences")
+    return list(np.split(values, np.cumsum(sizes)[:-1])) if sizes else []
 
 
 def rationale_features(rationale: np.ndarray, relevance: np.ndarray) -> np.ndarray:
