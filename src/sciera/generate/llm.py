@@ -386,7 +386,7 @@ class LLMGenerator:
             decide = trace["probs"] = apply_prior(decide, trace["prior"])
         decision = max(options, key=lambda o: (decide.get(o, 0.0), -options.index(o)))
         head = decision.capitalize() + "."
-        if not self.explain_yesno:
+        if self.decision_only or not self.explain_yesno:
             return head, (decision,), {**trace, "cite_all": True}
         value, jtrace = self._json("explain", question, evidence, _EXPLAIN, 100, decision=decision)
         trace["prompts"] += jtrace["prompts"]

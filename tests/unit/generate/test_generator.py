@@ -49,6 +49,13 @@ def test_maybe_and_no_explanation_cites_all_evidence():
     assert len(llm.calls) == 1
 
 
+def test_decision_only_without_a_verifier_writes_no_explanation():
+    llm = ScriptedLLM().on("one word", probs={"yes": 0.3, "no": 0.7})
+    a = LLMGenerator(llm, decision_only=True).answer(Q, EV)
+    assert exact_answer(a) == ("no",) and a.text == "No."
+    assert len(llm.calls) == 1 and "explain the answer" not in llm.calls[0].prompt
+
+
 def test_unreadable_yesno_is_degraded():
     a = LLMGenerator(ScriptedLLM(default="banana")).answer(Q, EV)
     assert exact_answer(a) == () and a.citations == ()
