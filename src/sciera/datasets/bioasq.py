@@ -13,7 +13,9 @@ loaded (factoid, list and summary questions have no yes/no label).
   each, ``<pmid>#<beginSection>:<start>-<end>`` (``<pmid>#s<n>`` without offsets), the same
   snippet listed twice kept once; all judged relevant (``unit="passage"``);
 - ``sentences``: each snippet split into sentences, per document in snippet order;
-- ``question_types``: ``yesno`` for every question (what the runner asks the pipeline for).
+- ``question_types``: ``yesno`` for every question (what the runner asks the pipeline for);
+- ``yesno_answers``: ``("yes", "no")``: BioASQ has no "maybe", so the runner asks for yes
+  or no only.
 
 A bad question is an :class:`~sciera.errors.InputError` naming file, question and field.
 """
@@ -136,4 +138,5 @@ def load_bioasq(path: Path, *, split: str | None = None) -> EvalDataset:
         labels=labels,
         sentences=sentences,
         question_types=dict.fromkeys(queries, "yesno"),
+        yesno_answers=("yes", "no"),
     )

@@ -79,6 +79,12 @@ class EvalDataset:
     wording (type detection from the text alone reads "A short stay: is it effective?" as
     an open question)."""
 
+    yesno_answers: tuple[str, ...] = ()
+    """The answers the format's yes/no questions can have. ``("yes", "no")`` (BioASQ: no
+    "maybe") makes the runner ask generators for yes or no only (``answer.allow_maybe``
+    off) unless the experiment's settings name ``allow_maybe``; empty: the settings
+    decide."""
+
     @property
     def qids(self) -> list[str]:
         return list(self.queries)

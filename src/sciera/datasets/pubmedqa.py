@@ -67,4 +67,5 @@ def load_pubmedqa(path: Path, *, split: str | None = None) -> EvalDataset:
         labels=labels,
         sentences=sentences,
         question_types=dict.fromkeys(queries, "yesno"),
+        yesno_answers=("yes", "no", "maybe"),
     )

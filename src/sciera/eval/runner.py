@@ -142,11 +142,11 @@ def run_experiment(
     cluster's, :class:`sciera.scale.executor.RayExecutor`) they run in shards of
     ``executor.shard_size`` on its workers (:class:`EvalTask`); the log, outputs and
     resume are the same."""
-    settings = settings or experiment_settings(exp)
     ds = exp.dataset
     data = load_dataset(ds.type, ds.path, **ds.model_dump(exclude={"type", "path"}))
     if not data.queries:
         raise ScieraError(f"{ds.path}: the dataset has no judged question")
+    settings = format_settings(settings or experiment_settings(exp), exp, data)
     for i, p in enumerate(exp.pipelines):
         if p.retriever == "candidates" and not data.has_candidates:
             raise ScieraError(
@@ -168,6 +168,17 @@ def run_experiment(
         exp, data, out, plan, identities, settings, retrievers, factory, pool, summary, progress
     )
     return summary
+
+
+def format_settings(settings: Settings, exp: Experiment, data: EvalDataset) -> Settings:
+    """``settings`` as the dataset's format asks: yes/no questions without a "maybe"
+    answer (BioASQ's) get yes or no (``answer.allow_maybe`` off), unless the experiment's
+    settings name ``allow_maybe`` (a pipeline's ``generator_params`` win over both)."""
+    named = "allow_maybe" in (exp.settings.get("answer") or {})
+    if named or not data.yesno_answers or "maybe" in data.yesno_answers:
+        return settings
+    answer = settings.answer.model_copy(update={"allow_maybe": False})
+    return settings.model_copy(update={"answer": answer})
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,7 @@ def test_verification_is_logged_and_scored_with_scifacts_metrics(tmp_path, regis
     assert cells["abstract_label_only_f1"] == 1.0 and cells["sentence_label_f1"] == 1.0
 
 
-def _bioasq(path: Path) -> Path:
+def _bioasq(path: Path, undecided: bool = False) -> Path:
     url = "http://www.ncbi.nlm.nih.gov/pubmed/"
     questions = [  # yes/no questions that do not open with an auxiliary verb
         (
@@ -103,6 +103,8 @@ def _bioasq(path: Path) -> Path:
             "Vitamin D was not associated with polyp risk.",
         ),
     ]
+    if undecided:  # the snippet neither lowers nor dissociates: NOT ENOUGH INFO
+        questions.append(("q3", "Doses of aspirin: were they high?", "no", "11", "Doses were low."))
     data = {
         "questions": [
             {
@@ -121,12 +123,12 @@ def _bioasq(path: Path) -> Path:
     return path
 
 
-def _run_bioasq(tmp_path: Path, params: dict) -> dict:
+def _run_bioasq(tmp_path: Path, params: dict, undecided: bool = False, **answer) -> dict:
     spec = {
         "name": "bioasq",
-        "dataset": {"type": "bioasq", "path": str(_bioasq(tmp_path / "yesno.json"))},
+        "dataset": {"type": "bioasq", "path": str(_bioasq(tmp_path / "yesno.json", undecided))},
         "metrics": ["yesno_accuracy"],
-        "settings": {"verify": {"selector": "overlap", "verdict": "keyword"}},
+        "settings": {"verify": {"selector": "overlap", "verdict": "keyword"}, "answer": answer},
         "repeats": 1,
         "pipelines": [
             {
@@ -151,6 +153,18 @@ def test_a_datasets_yes_no_questions_are_verified_whatever_their_wording(tmp_pat
     assert recs["q1"]["answer"]["exact"] == ["yes"] and recs["q2"]["answer"]["exact"] == ["no"]
     assert recs["q1"]["verify"]["label"] == "SUPPORT"
     assert recs["q2"]["verify"]["label"] == "CONTRADICT"
+
+
+def test_bioasq_questions_get_yes_or_no_never_maybe(tmp_path, registered):
+    for name in "abc":
+        (tmp_path / name).mkdir()
+    recs = _run_bioasq(tmp_path / "a", {}, undecided=True)
+    assert recs["q3"]["verify"]["label"] == "NOT ENOUGH INFO"
+    assert recs["q3"]["answer"]["exact"] in (["yes"], ["no"])
+    named = _run_bioasq(tmp_path / "b", {}, undecided=True, allow_maybe=True)
+    assert named["q3"]["answer"]["exact"] == ["maybe"]  # the experiment's settings win
+    own = _run_bioasq(tmp_path / "c", {"allow_maybe": True}, undecided=True)
+    assert own["q3"]["answer"]["exact"] == ["maybe"]  # and the pipeline's own
 
 
 def test_a_pipelines_own_question_type_wins_over_the_datasets(tmp_path):
