@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from sciera.train.verifier_data import NEI, VerifierData
-from sciera.train.verifier_eval import QUESTION_POLICY, label_scores
+from sciera.train.verifier_eval import label_scores
 from sciera.types import VERDICT_LABELS
 from sciera.verify.base import AbstractText, RationaleSelector, VerdictInput, VerdictModel
 from sciera.verify.calibration import LogisticCombiner
@@ -103,7 +103,7 @@ def combiner_rows(
     jobs = _jobs(data, per_label, seed)
     out = []
     for n, (kind, group, key, text, abstract, label) in enumerate(jobs, 1):
-        pick = policy if kind == "claim" else QUESTION_POLICY
+        pick = policy if kind == "claim" else policy.for_question()
         scores = selector.score_many(text, [abstract])[0]
         idx, _ = pick_rationales(scores, pick)
         item = VerdictInput(tuple(abstract.sentences[i] for i in idx), abstract.title)

@@ -27,7 +27,7 @@ from sciera.verify.verifier import VerifyPolicy, verify_abstracts
 
 SELECT = "scifact_mean_f1"
 EPOCH_POLICY = VerifyPolicy(min_rationale=0.5, max_rationales=3, fallback=0)
-QUESTION_POLICY = VerifyPolicy(min_rationale=0.5, max_rationales=3, fallback=3)
+QUESTION_POLICY = VerifyPolicy(min_rationale=0.5, max_rationales=3).for_question()
 
 
 def to_prediction(claim_id: str, result: Verification) -> ClaimPrediction:

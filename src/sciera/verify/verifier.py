@@ -34,7 +34,9 @@ verdict then reads the cited sentences together with those of step 2, so what it
 has read, and a fallback sentence it read as context is not cited as evidence
 (:func:`read_and_cite`). An abstract decided NOT ENOUGH INFO is evidence for neither side:
 it shows the sentences it read, the closest ones (SciFact's metrics do not count them). A
-question cites what it reads (``min_cited`` is chosen on dev claims).
+question reads as the question combiner's training rows were read
+(:meth:`VerifyPolicy.for_question`): its best ``max_rationales`` sentences when none passes
+``min_rationale``, and it cites what it reads (``min_cited`` is chosen on dev claims).
 
 The policy's defaults are placeholders; a trained model's card carries the values chosen
 on its dev split (:meth:`VerifyPolicy.from_card`).
@@ -87,6 +89,13 @@ class VerifyPolicy:
         names = {f.name for f in fields(cls)}
         given = {k: v for k, v in (card.get("policy") or {}).items() if k in names}
         return cls(**{**given, **{k: v for k, v in overrides.items() if v is not None}})
+
+    def for_question(self) -> VerifyPolicy:
+        """How a question reads an abstract: when no sentence passes ``min_rationale``, its
+        best ``max_rationales`` (the inputs the question combiner and the PubMedQA benchmarks
+        were fitted and scored on), and it cites what it reads (``min_cited`` and
+        ``fallback`` are chosen on claims)."""
+        return replace(self, min_cited=None, fallback=self.max_rationales)
 
 
 def pick_rationales(scores: Sequence[float], policy: VerifyPolicy) -> tuple[list[int], bool]:
@@ -164,10 +173,10 @@ def verify_abstracts(
     items = [a for a in items if a.sentences]
     scores = selector.score_many(claim, items) if items else []
     # a question's third label is "maybe" (undecided), not "off the topic": it is gated by
-    # P(relevant) alone and cites what it reads (the weight and min_cited were chosen on claims)
+    # P(relevant) alone (the weight was chosen on claims) and reads as its combiner was fitted
     is_claim = kind_of(claim) == "claim"
     w = policy.relevance_weight if is_claim else 1.0
-    cite = policy if is_claim else replace(policy, min_cited=None)
+    cite = policy if is_claim else policy.for_question()
     picks = [read_and_cite(s, cite) for s in scores]
     below = {  # the evidence score cannot reach the gate whatever the verdict: no call
         k

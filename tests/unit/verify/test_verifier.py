@@ -4,6 +4,7 @@ deterministic stand-in backends (no model)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 
@@ -138,11 +139,14 @@ def test_verdicts_cite_the_cited_sentences_and_read_the_context():
     nei = verify_abstracts("Vitamin D raises density.", ABSTRACTS[2:], Scores(), verdict, policy)
     assert nei.verdicts[0].label == NOT_ENOUGH_INFO
     assert [r.index for r in nei.verdicts[0].rationales] == [0, 1]
-    # a question cites what it reads (min_cited was chosen on claims)
+    # a question reads its best max_rationales (3, not the claims' fallback of 2: as its
+    # combiner's rows were read) and cites what it reads (min_cited was chosen on claims)
     asked = verify_abstracts(
         "Does vitamin D raise density?", ABSTRACTS[:1], Scores(), verdict, policy
     )
-    assert [r.index for r in asked.verdicts[0].rationales] == [0, 1]
+    assert [r.index for r in asked.verdicts[0].rationales] == [0, 1, 2]
+    assert len(verdict.asked[-1].sentences) == 3
+    assert policy.for_question() == replace(policy, fallback=3, min_cited=None)
 
 
 def test_empty_abstracts_are_skipped_and_single_forms_work():
