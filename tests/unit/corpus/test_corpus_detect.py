@@ -41,6 +41,17 @@ def test_detect_beir_folder_and_openalex_lines(tmp_path: Path) -> None:
     assert detect_format(plain) == "jsonl"
 
 
+def test_a_scifact_release_folder_is_read_with_its_sentences(tmp_path: Path) -> None:
+    # SciFact's own data folder: corpus.jsonl holds abstracts as sentence lists, not BEIR
+    record = {"doc_id": 4, "title": "T", "abstract": ["A b.", "C (d.) e."], "structured": False}
+    (tmp_path / "corpus.jsonl").write_text(json.dumps(record) + "\n")
+    assert detect_format(tmp_path) == "scifact-sentences"
+    reader = get_reader("scifact-sentences")
+    assert reader.source_file(tmp_path) == tmp_path / "corpus.jsonl"
+    doc, spans = reader.parse_with_sentences(tmp_path / "corpus.jsonl", 1, json.dumps(record))
+    assert [doc.text[a:b] for a, b in spans] == record["abstract"]
+
+
 def test_detect_errors(tmp_path: Path) -> None:
     with pytest.raises(ScieraError, match=r"without corpus\.jsonl"):
         detect_format(tmp_path)

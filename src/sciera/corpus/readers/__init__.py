@@ -66,7 +66,9 @@ _BY_SUFFIX = {
 def detect_format(path: Path | str) -> str:
     """Format name for ``path``.
 
-    A folder holding corpus.jsonl is ``beir``. A file is told by its content first: a
+    A folder holding corpus.jsonl is ``beir``, or ``scifact-sentences`` when that file's first
+    record has SciFact's own shape (SciFact's data release: abstracts as sentence lists). A
+    file is told by its content first: a
     ``%PDF-`` header is ``pdf``, a JATS
     ``<article>`` (root element or DOCTYPE) is ``jats`` whatever its name, a
     ``PubmedArticleSet`` is ``pubmed``. Otherwise by its name: ``.pdf`` is ``pdf``,
@@ -80,7 +82,8 @@ def detect_format(path: Path | str) -> str:
     path = Path(path)
     if path.is_dir():
         if (path / "corpus.jsonl").is_file():
-            return "beir"
+            first = _first_record(path / "corpus.jsonl")
+            return "scifact-sentences" if looks_like_scifact_sentences(first) else "beir"
         raise ScieraError(f"{path}: cannot tell the format of a folder without corpus.jsonl")
     sniffed = sniff_format(path) if path.is_file() else None
     name = sniffed or _BY_SUFFIX.get(data_suffix(path))

@@ -1,4 +1,5 @@
-"""SciFact's sentence-split corpus (``corpus_sentences.jsonl``): abstracts as sentence lists.
+"""SciFact's sentence-split corpus (``corpus_sentences.jsonl``, and the ``corpus.jsonl`` of
+SciFact's own data release, file or folder): abstracts as sentence lists.
 
 One JSON object per line: ``{"doc_id": 4983, "title": "...", "abstract": ["First
 sentence.", "Second sentence.", ...], "structured": false}``. The sentence list is kept
@@ -41,6 +42,13 @@ class ScifactSentencesReader(JsonlReader):
         reject_field_overrides(self.name, fields)
         super().__init__(None)
         self._id_fallback = False
+
+    def source_file(self, path: Path) -> Path:
+        """``path``, or the corpus.jsonl of a folder (SciFact's data release)."""
+        path = Path(path)
+        if path.is_dir() and (path / "corpus.jsonl").is_file():
+            return path / "corpus.jsonl"
+        return super().source_file(path)
 
     def parse(self, file: Path, record_no: int, raw: Any) -> Document:
         return self.parse_with_sentences(file, record_no, raw)[0]
