@@ -106,8 +106,8 @@ def main() -> None:
     ap.add_argument("--system", default="combined", help="verify_scifact.py's system")
     ap.add_argument("--setting", default="open@5")
     args = ap.parse_args()
-    ids = dev_ids(args.model)
-    golds = [g for g in read_gold(DATA / "claims_train.jsonl") if g.id in set(ids)]
+    ids = set(dev_ids(args.model))
+    golds = [g for g in read_gold(DATA / "claims_train.jsonl") if g.id in ids]
     if args.write_claims:
         with args.write_claims.open("w", encoding="utf-8") as fh:
             for g in golds:
