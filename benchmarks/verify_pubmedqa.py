@@ -24,7 +24,9 @@ of ``pqal_dev.json``, split into 5 folds by question; the model trained on the o
 
 Accuracy and macro-F1; every system paired with the baseline and the trained verdict by the
 exact McNemar test on per-question correctness. Writes
-``benchmarks/results/verify_pubmedqa/<name>.json`` and per-question rows gzipped.
+``benchmarks/results/verify_pubmedqa/<name>.json`` and per-question rows gzipped (with each
+model's label probabilities: ``p_*`` on the reasoning inputs, ``b_*`` on the snippets; a
+fold model's are out of fold, what ``verify_pubmedqa_oof.py`` pools).
 """
 
 from __future__ import annotations
@@ -206,10 +208,14 @@ def main() -> None:
             "sentences": list(inputs[i].sentences),
             "reasoning": {k: NAMES[int(v[i])] for k, v in reasoning.items()},
             "p_trained": [round(float(x), 4) for x in p_trained[i]],
+            **({"p_llm": [round(float(x), 4) for x in p_llm[i]]} if args.llm else {}),
         }
         if i in yn:
             j = yn.index(i)
             row["bioasq_proxy"] = {k: NAMES[int(v[j])] for k, v in bioasq.items()}
+            row["b_trained"] = [round(float(x), 4) for x in b_trained[j]]
+            if args.llm:
+                row["b_llm"] = [round(float(x), 4) for x in b_llm[j]]
         rows.append(row)
     name = args.name or Path(str(args.model)).name + ("_llm" if args.llm else "")
     dest = ROOT / "benchmarks" / "results" / "verify_pubmedqa"
