@@ -64,8 +64,12 @@ def summarize(read: dict[str, list[tuple[str, float]]], gold: dict[str, set[str]
 
 def product_reads(golds: list, corpus: Path, cache: Path) -> dict[str, list[tuple[str, float]]]:
     """``{claim id: [(doc_id, P(relevant)), ...]}`` as ``sciera verify`` reads them (the
-    verify stage's trace), kept in ``cache`` per corpus (a stopped run resumes)."""
-    key = str(corpus.resolve())
+    verify stage's trace), kept in ``cache`` per corpus store (its fingerprint: a store
+    ingested again is read again; a stopped run resumes)."""
+    from sciera.corpus import PassageStore
+
+    with PassageStore.open(corpus) as store:
+        key = store.fingerprint()
     saved = json.loads(cache.read_text(encoding="utf-8")) if cache.is_file() else {}
     done = saved.get(key, {})
     todo = [g for g in golds if g.id not in done]
@@ -104,18 +108,19 @@ def main() -> None:
     product = product_reads(golds, args.corpus, args.work / "product_reads.json")
 
     paths = {"product": product, "benchmark": bench}
+    by_doc = {name: {c: dict(rows) for c, rows in read.items()} for name, read in paths.items()}
+    both = [
+        (g.id, d) for g in golds for d in by_doc["product"][g.id] if d in by_doc["benchmark"][g.id]
+    ]
     paired, crossings = {}, {}
     for t in THRESHOLDS:
         reached = {
-            name: [dict(read[g.id]).get(d, 0.0) >= t for g in golds for d in sorted(gold[g.id])]
-            for name, read in paths.items()
+            name: [docs[g.id].get(d, 0.0) >= t for g in golds for d in sorted(gold[g.id])]
+            for name, docs in by_doc.items()
         }
         paired[str(t)] = mcnemar_exact(reached["benchmark"], reached["product"]).as_dict()
         crossings[str(t)] = sum(
-            (p >= t) != (dict(bench[g.id])[d] >= t)
-            for g in golds
-            for d, p in product[g.id]
-            if d in dict(bench[g.id])
+            (by_doc["product"][c][d] >= t) != (by_doc["benchmark"][c][d] >= t) for c, d in both
         )
     out = {
         "command": "python " + shlex.join(sys.argv),
