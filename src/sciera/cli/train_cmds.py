@@ -481,7 +481,12 @@ def verifier(
     ] = 5,
     dev_fraction: DevFractionOpt = 0.12,
     cv_fold: Annotated[
-        int | None, typer.Option(min=0, help="Hold out this fold of the training claims.")
+        int | None,
+        typer.Option(
+            min=0,
+            help="Hold out this fold of the training claims and of the PubMedQA questions "
+            "(one model of a cross-validation; its card lists them).",
+        ),
     ] = None,
     cv_folds: Annotated[int, typer.Option(min=2)] = 5,
     exclude_qrels: ExcludeQrelsOpt = None,
