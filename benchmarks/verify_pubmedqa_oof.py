@@ -28,7 +28,6 @@ pooled combiner in the model folder's format).
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import shlex
 import sys
@@ -36,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sciera.eval.resultlog import open_text
 from sciera.eval.significance import mcnemar_exact
 from sciera.verify.calibration import LogisticCombiner, load, save
 from verify_common import ROOT, log
@@ -47,7 +47,7 @@ INPUTS = ("trained", "llm")
 
 def read_rows(path: Path) -> list[dict]:
     """One model's per-question rows; exits with one line when they lack the 1.5B's."""
-    with gzip.open(path, "rt", encoding="utf-8") as fh:
+    with open_text(path) as fh:
         rows = [json.loads(x) for x in fh if x.strip()]
     if not rows or "p_llm" not in rows[0]:
         raise SystemExit(f"{path}: no p_llm in its rows (run verify_pubmedqa.py --llm)")

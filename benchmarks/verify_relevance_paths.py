@@ -26,25 +26,26 @@ import shlex
 import sys
 from pathlib import Path
 
+import numpy as np
+
+from rerank_calibrate import auc as labelled_auc
 from sciera.datasets.claims import read_gold
 from sciera.eval.significance import mcnemar_exact
 from sciera.pipeline import verify_spec
 from sciera.pipeline.build import build_pipeline
 from sciera.settings import load_settings
-from sciera.verify.network import read_card, resolve_model
 from verify_common import DATA as SHARED
 from verify_common import ROOT, log, retrieve_abstracts
+from verify_product_path import dev_ids
 
 OUT = ROOT / "benchmarks" / "results" / "verify_scifact"
 THRESHOLDS = (0.3, 0.45, 0.5, 0.7)
 
 
 def auc(gold: list[float], other: list[float]) -> float:
-    """P(a gold score > another's), ties counted half."""
-    if not gold or not other:
-        return float("nan")
-    wins = sum((g > o) + 0.5 * (g == o) for g in gold for o in other)
-    return wins / (len(gold) * len(other))
+    """P(a gold score > another's), ties counted half (nan without both)."""
+    labels = np.array([1] * len(gold) + [0] * len(other))
+    return labelled_auc(np.array([*gold, *other], dtype=float), labels)
 
 
 def summarize(read: dict[str, list[tuple[str, float]]], gold: dict[str, set[str]]) -> dict:
@@ -95,8 +96,7 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=Path("/tmp/sciera-bench/verify"))
     args = ap.parse_args()
     settings = load_settings()
-    card = read_card(resolve_model(args.model, settings.home))
-    ids = {str(c) for c in card["data"]["dev_ids"]}
+    ids = set(dev_ids(args.model))
     golds = [g for g in read_gold(SHARED / "scifact" / "claims_train.jsonl") if g.id in ids]
     gold = {g.id: set(g.evidence) for g in golds}
     k = int(settings.verify.abstracts)
