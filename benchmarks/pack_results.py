@@ -15,8 +15,9 @@ files and are never packed by the tools that write them; a file given by name is
   judge logs) is gzipped, except an SSLI build's ``extract.jsonl`` and ``qa.jsonl``
   (the build's own resume logs);
 - with ``--png``, every PNG is re-encoded losslessly by ``optipng -o2`` when it is
-  installed (``apt-get install optipng``); the pixels are checked equal before a file is
-  replaced.
+  installed (``apt-get install optipng``), else by Pillow's optimizing encoder (level 9);
+  the pixels are checked equal before a file is replaced, and a file is replaced only when
+  the new one is smaller.
 
 Summaries (``manifest.json``, ``report/``, the scripts' JSON reports, Markdown, CSV) stay
 plain. Gzip output is deterministic (level 9, no name, mtime 0): packing an unchanged file
@@ -64,19 +65,25 @@ def pack_folder(root: Path) -> tuple[list[Path], list[Path]]:
     return written, removed
 
 
-def optimize_png(path: Path) -> int:
-    """Re-encode ``path`` with optipng if that is smaller and shows the same pixels;
-    returns the bytes saved."""
+def optimize_png(path: Path, encoder: str | None = None) -> int:
+    """Re-encode ``path`` losslessly if that is smaller and shows the same pixels; returns the
+    bytes saved. ``encoder`` is ``"optipng"`` or ``"pillow"``; by default optipng when it is
+    on the PATH, else Pillow."""
     from PIL import Image
 
+    encoder = encoder or ("optipng" if shutil.which("optipng") else "pillow")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / path.name
-        subprocess.run(["optipng", "-quiet", "-o2", "-out", str(out), str(path)], check=True)
+        if encoder == "optipng":
+            subprocess.run(["optipng", "-quiet", "-o2", "-out", str(out), str(path)], check=True)
+        else:
+            with Image.open(path) as img:
+                img.save(out, format="PNG", optimize=True, compress_level=9)
         if not out.is_file() or out.stat().st_size >= path.stat().st_size:
             return 0
         with Image.open(path) as a, Image.open(out) as b:
             if a.size != b.size or a.convert("RGBA").tobytes() != b.convert("RGBA").tobytes():
-                raise SystemExit(f"{path}: optipng changed the pixels; left as it was")
+                raise SystemExit(f"{path}: {encoder} changed the pixels; left as it was")
         saved = path.stat().st_size - out.stat().st_size
         shutil.copyfile(out, path)
         return saved
@@ -86,10 +93,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("paths", type=Path, nargs="+", help="results folders (or single files)")
     ap.add_argument("--unpack", action="store_true", help="write derived run files back")
-    ap.add_argument("--png", action="store_true", help="re-encode PNGs losslessly (optipng)")
+    ap.add_argument(
+        "--png", action="store_true", help="re-encode PNGs losslessly (optipng, else Pillow)"
+    )
     args = ap.parse_args()
-    if args.png and shutil.which("optipng") is None:
-        raise SystemExit("--png needs optipng (apt-get install optipng)")
     for root in args.paths:
         if root.is_file() and not args.unpack:  # one file: gzip it (a PNG: optimize it)
             if root.suffix != ".png":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -72,17 +73,55 @@ def test_pack_gzips_rows_and_logs_drops_what_unpack_writes_back(bench, tmp_path,
     assert read_text(repeat / "traces.jsonl") == '{"qid": "q1", "trace": "edited by hand"}\n'
 
 
-def test_png_is_reencoded_only_with_the_same_pixels(bench, tmp_path):
-    if shutil.which("optipng") is None:
-        pytest.skip("optipng is not installed (apt-get install optipng)")
-    path = tmp_path / "plot.png"
+def plot_png(path: Path) -> Image.Image:
+    """An uncompressed PNG of a line on white, as a plot would be saved without care."""
     img = Image.new("RGBA", (64, 32), (255, 255, 255, 255))
     for x in range(64):
         img.putpixel((x, x % 32), (31, 119, 180, 255))
     img.save(path, compress_level=0)
+    return img
+
+
+def test_png_is_reencoded_by_pillow_with_the_same_pixels(bench, tmp_path):
+    path = tmp_path / "plot.png"
+    img = plot_png(path)
     before = path.stat().st_size
-    saved = bench.optimize_png(path)
+    saved = bench.optimize_png(path, encoder="pillow")
     assert saved > 0 and path.stat().st_size == before - saved
     with Image.open(path) as back:
         assert back.convert("RGBA").tobytes() == img.tobytes()
-    assert bench.optimize_png(path) == 0  # already optimized: left as it is
+    assert bench.optimize_png(path, encoder="pillow") == 0  # already optimized: left as it is
+
+
+def fake_optipng(bin_dir: Path, body: str) -> None:
+    """An ``optipng`` on the PATH that writes its ``-out`` file with Pillow: ``body`` is
+    Python run on the opened image ``img`` before it is saved."""
+    bin_dir.mkdir()
+    script = bin_dir / "optipng"
+    script.write_text(
+        f"#!{sys.executable}\n"
+        "import sys\nfrom PIL import Image\n"
+        "args = sys.argv[1:]\nout, src = args[args.index('-out') + 1], args[-1]\n"
+        f"img = Image.open(src).convert('RGBA')\n{body}\n"
+        "img.save(out, optimize=True)\n"
+    )
+    script.chmod(0o755)
+
+
+def test_optipng_output_replaces_the_file_only_with_the_same_pixels(bench, tmp_path, monkeypatch):
+    path = tmp_path / "plot.png"
+    img = plot_png(path)
+    fake_optipng(tmp_path / "bin", "pass")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    saved = bench.optimize_png(path)  # optipng is on the PATH: it is the default encoder
+    assert saved > 0
+    with Image.open(path) as back:
+        assert back.convert("RGBA").tobytes() == img.tobytes()
+
+    plot_png(path)
+    original = path.read_bytes()
+    shutil.rmtree(tmp_path / "bin")
+    fake_optipng(tmp_path / "bin", "img.putpixel((0, 1), (0, 0, 0, 255))")
+    with pytest.raises(SystemExit, match="optipng changed the pixels"):
+        bench.optimize_png(path)
+    assert path.read_bytes() == original  # a changed picture never replaces the file
