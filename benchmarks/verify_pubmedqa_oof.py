@@ -20,6 +20,11 @@ combiner of the head and the 1.5B should be fitted on.
   (``scifact-verifier_llm_rows``), against the shipped combiner, reasoning setting and
   BioASQ-format proxy.
 
+- Cross-validation (``cross_validation``): each model's answers on its own held-out fold
+  (the shipped model's on fold 0, each fold model's on fold K), pooled over the folds given:
+  the verdict head, the 1.5B and their combination cross-fitted within the fold's questions
+  (as ``verify_pubmedqa.py`` answers them), against always the training majority, paired.
+
 Accuracy and macro-F1, paired by the exact McNemar test per question. Writes
 ``benchmarks/results/verify_pubmedqa/oof_combiner.json`` (with ``--save PATH``, also the
 pooled combiner in the model folder's format).
@@ -94,6 +99,18 @@ def nested(folds: list, shipped: LogisticCombiner) -> dict:
     return compare(y, np.concatenate(ship), np.concatenate(mine), [0, 1, 2])
 
 
+def cross_validation(rows: list[dict]) -> dict:
+    """The per-question answers of ``verify_pubmedqa.py`` pooled over held-out folds."""
+    y = np.array([NAMES.index(r["gold"]) for r in rows])
+    systems = ("always_majority", "trained", "llm", "combined")
+    pred = {s: np.array([NAMES.index(r["reasoning"][s]) for r in rows]) for s in systems}
+    out: dict = {s: scores(pred[s], y, [0, 1, 2]) for s in systems}
+    out["paired_combined_vs_always_majority"] = mcnemar_exact(
+        pred["combined"] == y, pred["always_majority"] == y
+    ).as_dict()
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -129,6 +146,7 @@ def main() -> None:
             y, predict(shipped, a, b, yes_no), predict(pooled, a, b, yes_no), labels
         )
     out["held_out_questions"] = held_out
+    out["cross_validation"] = cross_validation(held + [r for rs in fold_rows.values() for r in rs])
     if args.save:
         save(pooled, args.save)
         out["saved"] = str(args.save)
@@ -147,6 +165,16 @@ def main() -> None:
                 f"{name}: shipped {s['accuracy']:.3f} / {s['macro_f1']:.3f}, "
                 f"out of fold {o['accuracy']:.3f} / {o['macro_f1']:.3f} (p = {p:.3g})"
             )
+    cv = out["cross_validation"]
+    p_cv = cv["paired_combined_vs_always_majority"]["p_value"]
+    log(
+        f"cross-validation ({cv['combined']['n']} questions): "
+        + ", ".join(
+            f"{s} {cv[s]['accuracy']:.3f} / {cv[s]['macro_f1']:.3f}"
+            for s in ("always_majority", "trained", "llm", "combined")
+        )
+        + f" (combined vs always majority p = {p_cv:.3g})"
+    )
     log(f"-> {path}")
 
 

@@ -65,3 +65,23 @@ def test_rows_without_the_llm_are_refused_with_their_path(bench, tmp_path):
         fh.write(json.dumps({"id": "1", "gold": "yes", "p_trained": [0.5, 0.3, 0.2]}) + "\n")
     with pytest.raises(SystemExit, match=r"m_llm_rows\.jsonl\.gz: no p_llm"):
         bench.read_rows(path)
+
+
+def test_cross_validation_pools_each_folds_answers_and_pairs_combined_with_the_majority(bench):
+    answers = [
+        ("yes", "yes", "no", "yes", "yes"),  # gold, majority, head, 1.5B, combined
+        ("no", "yes", "no", "yes", "no"),
+        ("no", "yes", "yes", "yes", "no"),
+        ("maybe", "yes", "maybe", "no", "yes"),
+    ]
+    keys = ("always_majority", "trained", "llm", "combined")
+    rows = [{"gold": g, "reasoning": dict(zip(keys, rest, strict=True))} for g, *rest in answers]
+    cv = bench.cross_validation(rows)
+    assert [cv[k]["accuracy"] for k in keys] == [0.25, 0.5, 0.25, 0.75]
+    assert cv["combined"]["n"] == 4 and cv["trained"]["predicted"] == {
+        "yes": 1,
+        "no": 2,
+        "maybe": 1,
+    }
+    paired = cv["paired_combined_vs_always_majority"]
+    assert (paired["a_only"], paired["b_only"]) == (2, 0)
