@@ -48,6 +48,8 @@ from verify_pubmedqa import NAMES, scores
 
 RESULTS = ROOT / "benchmarks" / "results" / "verify_pubmedqa"
 INPUTS = ("trained", "llm")
+CV_SYSTEMS = ("always_majority", "trained", "llm", "combined")
+"""The answers of ``verify_pubmedqa.py`` the cross-validation block pools."""
 
 
 def read_rows(path: Path) -> list[dict]:
@@ -102,9 +104,8 @@ def nested(folds: list, shipped: LogisticCombiner) -> dict:
 def cross_validation(rows: list[dict]) -> dict:
     """The per-question answers of ``verify_pubmedqa.py`` pooled over held-out folds."""
     y = np.array([NAMES.index(r["gold"]) for r in rows])
-    systems = ("always_majority", "trained", "llm", "combined")
-    pred = {s: np.array([NAMES.index(r["reasoning"][s]) for r in rows]) for s in systems}
-    out: dict = {s: scores(pred[s], y, [0, 1, 2]) for s in systems}
+    pred = {s: np.array([NAMES.index(r["reasoning"][s]) for r in rows]) for s in CV_SYSTEMS}
+    out: dict = {s: scores(pred[s], y, [0, 1, 2]) for s in CV_SYSTEMS}
     out["paired_combined_vs_always_majority"] = mcnemar_exact(
         pred["combined"] == y, pred["always_majority"] == y
     ).as_dict()
@@ -169,10 +170,7 @@ def main() -> None:
     p_cv = cv["paired_combined_vs_always_majority"]["p_value"]
     log(
         f"cross-validation ({cv['combined']['n']} questions): "
-        + ", ".join(
-            f"{s} {cv[s]['accuracy']:.3f} / {cv[s]['macro_f1']:.3f}"
-            for s in ("always_majority", "trained", "llm", "combined")
-        )
+        + ", ".join(f"{s} {cv[s]['accuracy']:.3f} / {cv[s]['macro_f1']:.3f}" for s in CV_SYSTEMS)
         + f" (combined vs always majority p = {p_cv:.3g})"
     )
     log(f"-> {path}")

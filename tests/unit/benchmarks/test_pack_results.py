@@ -112,7 +112,7 @@ def test_optipng_output_replaces_the_file_only_with_the_same_pixels(bench, tmp_p
     path = tmp_path / "plot.png"
     img = plot_png(path)
     fake_optipng(tmp_path / "bin", "pass")
-    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     saved = bench.optimize_png(path)  # optipng is on the PATH: it is the default encoder
     assert saved > 0
     with Image.open(path) as back:
