@@ -498,6 +498,13 @@ def verifier(
             help="Training-side SSLI set (packed or not): its distractors as NOT ENOUGH INFO.",
         ),
     ] = None,
+    claim_negations: Annotated[
+        bool,
+        typer.Option(
+            help="Also train the verdict on each SciFact claim negated by rule, SUPPORT and "
+            "CONTRADICT swapped."
+        ),
+    ] = False,
     seed: Annotated[int, typer.Option()] = 0,
     time_budget: TimeBudgetOpt = None,
     fp16: Fp16Opt = True,
@@ -584,6 +591,7 @@ def verifier(
             exclude_qrels=tuple(exclude_qrels or ()),
             exclude_ssli=tuple(exclude_ssli or ()),
             max_claims=max_claims,
+            claim_negations=claim_negations,
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None

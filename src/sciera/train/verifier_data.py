@@ -17,6 +17,9 @@ Sources:
   unless ``pubmedqa_all`` (the shipped model).
 - Training-side SSLI distractors (sets built from training-side abstracts): each
   distractor is NOT ENOUGH INFO for its question.
+- With ``claim_negations``: each SciFact verdict example (gold rationales, cited and
+  retrieved abstracts) again with its claim negated by :func:`sciera.train.negation.
+  negate_claim`, SUPPORT and CONTRADICT swapped, NOT ENOUGH INFO kept.
 
 Refused, by :class:`~sciera.train.splits.SplitGuard`: a claim that is a BEIR test claim
 (``qrels/test.tsv`` beside the claims file is excluded without being named) stops the run; an
@@ -70,6 +73,7 @@ class VerifierDataSpec:
     exclude_qrels: Sequence[str | Path] = ()
     exclude_ssli: Sequence[str | Path] = ()
     max_claims: int | None = None  # the first N training claims only (smoke runs)
+    claim_negations: bool = False  # each SciFact verdict example again with its claim negated
 
     def __post_init__(self) -> None:
         if self.cv_folds < 2:
@@ -163,6 +167,7 @@ class VerifierData:
                     Counter((e.source, e.label) for e in self.verdict_examples).items()
                 )
             },
+            "claim_negations": spec.claim_negations,
             "pubmedqa_train": len(self.pubmedqa_train),
             "pubmedqa_held_out": len(self.pubmedqa_held),
             "pubmedqa_held_ids": [q.id for q in self.pubmedqa_held],
@@ -609,7 +614,33 @@ def _scifact_examples(
                     c.id,
                 )
             )
+    if spec.claim_negations:
+        verdicts += negated_examples(verdicts)
     return sentences, verdicts
+
+
+_FLIP = {SUPPORT: CONTRADICT, CONTRADICT: SUPPORT, NEI: NEI}
+
+
+def negated_examples(examples: Sequence[VerdictExample]) -> list[VerdictExample]:
+    """Each example once more with its claim negated and SUPPORT / CONTRADICT swapped (NOT
+    ENOUGH INFO stays: a negated claim is no closer to an unrelated abstract); the several
+    rationale sets of one gold abstract are negated once, as ``scifact_gold``. Claims no
+    rule negates are left out."""
+    from sciera.train.negation import negate_claim
+
+    out = []
+    for e in examples:
+        if e.source in ("scifact_gold_set", "scifact_noisy"):
+            continue
+        negated = negate_claim(e.claim)
+        if negated is not None:
+            out.append(
+                VerdictExample(
+                    negated, e.sentences, e.title, _FLIP[e.label], e.source + "_negated", e.group
+                )
+            )
+    return out
 
 
 def _pubmedqa_examples(

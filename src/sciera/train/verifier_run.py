@@ -119,11 +119,19 @@ class VerifierResult:
     card: dict[str, Any]
 
 
+LATER_DATA_OPTIONS = ("claim_negations",)
+
+
 def run_key(job: VerifierJob) -> str:
     """What the epochs depend on (the time budget aside, so a run resumes with a larger
-    one)."""
+    one). Data options added since the first models are keyed only when set, so those
+    models keep their key."""
     conf = {k: v for k, v in asdict(job.config).items() if k != "time_budget_minutes"}
-    blob = json.dumps({"config": conf, "data": asdict(job.data)}, sort_keys=True, default=str)
+    data = asdict(job.data)
+    for name in LATER_DATA_OPTIONS:
+        if not data[name]:
+            del data[name]
+    blob = json.dumps({"config": conf, "data": data}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 

@@ -271,3 +271,23 @@ def test_sampling_keeps_positives_and_the_hardest_negatives():
     idx = [e.index for e in picked]
     assert idx[:3] == [0, 1, 2] and len(idx) == 4 and idx[3] in (3, 4)
     assert class_weights([0, 0, 0, 1, 2, 2]) == pytest.approx([2 / 3, 2.0, 1.0])
+
+
+def test_claim_negations_swap_support_and_contradict_and_keep_nei(tmp_path):
+    from dataclasses import replace
+
+    spec = _write(tmp_path, _claims())
+    plain = prepare_verifier(spec, None, tmp_path / "work").verdict_examples
+    both = prepare_verifier(replace(spec, claim_negations=True), None, tmp_path / "w2")
+    negated = [e for e in both.verdict_examples if e.source.endswith("_negated")]
+    assert both.verdict_examples[: len(plain)] == plain
+    originals = {(e.group, e.source): e for e in plain}
+    # one per gold abstract and per NEI abstract; the extra rationale variants are not negated
+    assert {e.source for e in negated} == {"scifact_gold_negated", "scifact_cited_negated"}
+    for e in negated:
+        src = originals[(e.group, e.source.removesuffix("_negated"))]
+        assert e.sentences == src.sentences and e.claim != src.claim
+        assert e.label == {SUPPORT: 1, 1: SUPPORT, NEI: NEI}[src.label]
+    for e in negated:
+        start = "Aspirin raises cancer risk" if "gold" in e.source else "Statins do not cause"
+        assert e.claim.startswith(start)
