@@ -27,7 +27,7 @@ _CANNOT = re.compile(r"\bcannot\b", re.IGNORECASE)
 _NOT = re.compile(r"\b(not|no) ", re.IGNORECASE)
 _INSERT = re.compile(r"\b(is|are|was|were|can|could|may|might|will|would|should)\b(?! not\b)")
 
-# one direction each way; inflected forms listed (no stemmer)
+# swapped both ways; inflected forms listed (no stemmer)
 _PAIRS = [
     ("increase", "decrease"),
     ("increases", "decreases"),
@@ -59,7 +59,7 @@ _PAIRS = [
     ("activate", "repress"),
     ("gain", "loss"),
 ]
-_ONE_WAY = {
+_ONE_WAY = {  # swapped this way only (the reverse is ambiguous or a pair above)
     "reduces": "increases",
     "reduced": "increased",
     "reduce": "increase",
