@@ -59,7 +59,7 @@ _PAIRS = [
     ("activate", "repress"),
     ("gain", "loss"),
 ]
-_ONE_WAY = {  # swapped this way only (the reverse is ambiguous or a pair above)
+_ONE_WAY = {  # key -> value as listed (the reverse of "reduces" is "increases" above)
     "reduces": "increases",
     "reduced": "increased",
     "reduce": "increase",
