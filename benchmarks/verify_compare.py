@@ -21,10 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from sciera.datasets.claims import read_gold
-from verify_common import DATA, ROOT, log
-from verify_product_path import benchmark_rows, compare
-
-RESULTS = ROOT / "benchmarks" / "results" / "verify_scifact"
+from verify_common import DATA, log
+from verify_product_path import OUT, benchmark_rows, compare
 
 
 def main() -> None:
@@ -33,7 +31,7 @@ def main() -> None:
     ap.add_argument("--b", required=True, help="result name of the run compared with it")
     ap.add_argument("--system", default="trained")
     ap.add_argument("--settings", nargs="+", default=["oracle", "open@5"])
-    ap.add_argument("--results", type=Path, default=RESULTS, help="where the rows are")
+    ap.add_argument("--results", type=Path, default=OUT, help="where the rows are")
     args = ap.parse_args()
     if args.a == args.b:
         raise SystemExit("--a and --b name the same run")
@@ -58,7 +56,7 @@ def main() -> None:
         # compare() pairs its second argument (b here) against its third (a)
         scores, tests, differ = compare(golds, rows_b, rows_a)
         out["n_claims"] = len(golds)
-        out["results"][setting] = {
+        res = out["results"][setting] = {
             args.a: {k: round(v, 4) for k, v in scores["benchmark"].items()},
             args.b: {k: round(v, 4) for k, v in scores["product"].items()},
             "claims_deciding_other_abstracts": differ,
@@ -67,9 +65,8 @@ def main() -> None:
         log(
             f"{setting}: "
             + "; ".join(
-                f"{who} {out['results'][setting][who]['abstract_label_only_f1']:.3f}/"
-                f"{out['results'][setting][who]['sentence_label_f1']:.3f}"
-                for who in (args.a, args.b)
+                f"{w} {res[w]['abstract_label_only_f1']:.3f}/{res[w]['sentence_label_f1']:.3f}"
+                for w in (args.a, args.b)
             )
             + f"; p = {tests['abstract_label_only_f1']['p_value']} / "
             f"{tests['sentence_label_f1']['p_value']}"
