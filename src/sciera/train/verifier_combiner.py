@@ -12,8 +12,11 @@ support / contradict / neither; questions: yes / no / maybe), from rows of
 - the PubMedQA questions it trained on (never its held-out fold): yes / no / maybe,
 
 each read as inference reads it: the trained selector's rationale sentences under the
-card's policy, then both verdict models (the LLM layer caches every call, so a stopped run
-resumes where it was).
+card's policy, then the verdict models: the trained head, the LLM on the claim, and for
+claims the LLM on the claim negated (:class:`~sciera.verify.llm_verdict.NegatedLLMVerdict`;
+the LLM layer caches every call, so a stopped run resumes where it was). Which inputs a
+claim combiner reads is chosen on the same rows: the negated claim is kept only when it
+raises the cross-validated macro-F1.
 """
 
 from __future__ import annotations
@@ -30,9 +33,16 @@ from sciera.train.verifier_eval import label_scores
 from sciera.types import VERDICT_LABELS
 from sciera.verify.base import AbstractText, RationaleSelector, VerdictInput, VerdictModel
 from sciera.verify.calibration import LogisticCombiner
+from sciera.verify.llm_verdict import UNIFORM, NegatedLLMVerdict
 from sciera.verify.verifier import VerifyPolicy, pick_rationales
 
 KINDS = ("claim", "question")
+INPUT_SETS = {
+    "claim": (("trained", "llm"), ("trained", "llm", "llm_negated")),
+    "question": (("trained", "llm"),),
+}
+"""Per kind, the input sets a combiner is chosen from (the first unless a later one scores
+higher): a question has no negation (:class:`NegatedLLMVerdict` gives it no information)."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +53,7 @@ class CombinerRow:
     label: int
     trained: tuple[float, float, float]
     llm: tuple[float, float, float]
+    llm_negated: tuple[float, float, float] = UNIFORM
 
 
 Job = tuple[str, str, str, str, AbstractText, int]
@@ -101,6 +112,7 @@ def combiner_rows(
     given (so they are computed again, not kept: the LLM layer's response cache makes a
     repeated LLM question free, and a stopped run resumes from it)."""
     jobs = _jobs(data, per_label, seed)
+    negated = NegatedLLMVerdict(llm)
     out = []
     for n, (kind, group, key, text, abstract, label) in enumerate(jobs, 1):
         pick = policy if kind == "claim" else policy.for_question()
@@ -109,7 +121,8 @@ def combiner_rows(
         item = VerdictInput(tuple(abstract.sentences[i] for i in idx), abstract.title)
         a = trained.predict_many(text, [item])[0]
         b = llm.predict_many(text, [item])[0]
-        out.append(CombinerRow(kind, group, key, label, a, b))
+        c = negated.predict_many(text, [item])[0]
+        out.append(CombinerRow(kind, group, key, label, a, b, c))
         if progress is not None:
             progress(n, len(jobs))
     return out
@@ -125,6 +138,9 @@ def fit_combiners(
     label and the cross-validated accuracy and macro-F1 (folds by claim or question) of the
     combiner, the trained head and the LLM alone on the same rows.
 
+    The combiner's inputs are chosen among :data:`INPUT_SETS`: a later set (more inputs) is
+    kept only when its cross-validated macro-F1 is higher (``input_search`` reports each).
+
     The rows hold at most ``per_label`` of each label, so a combiner fitted on them learns
     that capped mix as its prior. With ``natural`` (per kind, the training data's count of
     each label before the cap: :func:`natural_counts`) each combiner's intercepts are moved
@@ -139,16 +155,28 @@ def fit_combiners(
         mine = [r for r in rows if r.kind == kind]
         if not mine:
             continue
-        a = np.array([r.trained for r in mine], dtype=float)
-        b = np.array([r.llm for r in mine], dtype=float)
+        x = {
+            name: np.array([getattr(r, name) for r in mine], dtype=float)
+            for name in ("trained", "llm", "llm_negated")
+        }
         y = np.array([r.label for r in mine], dtype=int)
         counts = natural.get(kind) if natural is not None else None
-        combiners[kind] = _fit(a, b, y, counts)
-        cv = np.zeros((len(mine), 3))
         groups = [r.group for r in mine]
-        for fold in make_folds(groups, folds, seed):
-            test = np.isin(groups, fold)
-            cv[test] = _fit(a[~test], b[~test], y[~test], counts)(a[test], b[test])
+        test_folds = [np.isin(groups, fold) for fold in make_folds(groups, folds, seed)]
+        search: dict[str, dict[str, Any]] = {}
+        best: tuple[tuple[str, ...], np.ndarray] | None = None
+        for inputs in INPUT_SETS[kind]:
+            cv = np.zeros((len(mine), 3))
+            for test in test_folds:
+                train = [x[n][~test] for n in inputs]
+                cv[test] = _fit(train, inputs, y[~test], counts)(*[x[n][test] for n in inputs])
+            scores = label_scores(cv, y)
+            search["+".join(inputs)] = _rounded(scores)
+            if best is None or scores["macro_f1"] > label_scores(best[1], y)["macro_f1"]:
+                best = (inputs, cv)
+        assert best is not None
+        inputs, cv = best
+        combiners[kind] = _fit([x[n] for n in inputs], inputs, y, counts)
         report[kind] = {
             "rows": {VERDICT_LABELS[k]: int((y == k).sum()) for k in range(3)},
             **(
@@ -156,11 +184,12 @@ def fit_combiners(
                 if counts is not None
                 else {}
             ),
+            "inputs": list(inputs),
             "cross_validated": {
                 "combined": _rounded(label_scores(cv, y)),
-                "trained": _rounded(label_scores(a, y)),
-                "llm": _rounded(label_scores(b, y)),
+                **{n: _rounded(label_scores(x[n], y)) for n in inputs},
             },
+            **({"input_search": search} if len(search) > 1 else {}),
             "folds": folds,
         }
     return combiners, report
@@ -171,9 +200,12 @@ def _rounded(scores: dict[str, float]) -> dict[str, float]:
 
 
 def _fit(
-    a: np.ndarray, b: np.ndarray, y: np.ndarray, natural: Sequence[int] | None
+    probs: Sequence[np.ndarray],
+    inputs: Sequence[str],
+    y: np.ndarray,
+    natural: Sequence[int] | None,
 ) -> LogisticCombiner:
-    fitted = LogisticCombiner.fit([a, b], y, ("trained", "llm"))
+    fitted = LogisticCombiner.fit(probs, y, inputs)
     return fitted.shifted(prior_shift(natural, y)) if natural is not None else fitted
 
 

@@ -18,7 +18,7 @@ Sources:
 - Training-side SSLI distractors (sets built from training-side abstracts): each
   distractor is NOT ENOUGH INFO for its question.
 - With ``claim_negations``: each SciFact verdict example (gold rationales, cited and
-  retrieved abstracts) again with its claim negated by :func:`sciera.train.negation.
+  retrieved abstracts) again with its claim negated by :func:`sciera.verify.negation.
   negate_claim`, SUPPORT and CONTRADICT swapped, NOT ENOUGH INFO kept.
 
 Refused, by :class:`~sciera.train.splits.SplitGuard`: a claim that is a BEIR test claim
@@ -627,7 +627,7 @@ def negated_examples(examples: Sequence[VerdictExample]) -> list[VerdictExample]
     ENOUGH INFO stays: a negated claim is no closer to an unrelated abstract); the several
     rationale sets of one gold abstract are negated once, as ``scifact_gold``. Claims no
     rule negates are left out."""
-    from sciera.train.negation import negate_claim
+    from sciera.verify.negation import negate_claim
 
     out = []
     for e in examples:

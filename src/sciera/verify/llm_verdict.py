@@ -82,16 +82,45 @@ class LLMVerdict:
         return out
 
 
+UNIFORM: Probs = (1 / 3, 1 / 3, 1 / 3)
+
+
+class NegatedLLMVerdict:
+    """The LLM asked the claim negated (:func:`sciera.verify.negation.negate_claim`), its
+    support and contradict probabilities swapped so that each label keeps its meaning for
+    the claim itself. The 1.5B answers "support" to almost any on-topic evidence; asked
+    both ways, a contradiction shows as support of the negation. Uniform (no information)
+    for a claim no rule negates and for a question; the LLM is not called then."""
+
+    name = "llm_negated"
+
+    def __init__(self, llm: VerdictModel) -> None:
+        self.llm = llm
+
+    def predict_many(self, claim: str, inputs: Sequence[VerdictInput]) -> list[Probs]:
+        from sciera.verify.negation import negate_claim
+
+        negated = negate_claim(claim) if kind_of(claim) == "claim" else None
+        if negated is None:
+            return [UNIFORM] * len(inputs)
+        return [(c, s, n) for s, c, n in self.llm.predict_many(negated, inputs)]
+
+
 COMBINER_FILES = {kind: f"sciera-combiner-{kind}.json" for kind in CHOICES}
 """Where a verifier folder keeps its LLM combiners, one per kind of input."""
+COMBINER_INPUTS = ("trained", "llm", "llm_negated")
+"""The inputs a combiner may read, by name (its ``inputs``, in its order): the trained
+verdict, the LLM on the claim, the LLM on the negated claim."""
 
 
 class CombinedVerdict:
     """A trained verdict model and the LLM's label probabilities, combined by a logistic
     regression per kind of input (claim, question) fitted on training claims and questions
     (:class:`~sciera.verify.calibration.LogisticCombiner`; ``sciera train verifier
-    --combine-llm``). The decision is the combiner's, read from probabilities: never from
-    the LLM's free text."""
+    --combine-llm``). Each combiner names what it reads (:data:`COMBINER_INPUTS`): the
+    trained verdict and the LLM, and for claims possibly the LLM on the negated claim
+    (:class:`NegatedLLMVerdict`), whichever the training chose. The decision is the
+    combiner's, read from probabilities: never from the LLM's free text."""
 
     name = "combined"
 
@@ -108,6 +137,18 @@ class CombinedVerdict:
         self.combiners = (
             dict(combiners) if isinstance(combiners, Mapping) else dict.fromkeys(CHOICES, combiners)
         )
+        self.inputs: dict[str, VerdictModel] = {
+            "trained": model,
+            "llm": llm,
+            "llm_negated": NegatedLLMVerdict(llm),
+        }
+        for kind, combiner in self.combiners.items():
+            unknown = [name for name in combiner.inputs if name not in self.inputs]
+            if unknown:
+                raise ValueError(
+                    f"the {kind} combiner reads {', '.join(unknown)}, which this version of "
+                    f"sciera does not know (it knows {', '.join(COMBINER_INPUTS)})"
+                )
 
     @classmethod
     def from_settings(
@@ -134,7 +175,10 @@ class CombinedVerdict:
                 )
             combiners[kind] = calibration.load(folder / file)
         fitted = (trained.card.get("combiner") or {}).get("llm")
-        return cls(trained, LLMVerdict.from_settings(settings, llm=llm), combiners, fitted)
+        try:
+            return cls(trained, LLMVerdict.from_settings(settings, llm=llm), combiners, fitted)
+        except ValueError as e:
+            raise ScieraError(f"{folder}: {e}") from None
 
     def _check_llm(self) -> None:
         """Warn once when the LLM is not the one the combiners were fitted on (read at the
@@ -168,7 +212,7 @@ class CombinedVerdict:
             return []
         if self.fitted_on is not None:
             self._check_llm()
-        a = np.array(self.model.predict_many(claim, inputs))
-        b = np.array(self.llm.predict_many(claim, inputs))
-        p = self.combiners[kind_of(claim)](a, b)
+        combiner = self.combiners[kind_of(claim)]
+        probs = [np.array(self.inputs[name].predict_many(claim, inputs)) for name in combiner.inputs]
+        p = combiner(*probs)
         return [(float(x), float(y), float(z)) for x, y, z in p]

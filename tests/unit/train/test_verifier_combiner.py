@@ -90,7 +90,12 @@ def test_rows_read_training_claims_and_questions_only():
     assert "A dev claim." not in llm.seen and "Held out?" not in llm.seen
     by = {r.key: r for r in rows}
     assert by["2/b"].label == 1 and by["3/c"].label == 2 and by["1/a"].llm[0] == 0.8
-    assert by["1/a"].trained[0] == 0.5 and llm.calls == len(rows)
+    assert by["1/a"].trained[0] == 0.5
+    # each claim row also asks the negated claim ("Aspirin raises risk."), read swapped;
+    # a question asks nothing more
+    assert "Aspirin raises risk." in llm.seen and llm.calls == len(rows) + 3
+    assert by["1/a"].llm_negated == pytest.approx((0.1, 0.8, 0.1))
+    assert by["q0"].llm_negated == pytest.approx((1 / 3,) * 3)
     # per_label caps each (kind, label), drawn the same way every time
     few = combiner_rows(data, FirstSentence(), Cue(0.5), Cue(0.8), policy, per_label=1)
     again = combiner_rows(data, FirstSentence(), Cue(0.5), Cue(0.8), policy, per_label=1)
@@ -114,7 +119,32 @@ def test_fit_trusts_the_informative_model_and_reports_cross_validation(tmp_path)
     assert cv["trained"]["accuracy"] < 0.5 and report["claim"]["rows"]["SUPPORT"] == 20
     p = combiners["claim"]([[1 / 3] * 3], [[0.1, 0.8, 0.1]])
     assert p.argmax() == 1
+    # the negated claim carried nothing here (uniform), so it is not read
+    assert report["claim"]["inputs"] == ["trained", "llm"] == list(combiners["claim"].inputs)
+    assert set(report["claim"]["input_search"]) == {"trained+llm", "trained+llm+llm_negated"}
     json.dumps(report)  # the card section is JSON
+
+
+def test_the_negated_claim_is_read_when_it_tells_contradiction_apart():
+    from sciera.train.verifier_combiner import CombinerRow
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for i in range(90):
+        y = i % 3
+        # the LLM on the claim: SUPPORT for both SUPPORT and CONTRADICT (its lean), NEI right
+        llm = (0.8, 0.1, 0.1) if y < 2 else (0.1, 0.1, 0.8)
+        # on the negated claim: it supports the negation when the claim is contradicted
+        neg = (0.7, 0.2, 0.1) if y == 0 else (0.2, 0.7, 0.1) if y == 1 else (0.3, 0.3, 0.4)
+        noise = tuple(rng.dirichlet([1, 1, 1]))
+        rows.append(CombinerRow("claim", f"c{i}", f"c{i}/d", y, noise, llm, neg))
+    combiners, report = fit_combiners(rows)
+    search = report["claim"]["input_search"]
+    assert search["trained+llm+llm_negated"]["macro_f1"] > search["trained+llm"]["macro_f1"]
+    assert report["claim"]["inputs"] == ["trained", "llm", "llm_negated"]
+    assert report["claim"]["cross_validated"]["combined"]["accuracy"] > 0.9
+    p = combiners["claim"]([[1 / 3] * 3], [[0.8, 0.1, 0.1]], [[0.2, 0.7, 0.1]])
+    assert p.argmax() == 1
 
 
 def test_the_natural_prior_moves_the_intercepts_by_the_log_share_ratio():

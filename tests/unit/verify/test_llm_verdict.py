@@ -5,6 +5,7 @@ is named once in a warning (scripted LLM, a stand-in trained verdict, no model).
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from fakes import ScriptedLLM
 from sciera.llm.metered import LazyLLM
@@ -59,3 +60,53 @@ def test_the_combined_verdicts_card_states_its_own_gate():
     }
     trained.card = {"policy": {"min_relevance": 0.5}}  # type: ignore[attr-defined]
     assert verdict.card["policy"] == {"min_relevance": 0.5}  # no combined gate: the trained one
+
+
+class ByClaim:
+    """A stand-in LLM verdict: "support" for the claim it was written for, recorded."""
+
+    name = "llm"
+
+    def __init__(self, supported: str) -> None:
+        self.supported, self.asked = supported, []
+
+    def predict_many(self, claim, inputs):
+        self.asked.append(claim)
+        p = (0.7, 0.2, 0.1) if claim == self.supported else (0.2, 0.1, 0.7)
+        return [p] * len(inputs)
+
+
+def test_the_negated_claim_is_asked_and_its_support_read_as_contradiction():
+    from sciera.verify.llm_verdict import NegatedLLMVerdict
+
+    llm = ByClaim("Aspirin increases the risk of colorectal cancer.")
+    negated = NegatedLLMVerdict(llm)
+    item = VerdictInput(("Aspirin users had more cancers.",))
+    (p,) = negated.predict_many("Aspirin reduces the risk of colorectal cancer.", [item])
+    assert llm.asked == ["Aspirin increases the risk of colorectal cancer."]
+    assert p == (0.2, 0.7, 0.1)  # support of the negation is contradiction of the claim
+    # a question, and a claim no rule negates, ask nothing and carry no information
+    assert negated.predict_many("Does aspirin reduce cancer?", [item]) == [(1 / 3,) * 3]
+    assert negated.predict_many("Vitamin D.", [item, item]) == [(1 / 3,) * 3] * 2
+    assert len(llm.asked) == 1
+
+
+def test_a_combiner_reads_the_inputs_it_names():
+    claim = "Aspirin reduces the risk of colorectal cancer."
+    llm = ByClaim("Aspirin increases the risk of colorectal cancer.")
+    zeros, eye = np.zeros((3, 3)), np.eye(3)
+    names = ("trained", "llm", "llm_negated")
+    negated_only = LogisticCombiner(
+        tuple(tuple(row) for row in np.hstack((zeros, zeros, eye * 5))), (0.0,) * 3, names
+    )
+    verdict = CombinedVerdict(Flat(), llm, {"claim": negated_only, "question": negated_only})
+    (p,) = verdict.predict_many(claim, [VerdictInput(("Aspirin users had more cancers.",))])
+    assert max(range(3), key=lambda i: p[i]) == 1  # CONTRADICT, from the negated claim alone
+    assert llm.asked == [claim, "Aspirin increases the risk of colorectal cancer."]
+    two = LogisticCombiner(((1.0,) * 6,) * 3, (0.0,) * 3, ("trained", "llm"))
+    llm.asked.clear()
+    CombinedVerdict(Flat(), llm, two).predict_many(claim, [VerdictInput(("x",))])
+    assert llm.asked == [claim]  # a two-input combiner never asks the negation
+    foreign = LogisticCombiner(((1.0,) * 6,) * 3, (0.0,) * 3, ("trained", "oracle"))
+    with pytest.raises(ValueError, match="reads oracle, which .* knows trained, llm, llm_negated"):
+        CombinedVerdict(Flat(), llm, foreign)

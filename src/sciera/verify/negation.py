@@ -1,6 +1,9 @@
-"""Claim negation for verdict training data: one rule-based edit that flips what a claim
-asserts, so a (claim, rationale) pair labelled SUPPORT gives a CONTRADICT pair and the
-reverse (SciFact's own CONTRADICT claims were written the same way, by negating a claim).
+"""Claim negation: one rule-based edit that flips what a claim asserts. Two uses: training
+data (``sciera train verifier --claim-negations``: a (claim, rationale) pair labelled SUPPORT
+gives a CONTRADICT pair and the reverse; SciFact's own CONTRADICT claims were written the same
+way, by negating a claim), and a second question to the LLM verdict
+(:class:`sciera.verify.llm_verdict.NegatedLLMVerdict`: the 1.5B leans to "support", and its
+answer to the negated claim tells contradiction apart where its answer to the claim does not).
 
 One edit per claim, the first rule that applies:
 

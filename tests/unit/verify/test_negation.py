@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sciera.train.negation import negate_claim
+from sciera.verify.negation import negate_claim
 
 
 @pytest.mark.parametrize(
