@@ -105,14 +105,25 @@ def test_the_llm_combiners_ship_and_lean_on_the_llm(shipped, card):
         assert (shipped / file).is_file() and section[kind]["rows"]
     evidence = ("Aspirin lowered the incidence of colorectal adenomas by 21%.",)
     claim = "Aspirin reduces the risk of colorectal adenomas."
+    negated = "Aspirin increases the risk of colorectal adenomas."  # what the rules give
+    reads = section["claim"].get("inputs", ["trained", "llm"])
     decisions = {}
-    for word in ("support", "contradict"):
-        probs = {"support": 0.02, "contradict": 0.02, "neither": 0.02, word: 0.96}
-        llm = ScriptedLLM(default_probs=probs)
+    for word, other in (("support", "contradict"), ("contradict", "support")):
+        llm = ScriptedLLM()  # sure of `word` for the claim, of `other` for its negation
+        llm.on(
+            f"Claim: {claim}",
+            probs={"support": 0.02, "contradict": 0.02, "neither": 0.02, word: 0.96},
+        )
+        llm.on(
+            f"Claim: {negated}",
+            probs={"support": 0.02, "contradict": 0.02, "neither": 0.02, other: 0.96},
+        )
         verdict = make_verdict("combined", Settings(), llm=llm)
         assert isinstance(verdict, CombinedVerdict)
+        assert list(verdict.combiners["claim"].inputs) == reads
         (p,) = verdict.predict_many(claim, [VerdictInput(evidence)])
-        assert sum(p) == pytest.approx(1.0) and len(llm.calls_to("choice_logprobs")) == 1
+        asked = 1 + ("llm_negated" in reads)  # the claim, and its negation when read
+        assert sum(p) == pytest.approx(1.0) and len(llm.calls_to("choice_logprobs")) == asked
         decisions[word] = max(range(2), key=lambda i: p[i])
     assert decisions == {"support": 0, "contradict": 1}
     q = ScriptedLLM(default_probs={"no": 0.96, "yes": 0.02, "maybe": 0.02})

@@ -163,19 +163,19 @@ def fit_combiners(
         counts = natural.get(kind) if natural is not None else None
         groups = [r.group for r in mine]
         test_folds = [np.isin(groups, fold) for fold in make_folds(groups, folds, seed)]
-        search: dict[str, dict[str, Any]] = {}
-        best: tuple[tuple[str, ...], np.ndarray] | None = None
-        for inputs in INPUT_SETS[kind]:
-            cv = np.zeros((len(mine), 3))
+        cvs = {}
+        for names in INPUT_SETS[kind]:
+            cvs[names] = np.zeros((len(mine), 3))
             for test in test_folds:
-                train = [x[n][~test] for n in inputs]
-                cv[test] = _fit(train, inputs, y[~test], counts)(*[x[n][test] for n in inputs])
-            scores = label_scores(cv, y)
-            search["+".join(inputs)] = _rounded(scores)
-            if best is None or scores["macro_f1"] > label_scores(best[1], y)["macro_f1"]:
-                best = (inputs, cv)
-        assert best is not None
-        inputs, cv = best
+                train = [x[n][~test] for n in names]
+                cvs[names][test] = _fit(train, names, y[~test], counts)(
+                    *[x[n][test] for n in names]
+                )
+        scored = {names: label_scores(cv, y) for names, cv in cvs.items()}
+        # more inputs only for a higher macro-F1 (a tie keeps the fewer)
+        inputs = max(scored, key=lambda names: (scored[names]["macro_f1"], -len(names)))
+        cv = cvs[inputs]
+        search = {"+".join(names): _rounded(s) for names, s in scored.items()}
         combiners[kind] = _fit([x[n] for n in inputs], inputs, y, counts)
         report[kind] = {
             "rows": {VERDICT_LABELS[k]: int((y == k).sum()) for k in range(3)},
