@@ -165,26 +165,40 @@ def _combiner(section: Mapping[str, Any] | None) -> list[str]:
             else ""
         ),
         "",
-        "| inputs | rows | combined | trained | LLM |",
-        "|---|---|---|---|---|",
+        "| inputs | rows | reads | combined | trained | LLM | LLM, negated claim |",
+        "|---|---|---|---|---|---|---|",
     ]
+    searches = []
     for kind, file in section["files"].items():
         cv = section[kind]["cross_validated"]
+        reads = section[kind].get("inputs", ["trained", "llm"])
         lines.append(
             f"| {kind}s (`{file}`) | {json.dumps(section[kind]['rows'])}"
             + (f" of {json.dumps(section[kind]['natural'])}" if "natural" in section[kind] else "")
-            + " | "
+            + f" | {', '.join(reads)} | "
             + " | ".join(
-                f"{_f(cv[m]['accuracy'])} / {_f(cv[m]['macro_f1'])}"
-                for m in ("combined", "trained", "llm")
+                f"{_f(cv[m]['accuracy'])} / {_f(cv[m]['macro_f1'])}" if m in cv else "-"
+                for m in ("combined", "trained", "llm", "llm_negated")
             )
             + " |"
         )
+        search = section[kind].get("input_search") or {}
+        if len(search) > 1:
+            searches.append(
+                f"{kind}s: "
+                + ", ".join(f"{name} {_f(s['macro_f1'])}" for name, s in search.items())
+            )
     lines += [
         "",
         f"Accuracy / macro-F1, {section[next(iter(section['files']))]['folds']}-fold "
         "cross-validated by claim or question on those training rows (the trained head has "
         "seen these claims: its column is optimistic)."
+        + (
+            " What a combiner reads was chosen by the same cross-validated macro-F1 (more "
+            "inputs only for a higher one): " + "; ".join(searches) + "."
+            if searches
+            else ""
+        )
         + (
             " The combined column is of the corrected combiners, scored on the capped rows: "
             "where those under-represent a label the training data holds more of, it reads "

@@ -155,8 +155,14 @@ def test_card_renders_every_section():
                 "rows": {"SUPPORT": 3},
                 "natural": {"SUPPORT": 9},
                 "folds": 5,
+                "inputs": ["trained", "llm", "llm_negated"],
                 "cross_validated": {
-                    m: {"accuracy": 0.5, "macro_f1": 0.25} for m in ("combined", "trained", "llm")
+                    m: {"accuracy": 0.5, "macro_f1": 0.25}
+                    for m in ("combined", "trained", "llm", "llm_negated")
+                },
+                "input_search": {
+                    "trained+llm": {"accuracy": 0.4, "macro_f1": 0.2},
+                    "trained+llm+llm_negated": {"accuracy": 0.5, "macro_f1": 0.25},
                 },
             },
         },
@@ -183,7 +189,10 @@ def test_card_renders_every_section():
         "- open setting: top 5 of the reranked top abstracts",
         "Recalibrated 2026-11-29 (w)",
         "## LLM combiners (the `combined` verdict)",
-        '| claims (`sciera-combiner-claim.json`) | {"SUPPORT": 3} of {"SUPPORT": 9} | 0.500 /',
+        '| claims (`sciera-combiner-claim.json`) | {"SUPPORT": 3} of {"SUPPORT": 9} | trained, '
+        "llm, llm_negated | 0.500 / 0.250 | 0.500 / 0.250 | 0.500 / 0.250 | 0.500 / 0.250 |",
+        "(more inputs only for a higher one): claims: trained+llm 0.200, "
+        "trained+llm+llm_negated 0.250.",
         "intercepts are then corrected from the rows' label mix",
         "average precision 0.4000 (the head) -> 0.5000 (cross-validated by claim)",
         "used: yes",
