@@ -545,6 +545,14 @@ def verifier(
     combiner_per_label: Annotated[
         int, typer.Option(min=10, help="Training inputs per label and kind for the combiners.")
     ] = 100,
+    negated_claim: Annotated[
+        bool,
+        typer.Option(
+            help="With --combine-llm: also ask the LLM each training claim negated and let "
+            "the claim combiner read that answer when it raises the cross-validated macro-F1 "
+            "(a second LLM call per claim and abstract)."
+        ),
+    ] = False,
     rationale_relevance: Annotated[
         bool,
         typer.Option(
@@ -609,6 +617,7 @@ def verifier(
         min_relevance=min_relevance,
         combine_llm=combine_llm,
         combiner_per_label=combiner_per_label,
+        negated_claim=negated_claim,
         rationale_relevance=rationale_relevance,
     )
     _quiet_transformers()

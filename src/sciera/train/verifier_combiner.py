@@ -12,11 +12,11 @@ support / contradict / neither; questions: yes / no / maybe), from rows of
 - the PubMedQA questions it trained on (never its held-out fold): yes / no / maybe,
 
 each read as inference reads it: the trained selector's rationale sentences under the
-card's policy, then the verdict models: the trained head, the LLM on the claim, and for
-claims the LLM on the claim negated (:class:`~sciera.verify.llm_verdict.NegatedLLMVerdict`;
-the LLM layer caches every call, so a stopped run resumes where it was). Which inputs a
-claim combiner reads is chosen on the same rows: the negated claim is kept only when it
-raises the cross-validated macro-F1.
+card's policy, then the verdict models: the trained head, the LLM on the claim, and when
+asked (``sciera train verifier --negated-claim``) the LLM on the claim negated
+(:class:`~sciera.verify.llm_verdict.NegatedLLMVerdict`; the LLM layer caches every call, so a
+stopped run resumes where it was). Which inputs a claim combiner reads is then chosen on the
+same rows: the negated claim is kept only when it raises the cross-validated macro-F1.
 """
 
 from __future__ import annotations
@@ -107,12 +107,15 @@ def combiner_rows(
     per_label: int = 100,
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
+    negated: bool = False,
 ) -> list[CombinerRow]:
     """The rows, each read as inference reads it with the selector, calibrators and policy
     given (so they are computed again, not kept: the LLM layer's response cache makes a
-    repeated LLM question free, and a stopped run resumes from it)."""
+    repeated LLM question free, and a stopped run resumes from it). ``negated``: also the
+    LLM on each claim negated (else that input carries no information and is never
+    chosen)."""
     jobs = _jobs(data, per_label, seed)
-    negated = NegatedLLMVerdict(llm)
+    negation = NegatedLLMVerdict(llm)
     out = []
     for n, (kind, group, key, text, abstract, label) in enumerate(jobs, 1):
         pick = policy if kind == "claim" else policy.for_question()
@@ -121,7 +124,7 @@ def combiner_rows(
         item = VerdictInput(tuple(abstract.sentences[i] for i in idx), abstract.title)
         a = trained.predict_many(text, [item])[0]
         b = llm.predict_many(text, [item])[0]
-        c = negated.predict_many(text, [item])[0]
+        c = negation.predict_many(text, [item])[0] if negated else UNIFORM
         out.append(CombinerRow(kind, group, key, label, a, b, c))
         if progress is not None:
             progress(n, len(jobs))
@@ -164,7 +167,9 @@ def fit_combiners(
         groups = [r.group for r in mine]
         test_folds = [np.isin(groups, fold) for fold in make_folds(groups, folds, seed)]
         cvs = {}
-        for names in INPUT_SETS[kind]:
+        # the negated claim is a candidate only when the rows were read with it
+        asked = {"trained", "llm"} | {n for n in x if np.ptp(x[n]) > 0}
+        for names in (c for c in INPUT_SETS[kind] if set(c) <= asked):
             cvs[names] = np.zeros((len(mine), 3))
             for test in test_folds:
                 train = [x[n][~test] for n in names]

@@ -108,6 +108,9 @@ class VerifierJob:
     # fit the LLM combiners (sciera.train.verifier_combiner) on training claims and questions
     combine_llm: bool = False
     combiner_per_label: int = 100
+    # with combine_llm: the LLM also asked each claim negated, read by the claim combiner
+    # when it raises the cross-validated macro-F1 on the training rows
+    negated_claim: bool = False
     # also fit the rationale combiner (head + relevance cross-encoder) and let the policy
     # search choose it: off by default, since with the combined verdict it measured worse
     rationale_relevance: bool = False
@@ -829,6 +832,7 @@ def _fit_combiners(
         per_label=job.combiner_per_label,
         seed=job.data.seed,
         progress=step,
+        negated=job.negated_claim,
     )
     combiners, report = fit_combiners(rows, natural=natural_counts(data))
     section = {

@@ -213,6 +213,8 @@ class CombinedVerdict:
         if self.fitted_on is not None:
             self._check_llm()
         combiner = self.combiners[kind_of(claim)]
-        probs = [np.array(self.inputs[name].predict_many(claim, inputs)) for name in combiner.inputs]
+        probs = [
+            np.array(self.inputs[name].predict_many(claim, inputs)) for name in combiner.inputs
+        ]
         p = combiner(*probs)
         return [(float(x), float(y), float(z)) for x, y, z in p]

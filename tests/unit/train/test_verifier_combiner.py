@@ -84,7 +84,7 @@ class Cue:
 def test_rows_read_training_claims_and_questions_only():
     data, llm = _data(), Cue(0.8)
     policy = VerifyPolicy(min_rationale=0.5)
-    rows = combiner_rows(data, FirstSentence(), Cue(0.5), llm, policy, per_label=10)
+    rows = combiner_rows(data, FirstSentence(), Cue(0.5), llm, policy, per_label=10, negated=True)
     keys = {r.key for r in rows}
     assert keys == {"1/a", "2/b", "3/c", *(f"q{i}" for i in range(6))}
     assert "A dev claim." not in llm.seen and "Held out?" not in llm.seen
@@ -97,7 +97,9 @@ def test_rows_read_training_claims_and_questions_only():
     assert by["1/a"].llm_negated == pytest.approx((0.1, 0.8, 0.1))
     assert by["q0"].llm_negated == pytest.approx((1 / 3,) * 3)
     # per_label caps each (kind, label), drawn the same way every time
-    few = combiner_rows(data, FirstSentence(), Cue(0.5), Cue(0.8), policy, per_label=1)
+    plain = Cue(0.8)  # without --negated-claim: one LLM call per row, no negated input
+    few = combiner_rows(data, FirstSentence(), Cue(0.5), plain, policy, per_label=1)
+    assert plain.calls == len(few) and all(r.llm_negated == (1 / 3,) * 3 for r in few)
     again = combiner_rows(data, FirstSentence(), Cue(0.5), Cue(0.8), policy, per_label=1)
     assert len(few) == 6 and [r.key for r in few] == [r.key for r in again]
 
@@ -119,9 +121,9 @@ def test_fit_trusts_the_informative_model_and_reports_cross_validation(tmp_path)
     assert cv["trained"]["accuracy"] < 0.5 and report["claim"]["rows"]["SUPPORT"] == 20
     p = combiners["claim"]([[1 / 3] * 3], [[0.1, 0.8, 0.1]])
     assert p.argmax() == 1
-    # the negated claim carried nothing here (uniform), so it is not read
+    # the rows were read without the negated claim, so it is no candidate
     assert report["claim"]["inputs"] == ["trained", "llm"] == list(combiners["claim"].inputs)
-    assert set(report["claim"]["input_search"]) == {"trained+llm", "trained+llm+llm_negated"}
+    assert "input_search" not in report["claim"]
     json.dumps(report)  # the card section is JSON
 
 
