@@ -108,5 +108,5 @@ def test_a_combiner_reads_the_inputs_it_names():
     CombinedVerdict(Flat(), llm, two).predict_many(claim, [VerdictInput(("x",))])
     assert llm.asked == [claim]  # a two-input combiner never asks the negation
     foreign = LogisticCombiner(((1.0,) * 6,) * 3, (0.0,) * 3, ("trained", "oracle"))
-    with pytest.raises(ValueError, match="reads oracle, which .* knows trained, llm, llm_negated"):
+    with pytest.raises(ValueError, match=r"reads oracle, which .* knows trained, llm, llm_negated"):
         CombinedVerdict(Flat(), llm, foreign)
