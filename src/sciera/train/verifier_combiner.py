@@ -33,7 +33,7 @@ from sciera.train.verifier_eval import label_scores
 from sciera.types import VERDICT_LABELS
 from sciera.verify.base import AbstractText, RationaleSelector, VerdictInput, VerdictModel
 from sciera.verify.calibration import LogisticCombiner
-from sciera.verify.llm_verdict import UNIFORM, NegatedLLMVerdict
+from sciera.verify.llm_verdict import COMBINER_INPUTS, UNIFORM, NegatedLLMVerdict
 from sciera.verify.verifier import VerifyPolicy, pick_rationales
 
 KINDS = ("claim", "question")
@@ -160,7 +160,7 @@ def fit_combiners(
             continue
         x = {
             name: np.array([getattr(r, name) for r in mine], dtype=float)
-            for name in ("trained", "llm", "llm_negated")
+            for name in COMBINER_INPUTS
         }
         y = np.array([r.label for r in mine], dtype=int)
         counts = natural.get(kind) if natural is not None else None
@@ -179,7 +179,6 @@ def fit_combiners(
         scored = {names: label_scores(cv, y) for names, cv in cvs.items()}
         # more inputs only for a higher macro-F1 (a tie keeps the fewer)
         inputs = max(scored, key=lambda names: (scored[names]["macro_f1"], -len(names)))
-        cv = cvs[inputs]
         search = {"+".join(names): _rounded(s) for names, s in scored.items()}
         combiners[kind] = _fit([x[n] for n in inputs], inputs, y, counts)
         report[kind] = {
@@ -191,7 +190,7 @@ def fit_combiners(
             ),
             "inputs": list(inputs),
             "cross_validated": {
-                "combined": _rounded(label_scores(cv, y)),
+                "combined": _rounded(scored[inputs]),
                 **{n: _rounded(label_scores(x[n], y)) for n in inputs},
             },
             **({"input_search": search} if len(search) > 1 else {}),

@@ -137,11 +137,9 @@ class CombinedVerdict:
         self.combiners = (
             dict(combiners) if isinstance(combiners, Mapping) else dict.fromkeys(CHOICES, combiners)
         )
-        self.inputs: dict[str, VerdictModel] = {
-            "trained": model,
-            "llm": llm,
-            "llm_negated": NegatedLLMVerdict(llm),
-        }
+        self.inputs: dict[str, VerdictModel] = dict(
+            zip(COMBINER_INPUTS, (model, llm, NegatedLLMVerdict(llm)), strict=True)
+        )
         for kind, combiner in self.combiners.items():
             unknown = [name for name in combiner.inputs if name not in self.inputs]
             if unknown:
