@@ -601,25 +601,25 @@ def verifier(
             max_claims=max_claims,
             claim_negations=claim_negations,
         )
+        job = VerifierJob(
+            data,
+            out,
+            config,
+            open_k=open_k,
+            fp16=fp16,
+            overwrite=overwrite,
+            threads=threads,
+            verdict_bias=verdict_bias,
+            recalibrate=recalibrate,
+            min_relevance=min_relevance,
+            combine_llm=combine_llm,
+            combiner_per_label=combiner_per_label,
+            negated_claim=negated_claim,
+            rationale_relevance=rationale_relevance,
+        )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     check_spec_paths(data)
-    job = VerifierJob(
-        data,
-        out,
-        config,
-        open_k=open_k,
-        fp16=fp16,
-        overwrite=overwrite,
-        threads=threads,
-        verdict_bias=verdict_bias,
-        recalibrate=recalibrate,
-        min_relevance=min_relevance,
-        combine_llm=combine_llm,
-        combiner_per_label=combiner_per_label,
-        negated_claim=negated_claim,
-        rationale_relevance=rationale_relevance,
-    )
     _quiet_transformers()
     with step_progress(transient=False) as update:
         result = train_verifier(job, load_settings(preset), update)

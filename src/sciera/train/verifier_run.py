@@ -115,6 +115,10 @@ class VerifierJob:
     # search choose it: off by default, since with the combined verdict it measured worse
     rationale_relevance: bool = False
 
+    def __post_init__(self) -> None:
+        if self.negated_claim and not self.combine_llm:
+            raise ValueError("--negated-claim is read by the LLM combiners: add --combine-llm")
+
 
 @dataclass(frozen=True)
 class VerifierResult:

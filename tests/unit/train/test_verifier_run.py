@@ -3,11 +3,18 @@ and the card rendering (hand-made inputs, no model)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+import typer
+from click.testing import CliRunner
+
+from sciera.cli import app, train_cmds  # noqa: F401  (registers the commands)
 from sciera.datasets.claims import parse_gold
 from sciera.train.splits import SplitGuard
 from sciera.train.verifier_card import render
-from sciera.train.verifier_data import VerifierData
-from sciera.train.verifier_run import choose_strong, claim_table
+from sciera.train.verifier_data import VerifierData, VerifierDataSpec
+from sciera.train.verifier_run import VerifierJob, choose_strong, claim_table
 from sciera.types import CONTRADICT, NOT_ENOUGH_INFO, SUPPORT, AbstractVerdict, Verification
 
 
@@ -305,3 +312,17 @@ def test_the_cited_sentences_are_chosen_on_dev_with_the_gate():
     assert report["cross_validated"]["sentence_label_f1"] == 1.0
     assert all(p["cited"] is not None for p in report["cross_validated"]["picked"])
     assert {len(v.sentences) for v in verdict.asked} == {2}  # the context is still read
+
+
+def test_negated_claim_without_the_combiners_is_refused(tmp_path: Path) -> None:
+    spec = VerifierDataSpec(claims=tmp_path / "c.jsonl", sentences=tmp_path / "s.jsonl")
+    with pytest.raises(ValueError, match="add --combine-llm"):
+        VerifierJob(spec, "m", negated_claim=True)
+    VerifierJob(spec, "m", combine_llm=True, negated_claim=True)
+    out = CliRunner().invoke(
+        typer.main.get_group(app),
+        ["train", "verifier", "--out", str(tmp_path / "m"), "--negated-claim"],
+    )
+    assert out.exit_code == 2
+    assert "add --combine-llm" in " ".join(out.output.replace("│", " ").split())
+    assert not (tmp_path / "m").exists()
