@@ -56,3 +56,28 @@ def test_runs_on_other_claims_are_refused(bench, shared_data: Path, tmp_path, mo
     monkeypatch.setattr(sys, "argv", argv)
     with pytest.raises(SystemExit, match="not on the same claims"):
         bench.main()
+
+
+def test_folds_pool_into_one_comparison(bench, shared_data: Path, tmp_path, monkeypatch):
+    from sciera.datasets.claims import read_gold
+
+    golds = [g for g in read_gold(shared_data / "scifact" / "claims_train.jsonl") if g.evidence]
+    folds = [golds[:6], golds[6:12]]
+    for k, fold in enumerate(folds):
+        _rows(tmp_path / f"none{k}_rows.jsonl.gz", {g.id: {} for g in fold})
+        right = {
+            g.id: {d: {"label": a.label, "sentences": []} for d, a in g.evidence.items()}
+            for g in fold
+        }
+        _rows(tmp_path / f"gold{k}_rows.jsonl.gz", right)
+    argv = ["x", "--a", "none0", "none1", "--b", "gold0", "gold1", "--name", "pooled"]
+    monkeypatch.setattr(sys, "argv", [*argv, "--settings", "open@5", "--results", str(tmp_path)])
+    bench.main()
+    out = json.loads((tmp_path / "pooled.json").read_text())
+    assert out["n_claims"] == 12 and out["b"] == "gold0+gold1"
+    assert out["results"]["open@5"]["gold0+gold1"]["abstract_label_only_f1"] == 1.0
+    # the same fold twice on one side is refused: its claims would count twice
+    argv = ["x", "--a", "none0", "none0", "--b", "gold0", "gold1", "--results", str(tmp_path)]
+    monkeypatch.setattr(sys, "argv", [*argv, "--settings", "open@5"])
+    with pytest.raises(SystemExit, match="in another run on this side"):
+        bench.main()
