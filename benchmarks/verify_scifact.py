@@ -53,7 +53,10 @@ claim-level verdict (refusal rate of answerable claims, precision of decisions) 
 approximate randomization of abstract label-only F1 and sentence selection+label F1 (claims
 swapped), exact McNemar on each gold abstract's label-only outcome. Speed: seconds per claim
 of verification over its open@10 abstracts (retrieval apart), with and without the LLM.
-Writes ``benchmarks/results/verify_scifact/<name>.json`` and the per-claim rows gzipped.
+Writes ``benchmarks/results/verify_scifact/<name>.json`` and the per-claim rows gzipped
+(each system's predictions per setting; for ``trained`` and ``combined`` also each
+abstract's verdict and confidence, under ``verdicts``, which ``verify_strong_sweep.py``
+reads).
 """
 
 from __future__ import annotations
@@ -158,6 +161,11 @@ def baseline(claim: str, abstracts: Sequence[AbstractText]) -> dict[str, Abstrac
         a.doc_id: AbstractPrediction(SUPPORT, tuple(bm25.closest(claim, a.sentences, 2)))
         for a in abstracts
     }
+
+
+# systems whose abstract verdicts (document, label, confidence) the rows keep, so the
+# claim-level decision can be recomputed for another ``strong`` (verify_strong_sweep.py)
+KEEP_VERDICTS = ("trained", "combined")
 
 
 def claim_level(gold: GoldClaim, v: Verification | None, pred: ClaimPrediction) -> dict[str, Any]:
@@ -311,6 +319,10 @@ def main() -> None:
                 p = to_prediction(g.id, v)
                 sysrows[name][g.id] = p
                 levels[name].append(claim_level(g, v, p))
+                if name in KEEP_VERDICTS:
+                    per_claim[g.id].setdefault("verdicts", {}).setdefault(setting, {})[name] = [
+                        [a.doc_id, a.label, round(a.confidence, 4)] for a in v.verdicts
+                    ]
         res = {}
         for name, preds in sysrows.items():
             counts = scifact_counts(golds, list(preds.values()))
