@@ -80,10 +80,10 @@ def main() -> None:
     }
     for strong in args.grid:
         key = f"{strong:g}"
-        for name, claims in runs.items():
-            out["runs"].setdefault(name, {})[key] = claim_summary(levels(claims, strong))
-        every = [c for claims in runs.values() for c in claims]
-        pooled = out["pooled"][key] = claim_summary(levels(every, strong))
+        per_run = {name: levels(claims, strong) for name, claims in runs.items()}
+        for name, rows in per_run.items():
+            out["runs"].setdefault(name, {})[key] = claim_summary(rows)
+        pooled = out["pooled"][key] = claim_summary([r for rows in per_run.values() for r in rows])
         log(
             f"strong {key}: refused {pooled['refusal_rate']:.3f} of {pooled['answerable']}, "
             f"{pooled['decided']} decisions {pooled['precision']:.3f} precise"
