@@ -543,8 +543,12 @@ def verifier(
         ),
     ] = False,
     combiner_per_label: Annotated[
-        int, typer.Option(min=10, help="Training inputs per label and kind for the combiners.")
-    ] = 100,
+        int | None,
+        typer.Option(
+            help="With --combine-llm: training inputs per label and kind for the combiners "
+            "(default 100)."
+        ),
+    ] = None,
     negated_claim: Annotated[
         bool,
         typer.Option(

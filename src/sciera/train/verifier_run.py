@@ -65,6 +65,8 @@ from sciera.verify.verifier import VerifyPolicy, pick_rationales
 Progress = Callable[[str, int, int], None]
 RATIONALE_CALIBRATOR = "sciera-rationale-calibrator.json"
 RATIONALE_COMBINER = "sciera-rationale-combiner.json"
+COMBINER_PER_LABEL = 100
+"""The LLM combiners' training inputs per label and kind, unless told otherwise."""
 VERDICT_CALIBRATOR = "sciera-verdict-calibrator.json"
 GRID = {
     "min_rationale": (0.3, 0.4, 0.5, 0.6, 0.7),
@@ -107,7 +109,8 @@ class VerifierJob:
     min_relevance: float = 0.5
     # fit the LLM combiners (sciera.train.verifier_combiner) on training claims and questions
     combine_llm: bool = False
-    combiner_per_label: int = 100
+    # with combine_llm: training inputs per label and kind (None: COMBINER_PER_LABEL)
+    combiner_per_label: int | None = None
     # with combine_llm: the LLM also asked each claim negated, read by the claim combiner
     # when it raises the cross-validated macro-F1 on the training rows
     negated_claim: bool = False
@@ -118,6 +121,18 @@ class VerifierJob:
     def __post_init__(self) -> None:
         if self.negated_claim and not self.combine_llm:
             raise ValueError("--negated-claim is read by the LLM combiners: add --combine-llm")
+        if self.combiner_per_label is not None:
+            if not self.combine_llm:
+                raise ValueError("--combiner-per-label sizes the LLM combiners: add --combine-llm")
+            if self.combiner_per_label < 10:
+                raise ValueError(
+                    f"--combiner-per-label must be at least 10, got {self.combiner_per_label}"
+                )
+
+    @property
+    def per_label(self) -> int:
+        """The combiners' training inputs per label and kind."""
+        return self.combiner_per_label or COMBINER_PER_LABEL
 
 
 @dataclass(frozen=True)
@@ -833,7 +848,7 @@ def _fit_combiners(
         TrainedVerdict(network=net),
         verdict,
         policy,
-        per_label=job.combiner_per_label,
+        per_label=job.per_label,
         seed=job.data.seed,
         progress=step,
         negated=job.negated_claim,
@@ -844,7 +859,7 @@ def _fit_combiners(
         "prompts": LLMVerdict.version(),
         "fitted_on": "the verifier's training claims (evidence and cited abstracts) and "
         "training PubMedQA questions; never dev or held-out ones",
-        "per_label": job.combiner_per_label,
+        "per_label": job.per_label,
         "prior": "the training data's label mix (intercepts corrected from the capped rows')",
         "files": {k: COMBINER_FILES[k] for k in combiners},
         **report,

@@ -326,3 +326,20 @@ def test_negated_claim_without_the_combiners_is_refused(tmp_path: Path) -> None:
     assert out.exit_code == 2
     assert "add --combine-llm" in " ".join(out.output.replace("│", " ").split())
     assert not (tmp_path / "m").exists()
+
+
+def test_combiner_size_without_the_combiners_is_refused(tmp_path: Path) -> None:
+    spec = VerifierDataSpec(claims=tmp_path / "c.jsonl", sentences=tmp_path / "s.jsonl")
+    with pytest.raises(ValueError, match="add --combine-llm"):
+        VerifierJob(spec, "m", combiner_per_label=50)
+    with pytest.raises(ValueError, match="at least 10"):
+        VerifierJob(spec, "m", combine_llm=True, combiner_per_label=5)
+    assert VerifierJob(spec, "m", combine_llm=True, combiner_per_label=50).per_label == 50
+    assert VerifierJob(spec, "m", combine_llm=True).per_label == 100
+    out = CliRunner().invoke(
+        typer.main.get_group(app),
+        ["train", "verifier", "--out", str(tmp_path / "m"), "--combiner-per-label", "50"],
+    )
+    assert out.exit_code == 2
+    assert "add --combine-llm" in " ".join(out.output.replace("│", " ").split())
+    assert not (tmp_path / "m").exists()
