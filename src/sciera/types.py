@@ -250,8 +250,10 @@ class AbstractVerdict:
     """What one abstract says about a claim: ``label`` (one of :data:`VERDICT_LABELS`)
     with its calibrated ``confidence``, the probabilities of all three labels (``probs``,
     in :data:`VERDICT_LABELS` order) and the rationale sentences cited for it (the
-    decision read them, perhaps with a sentence of context besides), and the reranker's
-    P(relevant) when the relevance gate read one."""
+    decision read them, perhaps with a sentence of context besides), the reranker's
+    P(relevant) when the relevance gate read one, and whether the verdict model ``read``
+    the abstract (False when the gate kept it out first or no sentence was picked:
+    ``probs`` are then a placeholder, all on NOT ENOUGH INFO)."""
 
     doc_id: str
     title: str
@@ -260,6 +262,7 @@ class AbstractVerdict:
     probs: tuple[float, float, float]
     rationales: tuple[Rationale, ...] = ()
     relevance: float | None = None
+    read: bool = True
 
     @property
     def probabilities(self) -> dict[str, float]:

@@ -267,6 +267,7 @@ def test_verify_view_shows_the_verdict_and_each_abstracts_sentences(page, server
     overall = page.locator("#verify-verdict")
     assert overall.locator(".badge").inner_text() == expected["label"]
     assert f"confidence {expected['confidence']:.2f}" in overall.inner_text()
+    assert "null" not in overall.inner_text()  # an absent line is left out, not written
     for doc in [*expected["supporting"], *expected["contradicting"]]:
         title = next(a["title"] for a in expected["abstracts"] if a["doc_id"] == doc)
         link = overall.get_by_role("link", name=title, exact=True)
@@ -282,6 +283,8 @@ def test_verify_view_shows_the_verdict_and_each_abstracts_sentences(page, server
         assert card.locator(".badge").inner_text() == want["label"]
         meter = card.locator("meter")
         assert float(meter.get_attribute("value")) == pytest.approx(want["confidence"], abs=1e-6)
+        # a placeholder is never shown as the verdict model's reading
+        assert ("Not read by the verdict model" in card.inner_text()) == (not want["read"])
         quoted = quoted_sentences(card)
         assert quoted == [(r["index"], r["text"]) for r in want["rationales"]]
         for _, sentence in quoted:

@@ -192,6 +192,11 @@ class AbstractVerdictOut(BaseModel):
         None, description="The reranker's P(relevant) the relevance gate read (None: none)."
     )
     probs: dict[str, float]
+    read: bool = Field(
+        True,
+        description="Whether the verdict model read the abstract (false: the relevance gate "
+        "kept it out first, and probs are a placeholder).",
+    )
     rationales: list[RationaleOut]
 
 

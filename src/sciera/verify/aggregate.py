@@ -3,8 +3,10 @@
 A verdict is *strong* when it is SUPPORT or CONTRADICT with calibrated confidence at or
 above ``strong``. Strong verdicts on both sides make the claim CONFLICTING (naming the
 abstracts on each side); strong verdicts on one side give that side, with the confidence
-of its strongest abstract; none give NOT ENOUGH INFO, with confidence the smallest
-P(NOT ENOUGH INFO) among the abstracts (how sure we are that none of them decides).
+of its strongest abstract; none give NOT ENOUGH INFO, with confidence the smallest among
+the abstracts of how sure each is that it does not decide (:func:`undecided`: an abstract
+decided NOT ENOUGH INFO its own confidence, which the relevance gate sets to one minus its
+evidence score; any other its P(NOT ENOUGH INFO)).
 The default ``strong`` is chosen on the dev split and stated in the model card.
 """
 
@@ -48,7 +50,7 @@ def aggregate(
         label, confidence = CONTRADICT, contra[0].confidence
     else:
         label = NOT_ENOUGH_INFO
-        confidence = min((v.probs[_NEI] for v in verdicts), default=1.0)
+        confidence = min((undecided(v) for v in verdicts), default=1.0)
     return Verification(
         claim,
         tuple(verdicts),
@@ -58,3 +60,11 @@ def aggregate(
         supporting=supporting,
         contradicting=contradicting,
     )
+
+
+def undecided(v: AbstractVerdict) -> float:
+    """How sure ``v`` is that its abstract does not decide the claim: its confidence when it
+    is NOT ENOUGH INFO (an abstract the relevance gate kept out was never read by the
+    verdict model: its probabilities are a placeholder, its confidence one minus its
+    evidence score), else its P(NOT ENOUGH INFO)."""
+    return float(v.confidence) if v.label == NOT_ENOUGH_INFO else float(v.probs[_NEI])

@@ -187,6 +187,7 @@ def verification_json(v: Verification) -> dict[str, Any]:
                 "confidence": a.confidence,
                 "relevance": a.relevance,
                 "probs": a.probabilities,
+                "read": a.read,
                 "rationales": [
                     {"index": r.index, "text": r.text, "score": r.score} for r in a.rationales
                 ],

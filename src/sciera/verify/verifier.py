@@ -219,6 +219,7 @@ def verify_abstracts(
                 tuple(map(float, p)),  # type: ignore[arg-type]
                 rationales,
                 item.relevance if gated(item, policy) else None,
+                read=k in by_item,
             )
         )
     return aggregate(claim, verdicts, policy.strong)

@@ -44,3 +44,12 @@ def test_strong_threshold_moves_the_decision():
     assert aggregate("c", verdicts, strong=0.6).label == NOT_ENOUGH_INFO
     with pytest.raises(ValueError):
         aggregate("c", verdicts, strong=1.5)
+
+
+def test_an_abstract_the_gate_kept_out_is_as_sure_as_its_own_confidence():
+    # never read by the verdict model: placeholder probabilities (0, 0, 1), confidence 1 - e
+    gated = AbstractVerdict("a", "", NOT_ENOUGH_INFO, 0.86, (0.0, 0.0, 1.0))
+    out = aggregate("c", [gated], strong=0.3)
+    assert out.label == NOT_ENOUGH_INFO and out.confidence == pytest.approx(0.86)
+    read = AbstractVerdict("b", "", NOT_ENOUGH_INFO, 0.6, (0.25, 0.15, 0.6))
+    assert aggregate("c", [gated, read], strong=0.3).confidence == pytest.approx(0.6)

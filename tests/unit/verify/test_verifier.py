@@ -186,6 +186,14 @@ def test_the_relevance_gate_decides_evidence_and_the_verdict_decides_the_side():
     assert by["d3"].label == SUPPORT and by["d3"].confidence == pytest.approx(0.45)
     assert by["d4"].label == NOT_ENOUGH_INFO  # no relevance: the verdict model decides
     assert len(verdict.asked) == 3  # d1, d3, d4
+    # what the verdict model read is said, so a placeholder is never shown as its reading
+    assert [v.read for v in out.verdicts] == [True, False, True, True]
+    assert by["d2"].probs == (0.0, 0.0, 1.0)
+    # the claim's NOT ENOUGH INFO is as sure as d2 itself (1 - P(relevant)), not 1.0
+    alone = verify_abstracts(
+        "Vitamin D raises density.", texts[1:2], WordSelector(), verdict, policy
+    )
+    assert alone.label == NOT_ENOUGH_INFO and alone.confidence == pytest.approx(0.8)
     assert out.label == SUPPORT and out.supporting == ("d1", "d3")
     # a gate of 0 is off: d2 is read and contradicts
     off = verify_abstracts("Vitamin D raises density.", texts, WordSelector(), CueVerdict())
@@ -238,5 +246,6 @@ def test_a_gated_verdict_carries_the_relevance_it_read():
     out = verify_abstracts("Vitamin D raises density.", texts, WordSelector(), CueVerdict(), gate)
     assert [v.relevance for v in out.verdicts] == [0.8, None]
     assert [a["relevance"] for a in verification_json(out)["abstracts"]] == [0.8, None]
+    assert [a["read"] for a in verification_json(out)["abstracts"]] == [True, True]
     off = verify_abstracts("Vitamin D raises density.", texts, WordSelector(), CueVerdict())
     assert off.verdicts[0].relevance is None  # no gate: not read

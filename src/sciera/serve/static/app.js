@@ -20,6 +20,11 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+// replaceChildren() writes a null child as the text "null": leave out the absent ones
+function setChildren(node, ...children) {
+  node.replaceChildren(...children.filter((c) => c !== null && c !== undefined));
+}
+
 function headers(json = true) {
   const h = {};
   if (json) h["Content-Type"] = "application/json";
@@ -380,7 +385,7 @@ function renderVerdict(answer, evidence) {
     return e ? el("a", { href: "#ev-" + e.n, text: `[${e.n}] ${name}` }) : `${name} (${doc})`;
   };
   const by = sides(v, link);
-  line.replaceChildren(
+  setChildren(line,
     el("span", { class: "verdict-head", text: "Verdict: " }),
     badge(v.label),
     ` confidence ${fmt(v.confidence, 2)}`,
@@ -504,7 +509,7 @@ function renderVerification(v) {
     return i >= 0 ? el("a", { href: `#va-${i + 1}`, text: abstracts[i].title || doc }) : doc;
   };
   const by = sides(v, link);
-  $("verify-verdict").replaceChildren(
+  setChildren($("verify-verdict"),
     el("p", { class: "overall-head" }, badge(v.label), ` confidence ${fmt(v.confidence, 2)}`),
     el("p", { text: LABEL_MEANING[v.label] || "" }),
     by.length ? el("p", {}, by[0].replace(/^s/, "S"), ...by.slice(1), ".") : null);
@@ -531,7 +536,11 @@ function abstractCard(a, i) {
       el("label", { for: "vm-" + (i + 1), text: "confidence" }),
       el("meter", { id: "vm-" + (i + 1), min: 0, max: 1, value: a.confidence ?? 0 }),
       el("span", { text: fmt(a.confidence, 2) })),
-    el("p", { class: "muted probs", text: Object.entries(probs).map(([k, p]) => `P(${k}) ${fmt(p, 2)}`).join(" · ") }),
+    a.read === false
+      ? el("p", { class: "muted probs", text: a.relevance === null || a.relevance === undefined
+        ? "Not read by the verdict model: no sentence was selected."
+        : "Not read by the verdict model: its P(relevant) is below the relevance gate." })
+      : el("p", { class: "muted probs", text: Object.entries(probs).map(([k, p]) => `P(${k}) ${fmt(p, 2)}`).join(" · ") }),
     best ? el("p", { class: "muted rank", text: `P(relevant) ${fmt(best.score)} · first-stage rank ${best.first_stage_rank}` }) : null,
     rationales.length ? rationaleList(rationales, null)
       : el("p", { class: "muted", text: "No sentence of this abstract was selected as a rationale." }),
