@@ -195,7 +195,7 @@ class AbstractVerdictOut(BaseModel):
     read: bool = Field(
         True,
         description="Whether the verdict model read the abstract (false: the relevance gate "
-        "kept it out first, and probs are a placeholder).",
+        "kept it out first or no sentence was picked, and probs are a placeholder).",
     )
     rationales: list[RationaleOut]
 
