@@ -8,20 +8,10 @@ from typing import Annotated, Any
 
 import typer
 
-from sciera.cli.base import app
-from sciera.errors import ScieraError
+from sciera.cli.base import app, options_settings
 
-
-def _settings(preset: str | None, overrides: dict[str, dict[str, Any]]) -> Any:
-    from pydantic import ValidationError
-
-    from sciera.settings import load_settings
-
-    clean = {k: {n: v for n, v in d.items() if v is not None} for k, d in overrides.items()}
-    try:
-        return load_settings(preset, **{k: v for k, v in clean.items() if v})
-    except (ValidationError, ValueError) as exc:
-        raise ScieraError(f"invalid settings: {exc}".replace("\n", " ")) from exc
+OPTIONS = {"filter.top_k": "--top-k", "filter.tau": "--tau", "rerank.depth": "--depth"}
+"""Setting path -> the option that sets it, named in a one-line error."""
 
 
 def _sections(spec: str | None) -> tuple[str, ...] | None:
@@ -219,7 +209,7 @@ def ask(
     from sciera.pipeline import answer_json, pipeline_from_settings
 
     question = require_query(question, "question")  # before any model loads
-    settings = _settings(
+    settings = options_settings(
         preset,
         {
             "retrieve": {"retriever": first_stage, "sections": _sections(section)},
@@ -239,6 +229,7 @@ def ask(
                 "decision_only": decision_only or None,
             },
         },
+        OPTIONS,
     )
     pipeline = pipeline_from_settings(corpus, settings)
     data = answer_json(pipeline.answer(question))

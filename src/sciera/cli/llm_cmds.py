@@ -7,8 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from sciera.cli.base import app
-from sciera.errors import ScieraError
+from sciera.cli.base import app, settings_error
 
 llm_app = typer.Typer(help="LLM backends: registered models and a speed/sanity check.")
 app.add_typer(llm_app, name="llm")
@@ -24,13 +23,8 @@ def _settings(preset: str | None, **llm: Any) -> Any:
     overrides = {k: v for k, v in llm.items() if v is not None}
     try:
         return load_settings(preset, llm=overrides)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)
-        )
-        raise ScieraError(f"invalid settings: {problems}") from exc
-    except ValueError as exc:  # unknown preset
-        raise ScieraError(str(exc)) from exc
+    except (ValidationError, ValueError) as exc:  # a bad value, an unknown preset
+        raise settings_error(exc) from exc
 
 
 @llm_app.command("models")

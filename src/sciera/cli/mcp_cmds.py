@@ -7,9 +7,8 @@ from typing import Annotated
 
 import typer
 
-from sciera.cli.base import app
+from sciera.cli.base import app, settings_error
 from sciera.cli.serve_cmds import parse_corpora
-from sciera.errors import ScieraError
 
 
 @app.command("mcp")
@@ -45,7 +44,7 @@ def mcp(
     try:
         settings = load_settings(preset)
     except (ValidationError, ValueError) as exc:
-        raise ScieraError(f"invalid settings: {exc}".replace("\n", " ")) from exc
+        raise settings_error(exc) from exc
     corpora = parse_corpora(corpus)
     server = ScieraMCP(corpora, settings, queue_size=queue_size)
     # stdout carries the protocol: everything for the user goes to stderr

@@ -8,20 +8,10 @@ from typing import Annotated, Any
 
 import typer
 
-from sciera.cli.base import app
-from sciera.errors import ScieraError
+from sciera.cli.base import app, options_settings
 
-
-def _settings(preset: str | None, overrides: dict[str, dict[str, Any]]) -> Any:
-    from pydantic import ValidationError
-
-    from sciera.settings import load_settings
-
-    clean = {k: {n: v for n, v in d.items() if v is not None} for k, d in overrides.items()}
-    try:
-        return load_settings(preset, **{k: v for k, v in clean.items() if v})
-    except (ValidationError, ValueError) as exc:
-        raise ScieraError(f"invalid settings: {exc}".replace("\n", " ")) from exc
+OPTIONS = {"filter.top_k": "--top-k", "filter.tau": "--tau", "rerank.depth": "--depth"}
+"""Setting path -> the option that sets it, named in a one-line error."""
 
 
 def _snippet(text: str, width: int = 90) -> str:
@@ -70,7 +60,7 @@ def rerank(
     from sciera.retrieve.open import open_retriever
 
     question = require_query(question, "question")
-    settings = _settings(
+    settings = options_settings(
         preset,
         {
             "rerank": {"depth": depth, "reranker": reranker},
@@ -82,6 +72,7 @@ def rerank(
                 "with_reason": reasons or None,
             },
         },
+        OPTIONS,
     )
     spec = PipelineSpec(
         retriever=CANDIDATES,

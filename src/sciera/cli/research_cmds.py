@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from sciera.cli.base import app
+from sciera.cli.base import app, options_settings
 from sciera.research.api import RESEARCH_N_CTX
 
 
@@ -67,7 +67,7 @@ def research(
     ] = None,
 ) -> None:
     """Answer QUESTION by searching, reading and searching again; cited like `ask`."""
-    from sciera.cli.ask_cmds import _print, _settings
+    from sciera.cli.ask_cmds import _print
     from sciera.errors import require_query
     from sciera.llm.registry import make_llm
     from sciera.pipeline import answer_json
@@ -86,7 +86,11 @@ def research(
         top_k=top_k,
         extract=None if extract == "none" else extract,
     )
-    settings = _settings(preset, {"retrieve": {"retriever": first_stage}, "llm": {"n_ctx": n_ctx}})
+    settings = options_settings(
+        preset,
+        {"retrieve": {"retriever": first_stage}, "llm": {"n_ctx": n_ctx}},
+        {"llm.n_ctx": "--n-ctx"},
+    )
     agent = build_agent(corpus, settings, make_llm(settings), options)
     run = agent.run(question, None if qtype in (None, "auto") else qtype)
     if trace is not None:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from sciera.cli.base import app
+from sciera.cli.base import app, settings_error
 from sciera.errors import ScieraError
 
 DEFAULT_EXPERIMENT_DIRS = (Path("results"), Path("benchmarks/results"))
@@ -90,7 +90,7 @@ def serve(
     try:
         settings = load_settings(preset)
     except (ValidationError, ValueError) as exc:
-        raise ScieraError(f"invalid settings: {exc}".replace("\n", " ")) from exc
+        raise settings_error(exc) from exc
     experiments = experiments if experiments is not None else default_experiments()
     if experiments is not None and not experiments.is_dir():
         raise ScieraError(f"--experiments {experiments}: not a folder")

@@ -10,20 +10,11 @@ from typing import Annotated, Any
 
 import typer
 
-from sciera.cli.base import app
+from sciera.cli.base import app, options_settings
 from sciera.errors import InputError, ScieraError
 
-
-def _settings(preset: str | None, overrides: dict[str, dict[str, Any]]) -> Any:
-    from pydantic import ValidationError
-
-    from sciera.settings import load_settings
-
-    clean = {k: {n: v for n, v in d.items() if v is not None} for k, d in overrides.items()}
-    try:
-        return load_settings(preset, **{k: v for k, v in clean.items() if v})
-    except (ValidationError, ValueError) as exc:
-        raise ScieraError(f"invalid settings: {exc}".replace("\n", " ")) from exc
+OPTIONS = {"verify.abstracts": "--top-k"}
+"""Setting path -> the option that sets it, named in a one-line error."""
 
 
 def _print(data: dict[str, Any]) -> None:
@@ -143,7 +134,7 @@ def verify(
     if claims is not None and out is None:
         raise ScieraError("--claims needs --out PRED.jsonl (SciFact's prediction format)")
     todo = read_claims(claims) if claims is not None else [("", require_query(claim, "claim"))]
-    settings = _settings(
+    settings = options_settings(
         preset,
         {
             "retrieve": {"retriever": first_stage},
@@ -155,6 +146,7 @@ def verify(
                 "verdict": None if llm is None else ("combined" if llm else "trained"),
             },
         },
+        OPTIONS,
     )
     pipe = build_pipeline(verify_spec(settings), settings, corpus=corpus)
     if claims is None:
