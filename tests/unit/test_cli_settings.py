@@ -45,3 +45,58 @@ def test_the_commands_say_it_in_one_line(tmp_path, args, env, want):
     assert isinstance(out.exception, ScieraError), out.output
     message = str(out.exception)
     assert "\n" not in message and want in message
+
+
+def test_a_bad_setting_from_the_environment_is_one_line_from_any_command(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    run = [
+        sys.executable,
+        "-c",
+        "import sys; from sciera.cli import main; sys.argv[0] = 'sciera'; main()",
+    ]
+    env = {**os.environ, "SCIERA_FILTER__TAU": "3"}
+    out = subprocess.run(
+        [*run, "search", "aspirin", "--corpus", str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 2
+    assert out.stderr.strip() == (
+        "error: setting filter.tau: Input should be less than or equal to 1 (got '3')"
+    )
+
+
+def test_main_says_a_settings_error_from_any_command_in_one_line(monkeypatch, capsys):
+    import sciera.cli as cli
+    from sciera.settings import load_settings
+
+    def command() -> None:  # a command that reads the settings itself, without the helper
+        load_settings(None, filter={"tau": 3})
+
+    # main() also sets up logging and SIGTERM for the process: not this test process's
+    import logging
+
+    for handler in logging.getLogger().handlers:
+        monkeypatch.setattr(handler, "level", handler.level)
+    monkeypatch.setattr(cli.logging, "basicConfig", lambda **kw: None)
+    monkeypatch.setattr(cli.signal, "signal", lambda *args: None)
+    monkeypatch.setattr(cli, "_register", lambda: None)
+    monkeypatch.setattr(cli, "app", command)
+    with pytest.raises(SystemExit) as done:
+        cli.main()
+    assert done.value.code == 2
+    assert capsys.readouterr().err.strip() == (
+        "error: setting filter.tau: Input should be less than or equal to 1 (got 3)"
+    )
+
+    def other() -> None:  # anything else is not dressed up as a settings error
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(cli, "app", other)
+    with pytest.raises(RuntimeError, match="boom"):
+        cli.main()

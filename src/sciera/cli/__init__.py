@@ -58,3 +58,13 @@ def main() -> None:
     except ScieraError as err:
         typer.echo(f"error: {err}", err=True)
         sys.exit(2)
+    except Exception as err:
+        # a bad setting read where no option set it (the environment, a preset): one line
+        from pydantic import ValidationError
+
+        from sciera.cli.base import settings_error
+
+        if not isinstance(err, ValidationError) or err.title != "Settings":
+            raise
+        typer.echo(f"error: {settings_error(err)}", err=True)
+        sys.exit(2)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from sciera.cli.base import app
+from sciera.cli.base import app, options_settings
 from sciera.types import to_plain
 
 if TYPE_CHECKING:
@@ -33,13 +33,7 @@ _PresetOpt = Annotated[str | None, typer.Option(help="Settings preset (fast, qua
 
 
 def _settings(preset: str | None, **sections: dict[str, Any]) -> Settings:
-    from sciera.settings import load_settings
-
-    overrides = {
-        name: {k: v for k, v in values.items() if v is not None}
-        for name, values in sections.items()
-    }
-    return load_settings(preset, **{k: v for k, v in overrides.items() if v})
+    return options_settings(preset, sections)
 
 
 @app.command("index")
