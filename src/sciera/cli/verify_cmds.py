@@ -133,6 +133,8 @@ def verify(
         raise ScieraError("give a CLAIM or --claims FILE (one of them)")
     if claims is not None and out is None:
         raise ScieraError("--claims needs --out PRED.jsonl (SciFact's prediction format)")
+    if claims is None and out is not None:
+        raise ScieraError("--out writes the predictions of --claims FILE; for one CLAIM use --json")
     todo = read_claims(claims) if claims is not None else [("", require_query(claim, "claim"))]
     settings = options_settings(
         preset,
