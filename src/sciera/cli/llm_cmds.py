@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from sciera.cli.base import app, settings_error
+from sciera.cli.base import app, options_settings
 
 llm_app = typer.Typer(help="LLM backends: registered models and a speed/sanity check.")
 app.add_typer(llm_app, name="llm")
@@ -16,15 +16,7 @@ _SANITY_QUESTION = "Is water made of hydrogen and oxygen?"
 
 
 def _settings(preset: str | None, **llm: Any) -> Any:
-    from pydantic import ValidationError
-
-    from sciera.settings import load_settings
-
-    overrides = {k: v for k, v in llm.items() if v is not None}
-    try:
-        return load_settings(preset, llm=overrides)
-    except (ValidationError, ValueError) as exc:  # a bad value, an unknown preset
-        raise settings_error(exc) from exc
+    return options_settings(preset, {"llm": llm})
 
 
 @llm_app.command("models")

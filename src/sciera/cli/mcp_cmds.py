@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from sciera.cli.base import app, settings_error
+from sciera.cli.base import app, options_settings
 from sciera.cli.serve_cmds import parse_corpora
 
 
@@ -36,15 +36,10 @@ def mcp(
     require("fastapi", "server")
     require("mcp", "server")
     import anyio
-    from pydantic import ValidationError
 
     from sciera.serve.mcp_server import ScieraMCP
-    from sciera.settings import load_settings
 
-    try:
-        settings = load_settings(preset)
-    except (ValidationError, ValueError) as exc:
-        raise settings_error(exc) from exc
+    settings = options_settings(preset, {})
     corpora = parse_corpora(corpus)
     server = ScieraMCP(corpora, settings, queue_size=queue_size)
     # stdout carries the protocol: everything for the user goes to stderr

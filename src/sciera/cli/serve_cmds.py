@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from sciera.cli.base import app, settings_error
+from sciera.cli.base import app, options_settings
 from sciera.errors import ScieraError
 
 DEFAULT_EXPERIMENT_DIRS = (Path("results"), Path("benchmarks/results"))
@@ -82,15 +82,9 @@ def serve(
 
     require("fastapi", "server")
     uvicorn = require("uvicorn", "server")
-    from pydantic import ValidationError
-
     from sciera.serve import create_app
-    from sciera.settings import load_settings
 
-    try:
-        settings = load_settings(preset)
-    except (ValidationError, ValueError) as exc:
-        raise settings_error(exc) from exc
+    settings = options_settings(preset, {})
     experiments = experiments if experiments is not None else default_experiments()
     if experiments is not None and not experiments.is_dir():
         raise ScieraError(f"--experiments {experiments}: not a folder")
