@@ -250,7 +250,7 @@ def train(args: argparse.Namespace) -> None:
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
             opt.step()
-            total += float(loss)
+            total += loss.item()
             if step % 50 == 0:
                 log(f"epoch {epoch} step {step}/{steps} loss {total / (step + 1):.3f}")
         row = {
