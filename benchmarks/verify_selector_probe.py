@@ -19,12 +19,12 @@ the paired tests of each selector against the head (each at its best gap on thes
 Run from the repository root with the venv active::
 
     python benchmarks/verify_selector_probe.py train --out sel-none --context none \
-        --work ~/.cache/sciera/models/scifact-verifier.work
+        --work SCIERA_HOME/models/NAME.work   # a `sciera train verifier --out NAME` run's
     python benchmarks/verify_selector_probe.py score --rows scifact-verifier_dev_llm_negated \
         --selector sel-none/epoch3
 
-Writes ``benchmarks/results/verify_selector/<name>.json`` (``train``: the per-epoch log
-too, in the output folder).
+Writes ``benchmarks/results/verify_selector/<name>.json`` (``train``: its per-epoch
+held-out log; each epoch's trainable weights go to ``--out``/epochN, which ``score`` reads).
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from sciera.eval.metrics.scifact import scifact_counts
 from sciera.settings import load_settings
 from sciera.train.verifier_data import VerifierDataSpec, load_abstracts, prepare_verifier
 from sciera.train.verifier_fit import sample_sentences
+from sciera.types import NOT_ENOUGH_INFO
 from sciera.verify.base import AbstractText
 from sciera.verify.inputs import sentence_pair
 from sciera.verify.trained import TrainedSelector
@@ -298,7 +299,7 @@ def score(args: argparse.Namespace) -> None:
     selectors.update({str(p): Scorer.load(p) for p in args.selector})
     logits: dict[str, dict[tuple[str, str], np.ndarray]] = {name: {} for name in selectors}
     for g in golds:
-        docs = [d for d, p in rows[g.id].evidence.items() if p.label != "NOT ENOUGH INFO"]
+        docs = [d for d, p in rows[g.id].evidence.items() if p.label != NOT_ENOUGH_INFO]
         items = [abstracts[d] for d in docs]
         for name, sel in selectors.items():
             values = (
