@@ -75,7 +75,8 @@ from sciera.datasets.claims import AbstractPrediction, ClaimPrediction, GoldClai
 from sciera.eval.metrics.scifact import claim_counts, scifact_counts
 from sciera.eval.significance import mcnemar_exact
 from sciera.types import NOT_ENOUGH_INFO, SUPPORT, Verification
-from sciera.verify.base import AbstractText, VerdictInput
+from sciera.verify.base import AbstractText
+from sciera.verify.memo import MemoSelector, MemoVerdict
 from sciera.verify.verifier import VerifyPolicy, verify_abstracts
 from verify_common import (
     DATA,
@@ -105,28 +106,6 @@ class Bm25Selector:
             top = set(self.bm25.closest(claim, a.sentences, 2))
             out.append([1.0 if i in top else 0.0 for i in range(len(a.sentences))])
         return out
-
-
-class Memo:
-    """Memoizes a selector's ``score_many`` per (claim, abstract) and a verdict model's
-    ``predict_many`` per (claim, input)."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner, self.cache, self.name = inner, {}, getattr(inner, "name", "memo")
-
-    def score_many(self, claim: str, abstracts: Sequence[AbstractText]) -> list[list[float]]:
-        todo = [a for a in abstracts if (claim, a.doc_id) not in self.cache]
-        if todo:
-            for a, s in zip(todo, self.inner.score_many(claim, todo), strict=True):
-                self.cache[(claim, a.doc_id)] = s
-        return [self.cache[(claim, a.doc_id)] for a in abstracts]
-
-    def predict_many(self, claim: str, inputs: Sequence[VerdictInput]) -> list:
-        todo = [v for v in dict.fromkeys(inputs) if (claim, v) not in self.cache]
-        if todo:
-            for v, p in zip(todo, self.inner.predict_many(claim, todo), strict=True):
-                self.cache[(claim, v)] = p
-        return [self.cache[(claim, v)] for v in inputs]
 
 
 class TimedLLM:
@@ -263,8 +242,8 @@ def main() -> None:
 
     settings_list = ["oracle", *(f"open@{k}" for k in sorted(args.k))]
     policy = VerifyPolicy.from_card(card, min_relevance=args.min_relevance)
-    selector = Memo(TrainedSelector(model=str(path)))
-    trained = Memo(TrainedVerdict(model=str(path)))
+    selector = MemoSelector(TrainedSelector(model=str(path)))
+    trained = MemoVerdict(TrainedVerdict(model=str(path)))
     systems: dict[str, tuple[Any, Any, VerifyPolicy]] = {
         "bm25_sentences+trained_verdict": (Bm25Selector(), trained, replace(policy, fallback=0)),
         "trained_no_gate": (selector, trained, replace(policy, min_relevance=0.0)),
@@ -277,11 +256,11 @@ def main() -> None:
         from sciera.verify.llm_verdict import CombinedVerdict, LLMVerdict
 
         timed_llm = TimedLLM(make_llm(settings))
-        llm = Memo(LLMVerdict(timed_llm))
+        llm = MemoVerdict(LLMVerdict(timed_llm))
         systems["trained_selector+llm"] = (selector, llm, replace(policy, min_confidence=0.0))
         shipped = CombinedVerdict.from_settings(settings, llm=timed_llm, model=str(path))
         combined = CombinedVerdict(trained, llm, shipped.combiners)
-        memo = Memo(combined)
+        memo = MemoVerdict(combined)
         # the combined verdict's own gate (its card's ``combiner.policy``), and the trained
         # verdict's gate (P(relevant) alone) beside it, paired
         own = VerifyPolicy.from_card(shipped.card, min_relevance=args.min_relevance)

@@ -565,6 +565,16 @@ def verifier(
             "scores it better (with the trained verdict)."
         ),
     ] = False,
+    citer_rank: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Also train the citer, which picks the cited sentences: the relevance "
+            "cross-encoder with low-rank adapters of this rank trained on the rationale labels "
+            "alone (0: none; the rationale head cites). Works with --recalibrate.",
+        ),
+    ] = 0,
+    citer_epochs: Annotated[int, typer.Option(min=1, help="The citer's epochs.")] = 3,
     preset: PresetOpt = None,
 ) -> None:
     """Fine-tune the claim verifier (rationale selector + verdict model, one encoder) on
@@ -572,6 +582,7 @@ def verifier(
     and its decision policy chosen on dev, with a model card."""
     from sciera.progress import step_progress
     from sciera.settings import load_settings
+    from sciera.train.citer_fit import CiterConfig
     from sciera.train.verifier_data import VerifierDataSpec, check_spec_paths
     from sciera.train.verifier_fit import VerifierConfig
     from sciera.train.verifier_run import VerifierJob, train_verifier
@@ -620,6 +631,9 @@ def verifier(
             combiner_per_label=combiner_per_label,
             negated_claim=negated_claim,
             rationale_relevance=rationale_relevance,
+            citer=CiterConfig(rank=citer_rank, epochs=citer_epochs, seed=seed)
+            if citer_rank
+            else None,
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
@@ -647,6 +661,13 @@ def verifier_summary(card: dict[str, Any], model_dir: Path) -> list[str]:
                 f"sentence selection+label F1 {m['sentence_label_f1']:.4f}"
             )
     lines.append(f"policy: {json.dumps(card['policy'])}")
+    citer = (card["dev"].get("citer_calibration") or {}) if card.get("citer") else {}
+    if citer:
+        lines.append(
+            f"citer (rank {card['citer']['rank']}): dev average precision over the candidates' "
+            f"sentences {citer['average_precision_citer']:.4f} "
+            f"(the rationale head: {citer['average_precision_head']:.4f})"
+        )
     combiner = card.get("combiner") or {}
     for kind in combiner.get("files") or {}:
         cv = combiner[kind]["cross_validated"]  # per verdict model, and the fold count

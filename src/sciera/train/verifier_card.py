@@ -149,6 +149,41 @@ def _rationale_combiner(section: Mapping[str, Any] | None) -> list[str]:
     ]
 
 
+def _citer(
+    section: Mapping[str, Any] | None,
+    stats: Mapping[str, Any] | None,
+    trials: Sequence[Mapping[str, Any]] | None,
+    quoted: float | None,
+) -> list[str]:
+    if not section or not stats:
+        return []
+    f1 = {t["min_quoted"]: t["sentence_label_f1"] for t in trials or ()}
+    t = section["training"]
+    best = next((e for e in t["epochs"] if e["epoch"] == t["best_epoch"]), None)
+    dev = best["dev"] if best else {}
+    return [
+        f"- cited sentences: the citer `{section['adapters']}`, the relevance cross-encoder "
+        f"`{section['base']}` with rank-{section['rank']} low-rank adapters "
+        f"({t['trainable_parameters']:,} parameters) trained on the rationale labels alone "
+        f"({len(t['epochs'])} epochs, {t['train_seconds'] / 60:.1f} min; epoch {t['best_epoch']} "
+        f"kept by dev average precision over the evidence abstracts' sentences, "
+        f"{dev.get('average_precision', 0.0):.4f}; best sentence a rationale in "
+        f"{dev.get('best_right', 0.0):.1%} of them); sentence context: {section['context']}; "
+        f"P(rationale) by Platt scaling (`{section['calibrator']}`) on the same "
+        f"{stats['sentences']} dev sentences, ECE {stats['ece_sigmoid']:.4f} (sigmoid) -> "
+        f"{stats['ece']:.4f}; their average precision {stats['average_precision_head']:.4f} "
+        f"(the rationale head) -> {stats['average_precision_citer']:.4f} (the citer). The "
+        "head picks what the verdict reads, the citer which sentences are quoted: those with "
+        f"P(rationale) >= `min_quoted` (chosen on dev after everything else: {quoted}"
+        + (
+            f"; dev open sentence selection+label F1 {f1[None]:.3f} quoting as without it, "
+            f"{f1[quoted]:.3f} chosen)"
+            if None in f1 and quoted in f1
+            else ")"
+        )
+    ]
+
+
 def _combiner(section: Mapping[str, Any] | None) -> list[str]:
     if not section:
         return []
@@ -228,6 +263,9 @@ def _combined_policy(
         )
 
     cite = [t for t in search.get("cite_trials", ()) if t["min_cited"] == policy.get("min_cited")]
+    quote = [
+        t for t in search.get("quote_trials", ()) if t["min_quoted"] == policy.get("min_quoted")
+    ]
     return [
         "### The combined verdict's gate (chosen on the dev claims)",
         "",
@@ -248,6 +286,17 @@ def _combined_policy(
         *(
             [cells("chosen gate and `min_cited`, on the claims they were chosen on", cite[0])]
             if cite
+            else []
+        ),
+        *(
+            [
+                cells(
+                    "chosen gate, `min_cited` and the citer's `min_quoted` (what is quoted), "
+                    "on the claims they were chosen on",
+                    quote[0],
+                )
+            ]
+            if quote
             else []
         ),
         cells(
@@ -336,6 +385,12 @@ def render(card: Mapping[str, Any]) -> str:
         f"- P(rationale): Platt scaling on {rc['sentences']} dev sentences ({rc['rationales']} "
         f"rationales); ECE {rc['ece_sigmoid']:.4f} (sigmoid) -> {rc['ece']:.4f}",
         *_rationale_combiner(dev.get("rationale_combiner")),
+        *_citer(
+            card.get("citer"),
+            dev.get("citer_calibration"),
+            dev.get("quote_trials"),
+            policy.get("min_quoted"),
+        ),
         f"- verdict: temperature scaling on {vc['inputs']} dev verdict inputs "
         f"{json.dumps(vc['labels'])}; top-label ECE {vc['ece_softmax']:.4f} (softmax) -> "
         f"{vc['ece']:.4f} (in-sample)",

@@ -30,6 +30,7 @@ import numpy as np
 
 from sciera.errors import ScieraError
 from sciera.settings import Settings, load_settings
+from sciera.train.citer_fit import CiterConfig, FittedCiter, average_precision, fit_citer
 from sciera.train.verifier_data import NEI, VerifierData, VerifierDataSpec, prepare_verifier
 from sciera.train.verifier_eval import (
     SELECT,
@@ -45,12 +46,12 @@ from sciera.verify import calibration
 from sciera.verify.aggregate import aggregate
 from sciera.verify.base import (
     AbstractText,
-    Probs,
     RationaleSelector,
     VerdictInput,
     VerdictModel,
 )
 from sciera.verify.llm_verdict import COMBINER_FILES, CombinedVerdict
+from sciera.verify.memo import MemoSelector, MemoVerdict
 from sciera.verify.network import VerifierNetwork
 from sciera.verify.trained import (
     RATIONALE_FEATURES,
@@ -68,6 +69,8 @@ RATIONALE_COMBINER = "sciera-rationale-combiner.json"
 COMBINER_PER_LABEL = 100
 """The LLM combiners' training inputs per label and kind, unless told otherwise."""
 VERDICT_CALIBRATOR = "sciera-verdict-calibrator.json"
+CITER_ADAPTERS = "sciera-citer.safetensors"
+CITER_CALIBRATOR = "sciera-citer-calibrator.json"
 GRID = {
     "min_rationale": (0.3, 0.4, 0.5, 0.6, 0.7),
     "fallback": (0, 1, 2),
@@ -79,6 +82,8 @@ MIN_PRECISION = 0.70  # the issue's bar for the decisions verify gives
 WEIGHT_GRID = (0.25, 0.4, 0.5, 0.6, 0.75, 1.0)
 GATE_GRID = tuple(round(0.3 + 0.05 * i, 2) for i in range(9))  # 0.3 .. 0.7
 CITE_GRID: tuple[float | None, ...] = (None, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
+# the citer's P(rationale) a sentence needs to be quoted; None: quote as min_cited cites
+QUOTE_GRID: tuple[float | None, ...] = (None, 0.1, 0.2, 0.3, 0.4, 0.5)
 OPEN_RERANKED = (
     "the shipped cross-encoder's top abstracts of the hybrid first stage's 30 (Max-P), with "
     "its P(relevant) for the relevance gate, as ask and verify read them"
@@ -117,6 +122,10 @@ class VerifierJob:
     # also fit the rationale combiner (head + relevance cross-encoder) and let the policy
     # search choose it: off by default, since with the combined verdict it measured worse
     rationale_relevance: bool = False
+    # also train the citer (sciera.verify.citer: which sentences are cited, scored apart
+    # from the verdict) and choose min_cited with it; not in the run key (the verifier's
+    # epochs do not depend on it), so --recalibrate adds one to a trained verifier
+    citer: CiterConfig | None = None
 
     def __post_init__(self) -> None:
         if self.negated_claim and not self.combine_llm:
@@ -155,37 +164,6 @@ def run_key(job: VerifierJob) -> str:
             del data[name]
     blob = json.dumps({"config": conf, "data": data}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-
-# --- memoized backends (the policy search asks the same things many times) -------------------
-
-
-class _MemoSelector:
-    name = "memo"
-
-    def __init__(self, inner: TrainedSelector) -> None:
-        self.inner, self.cache = inner, {}
-
-    def score_many(self, claim: str, abstracts: Sequence[AbstractText]) -> list[list[float]]:
-        todo = [a for a in abstracts if (claim, a.doc_id) not in self.cache]
-        if todo:
-            for a, s in zip(todo, self.inner.score_many(claim, todo), strict=True):
-                self.cache[(claim, a.doc_id)] = s
-        return [self.cache[(claim, a.doc_id)] for a in abstracts]
-
-
-class _MemoVerdict:
-    name = "memo"
-
-    def __init__(self, inner: Any) -> None:
-        self.inner, self.cache = inner, {}
-
-    def predict_many(self, claim: str, inputs: Sequence[VerdictInput]) -> list[Probs]:
-        todo = [v for v in dict.fromkeys(inputs) if (claim, v) not in self.cache]
-        if todo:
-            for v, p in zip(todo, self.inner.predict_many(claim, todo), strict=True):
-                self.cache[(claim, v)] = p
-        return [self.cache[(claim, v)] for v in inputs]
 
 
 # --- calibration and the decision policy -----------------------------------------------------
@@ -360,16 +338,6 @@ def fit_rationale_combiner(
     return combiner, stats
 
 
-def average_precision(scores: np.ndarray, labels: np.ndarray) -> float:
-    """:func:`sciera.eval.metrics.ranking.average_precision` of the items ordered by
-    ``scores`` (best first, ties in input order), relevant where ``labels`` is 1."""
-    from sciera.eval.metrics.ranking import average_precision as ranked_ap
-
-    order = np.argsort(-np.asarray(scores, dtype=float), kind="stable")
-    relevant = {str(i): 1.0 for i in np.flatnonzero(np.asarray(labels) > 0)}
-    return ranked_ap([str(i) for i in order], relevant)
-
-
 @dataclass
 class Chosen:
     policy: VerifyPolicy
@@ -377,6 +345,34 @@ class Chosen:
     verdict: calibration.TemperatureScaling
     report: dict[str, Any]
     rationale_combiner: calibration.FeatureLogistic | None = None
+    citer: calibration.PlattScaling | None = None
+
+
+def fit_citer_calibrator(
+    net: VerifierNetwork, data: VerifierData, candidates: Mapping[str, Sequence[str]]
+) -> tuple[calibration.PlattScaling, dict[str, float]]:
+    """Platt scaling of the citer's logit on every sentence of the dev candidates (as the
+    rationale head's), with its ranking of them beside the head's."""
+    citer = net.citer
+    if citer is None:
+        raise ValueError("the network has no citer")
+    head = dev_sentences(net, data, candidates)
+    xs = [
+        x
+        for cid, docs in candidates.items()
+        for x in citer.logits(data.claims[cid].claim, [data.abstracts[d] for d in docs])
+    ]
+    x, y = np.concatenate(xs), head.y
+    cal = calibration.PlattScaling.fit(x, y)
+    stats = {
+        "sentences": len(y),
+        "rationales": int(y.sum()),
+        "ece_sigmoid": calibration.binary_ece(calibration.sigmoid(x), y),
+        "ece": calibration.binary_ece(cal(x), y),
+        "average_precision_head": round(average_precision(head.x, y), 4),
+        "average_precision_citer": round(average_precision(x, y), 4),
+    }
+    return cal, stats
 
 
 def policy_runs(
@@ -418,6 +414,25 @@ def choose_cited(
     return options[i], trials
 
 
+def choose_quoted(
+    policy: VerifyPolicy,
+    ids: Sequence[str],
+    score: Callable[[VerifyPolicy, Sequence[str]], Mapping[str, float]],
+) -> tuple[VerifyPolicy, list[dict[str, Any]]]:
+    """``policy`` with the citer's ``min_quoted`` of :data:`QUOTE_GRID` that ``score`` rates
+    best on ``ids`` by :data:`SELECT` (a tie keeps the earlier value, first of all quoting
+    as without the citer), and the trials. What the verdict reads does not change with it,
+    so neither do the labels: only which sentences are quoted."""
+    options = [replace(policy, min_quoted=q) for q in QUOTE_GRID]
+    scores = [score(p, ids) for p in options]
+    i = max(range(len(options)), key=lambda k: (scores[k][SELECT], -k))
+    trials = [
+        {"min_quoted": p.min_quoted, **{k: round(v, 4) for k, v in m.items()}}
+        for p, m in zip(options, scores, strict=True)
+    ]
+    return options[i], trials
+
+
 def calibrate_and_choose(
     net: VerifierNetwork,
     data: VerifierData,
@@ -440,6 +455,10 @@ def calibrate_and_choose(
     sentences = dev_sentences(net, data, union)
     rat_cal, rat_stats = fit_rationale_calibrator(sentences)
     net.rationale_calibrator = rat_cal
+    cit_cal, cit_stats = None, {}
+    if net.citer is not None:
+        cit_cal, cit_stats = fit_citer_calibrator(net, data, union)
+        net.citer.calibrator = cit_cal
     z, y = _verdict_rows(net, data, union, BASE_POLICY)
     temp = calibration.TemperatureScaling.fit(z, y, bias=bias)
     net.verdict_calibrator = temp
@@ -458,11 +477,11 @@ def calibrate_and_choose(
     if rationale_relevance:
         rat_comb, comb_stats = fit_rationale_combiner(sentences)
         variants.append(("head+relevance", rat_comb))
-    verdict = _MemoVerdict(TrainedVerdict(network=net))
+    verdict = MemoVerdict(TrainedVerdict(network=net))
     trials = []
     for selector_name, combiner in variants:
         net.rationale_combiner = combiner
-        selector = _MemoSelector(TrainedSelector(network=net))
+        selector = MemoSelector(TrainedSelector(network=net))
         for mr, fb, mc in product(GRID["min_rationale"], GRID["fallback"], GRID["min_confidence"]):
             policy = VerifyPolicy(
                 min_rationale=mr, fallback=fb, min_confidence=mc, min_relevance=min_relevance
@@ -482,7 +501,7 @@ def calibrate_and_choose(
     policy = VerifyPolicy(**best["policy"])
     chosen_combiner = dict(variants)[best["selector"]]
     net.rationale_combiner = chosen_combiner
-    selector = _MemoSelector(TrainedSelector(network=net))
+    selector = MemoSelector(TrainedSelector(network=net))
     if rationale_relevance:
         best_of = {
             name: max((t for t in trials if t["selector"] == name), key=lambda t: t[SELECT])
@@ -497,21 +516,28 @@ def calibrate_and_choose(
     policy, cite_trials = choose_cited(
         policy, dev, lambda p, ids: scifact_scores(data, ids, run(p))
     )
+    quote_trials: list[dict[str, Any]] = []
+    if net.citer is not None:  # then which sentences the citer quotes
+        policy, quote_trials = choose_quoted(
+            policy, dev, lambda p, ids: scifact_scores(data, ids, run(p))
+        )
     table = claim_table(data, dev, run(policy))
     policy = replace(policy, strong=choose_strong(table))
     if progress:
         progress("calibrating on dev", 3, 3)
     report = {
         "rationale_calibration": rat_stats,
+        **({"citer_calibration": cit_stats} if cit_stats else {}),
         **({"rationale_combiner": comb_stats} if comb_stats else {}),
         "verdict_calibration": ver_stats,
         "policy_trials": sorted(trials, key=lambda t: -t[SELECT])[:10],
         "cite_trials": cite_trials,
+        **({"quote_trials": quote_trials} if quote_trials else {}),
         "strong_table": table,
         "open_k": open_k,
         "open_candidates": OPEN_RERANKED if data.reranked else OPEN_FIRST_STAGE,
     }
-    return Chosen(policy, rat_cal, temp, report, chosen_combiner)
+    return Chosen(policy, rat_cal, temp, report, chosen_combiner, cit_cal)
 
 
 def choose_combined_policy(
@@ -522,12 +548,15 @@ def choose_combined_policy(
     open_k: int,
     folds: int = 5,
     seed: int = 0,
+    quote: bool = False,
 ) -> tuple[VerifyPolicy, dict[str, Any]]:
     """The gate of the combined verdict, chosen on the dev claims in the open setting: the
     evidence score's ``relevance_weight`` and its threshold ``min_relevance`` (grids
     :data:`WEIGHT_GRID` x :data:`GATE_GRID`, the selector's part of ``policy`` kept) by
     :data:`SELECT`, then, with that gate, which sentences are cited (``min_cited``,
-    :data:`CITE_GRID`; the verdict reads the cited ones too), then ``strong``. The report
+    :data:`CITE_GRID`; the verdict reads the cited ones too), with ``quote`` (the selector
+    has a citer) which sentences the citer quotes (``min_quoted``, :data:`QUOTE_GRID`), then
+    ``strong``. The report
     holds the trials and an estimate of what the choice is worth on claims it did not see:
     ``folds``-fold cross-validation over the dev claims (both chosen on the other folds,
     scored on each held fold, pooled)."""
@@ -536,7 +565,7 @@ def choose_combined_policy(
     dev = data.dev_ids
     rel, open_ = _relevance(data), _open_candidates(data, dev, open_k)
     grid = [
-        replace(policy, relevance_weight=w, min_relevance=m, min_cited=None)
+        replace(policy, relevance_weight=w, min_relevance=m, min_cited=None, min_quoted=None)
         for w in WEIGHT_GRID
         for m in GATE_GRID
     ]
@@ -552,8 +581,15 @@ def choose_combined_policy(
     def best(ids: Sequence[str]) -> VerifyPolicy:
         return grid[max(range(len(grid)), key=lambda i: (score(grid[i], ids)[SELECT], -i))]
 
+    def cite(p: VerifyPolicy, ids: Sequence[str]) -> tuple[VerifyPolicy, dict[str, Any]]:
+        out, trials = choose_cited(p, ids, score)
+        if not quote:
+            return out, {"cite_trials": trials}
+        out, quoted = choose_quoted(out, ids, score)
+        return out, {"cite_trials": trials, "quote_trials": quoted}
+
     on_dev = [score(p, dev) for p in grid]
-    cited, cite_trials = choose_cited(best(dev), dev, score)
+    cited, cite_trials = cite(best(dev), dev)
     table = claim_table(data, dev, run(cited))
     out = replace(cited, strong=choose_strong(table))
     pooled: dict[str, Verification] = {}
@@ -561,9 +597,14 @@ def choose_combined_policy(
     for fold in make_folds(dev, folds, seed):
         rest = [c for c in dev if c not in set(fold)]
         g = best(rest)
-        p, _ = choose_cited(g, rest, score)
+        p, _ = cite(g, rest)
         picked.append(
-            {"relevance_weight": g.relevance_weight, "gate": g.min_relevance, "cited": p.min_cited}
+            {
+                "relevance_weight": g.relevance_weight,
+                "gate": g.min_relevance,
+                "cited": p.min_cited,
+                **({"quoted": p.min_quoted} if quote else {}),
+            }
         )
         pooled.update({c: run(p)[c] for c in fold})
     trials = [
@@ -574,11 +615,11 @@ def choose_combined_policy(
         }
         for p, m in zip(grid, on_dev, strict=True)
     ]
-    base = replace(policy, relevance_weight=1.0, min_cited=None)
+    base = replace(policy, relevance_weight=1.0, min_cited=None, min_quoted=None)
     report = {
         "chosen_on": f"{len(dev)} dev claims, open setting (top {open_k})",
         "trials": sorted(trials, key=lambda t: -t[SELECT])[:10],
-        "cite_trials": cite_trials,
+        **cite_trials,
         "strong_table": table,
         "card_gate": {k: round(v, 4) for k, v in score(base, dev).items()},
         "cross_validated": {
@@ -737,9 +778,12 @@ def _finish(
     from sciera.artifacts.card import versions
 
     cfg = job.config
+    fitted: FittedCiter | None = None
+    if job.citer is not None:
+        fitted = fit_citer(job.citer, data, work, progress)
     model, tok = load_for_training(weights)
     model.eval()
-    net = VerifierNetwork(model, tok, cfg.inputs)
+    net = VerifierNetwork(model, tok, cfg.inputs, citer=fitted.load() if fitted else None)
     chosen = calibrate_and_choose(
         net,
         data,
@@ -759,10 +803,10 @@ def _finish(
         if "claim" in combiners and data.reranked:
             if progress:
                 progress("choosing the combined verdict's gate on dev", 0, 1)
-            verdict = _MemoVerdict(CombinedVerdict(TrainedVerdict(network=net), llm, combiners))
-            selector = _MemoSelector(TrainedSelector(network=net))
+            verdict = MemoVerdict(CombinedVerdict(TrainedVerdict(network=net), llm, combiners))
+            selector = MemoSelector(TrainedSelector(network=net))
             policy, search = choose_combined_policy(
-                selector, verdict, data, chosen.policy, job.open_k
+                selector, verdict, data, chosen.policy, job.open_k, quote=net.citer is not None
             )
             card["combiner"]["policy"] = asdict(policy)
             card["combiner"]["policy_search"] = search
@@ -789,6 +833,17 @@ def _finish(
                     else {}
                 ),
             },
+            **(
+                {
+                    "citer": {
+                        **fitted.section(CITER_ADAPTERS),
+                        "calibrator": CITER_CALIBRATOR,
+                        "training": fitted.report(),
+                    }
+                }
+                if fitted is not None and chosen.citer is not None
+                else {}
+            ),
             "policy": asdict(chosen.policy),
             "dev": {
                 **chosen.report,
@@ -813,6 +868,9 @@ def _finish(
         calibration.save(chosen.verdict, folder / VERDICT_CALIBRATOR)
         if chosen.rationale_combiner is not None:
             calibration.save(chosen.rationale_combiner, folder / RATIONALE_COMBINER)
+        if fitted is not None and chosen.citer is not None:
+            shutil.copyfile(fitted.adapters, folder / CITER_ADAPTERS)
+            calibration.save(chosen.citer, folder / CITER_CALIBRATOR)
         for kind, combiner in combiners.items():
             calibration.save(combiner, folder / COMBINER_FILES[kind])
 

@@ -60,6 +60,16 @@ class RationaleSelector(Protocol):
 
 
 @runtime_checkable
+class CitingSelector(RationaleSelector, Protocol):
+    """A selector that may score *which sentences are cited* with another model than the
+    one that picks what the verdict reads (:mod:`sciera.verify.citer`)."""
+
+    def cite_many(self, claim: str, abstracts: Sequence[AbstractText]) -> list[list[float]] | None:
+        """P(rationale) for citing, as :meth:`score_many`; ``None``: cite by its scores."""
+        ...
+
+
+@runtime_checkable
 class VerdictModel(Protocol):
     """Calibrated label probabilities for a claim (or a yes/no question) given rationales."""
 

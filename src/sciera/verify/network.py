@@ -8,9 +8,10 @@ slow on CPU) serves rationale selection and label prediction.
 
 A model folder holds the weights and tokenizer, ``sciera-card.json`` (what the loaders read:
 heads, max lengths, the selector's context, calibrator files, the decision policy chosen on
-dev) and the calibrators, and its manifest. Resolved, in order: a model sciera ships
-(:data:`sciera.artifacts.registry.SHIPPED`); one you trained (``SCIERA_HOME/models/<name>``);
-a local folder.
+dev) and the calibrators, and its manifest; optionally a citer (a card ``citer`` section and
+its adapter file: :mod:`sciera.verify.citer`), which picks the cited sentences. Resolved, in
+order: a model sciera ships (:data:`sciera.artifacts.registry.SHIPPED`); one you trained
+(``SCIERA_HOME/models/<name>``); a local folder.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ class VerifierNetwork:
         rationale_calibrator: Any = None,
         verdict_calibrator: Any = None,
         rationale_combiner: Any = None,
+        citer: Any = None,
         batch_size: int = 32,
         path: Path | None = None,
     ) -> None:
@@ -82,6 +84,8 @@ class VerifierNetwork:
         self.verdict_calibrator = verdict_calibrator
         # P(rationale) from the rationale logit and the relevance model's (None: calibrator)
         self.rationale_combiner = rationale_combiner
+        # which sentences are cited, scored apart from the verdict (None: the rationale head)
+        self.citer = citer
         self.batch_size = batch_size
         self.path = path
         self.sep = tokenizer.sep_token or "[SEP]"
@@ -91,6 +95,7 @@ class VerifierNetwork:
     def load(cls, path: str | Path, batch_size: int = 32) -> VerifierNetwork:
         """A model folder written by ``sciera train verifier``."""
         from sciera.verify import calibration
+        from sciera.verify.citer import Citer
 
         transformers = require("transformers", "dense")
         import torch
@@ -117,6 +122,7 @@ class VerifierNetwork:
             rationale_combiner=calibration.load(path / cal["rationale_combiner"])
             if "rationale_combiner" in cal
             else None,
+            citer=Citer.load(path, card["citer"]) if "citer" in card else None,
             batch_size=batch_size,
             path=path,
         )

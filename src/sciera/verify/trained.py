@@ -18,6 +18,7 @@ import numpy as np
 from sciera.embed.plain import PairClassifier
 from sciera.verify.base import AbstractText, Probs, VerdictInput
 from sciera.verify.calibration import sigmoid, softmax
+from sciera.verify.citer import per_abstract
 from sciera.verify.inputs import sentence_pair, verdict_pair
 from sciera.verify.network import (
     DEFAULT_MODEL,
@@ -85,23 +86,18 @@ class TrainedSelector(_Trained):
             for x in self.logits(claim, abstracts)
         ]
 
+    def cite_many(self, claim: str, abstracts: Sequence[AbstractText]) -> list[list[float]] | None:
+        """P(rationale) by the network's citer (:mod:`sciera.verify.citer`), which picks
+        the cited sentences; ``None`` when the model has none (the head's scores cite)."""
+        citer = self.network.citer
+        return citer.score_many(claim, abstracts) if citer is not None else None
+
 
 RATIONALE_FEATURES = ("rationale", "relevance", "rationale_gap", "relevance_gap")
 """What the rationale combiner reads per sentence: the rationale head's logit, the relevance
 cross-encoder's logit on (claim, sentence), and each minus the best of its abstract."""
 RELEVANCE_MODEL = "scifact-minilm"
 """The shipped relevance cross-encoder, read on single sentences."""
-
-
-def per_abstract(
-    flat: Sequence[float] | np.ndarray, abstracts: Sequence[AbstractText]
-) -> list[np.ndarray]:
-    """Per-sentence values scored in one flat batch, split back into one array per abstract."""
-    values = np.asarray(flat, dtype=float)
-    sizes = [len(a.sentences) for a in abstracts]
-    if len(values) != sum(sizes):
-        raise ValueError(f"{len(values)} values for {sum(sizes)} sentences")
-    return list(np.split(values, np.cumsum(sizes)[:-1])) if sizes else []
 
 
 def rationale_features(rationale: np.ndarray, relevance: np.ndarray) -> np.ndarray:

@@ -30,9 +30,13 @@ decided as above.
 An abstract's ``rationales`` are the sentences cited for its verdict, verbatim with their
 indices and scores: the sentences read (step 2), or, with ``min_cited`` set, those of the
 best ``max_rationales`` whose P(rationale) reaches ``min_cited`` (else the best one). The
-verdict then reads the cited sentences together with those of step 2, so what it cites it
-has read, and a fallback sentence it read as context is not cited as evidence
-(:func:`read_and_cite`). An abstract decided NOT ENOUGH INFO is evidence for neither side:
+verdict then reads the cited sentences together with those of step 2, and a fallback
+sentence it read as context is not cited as evidence (:func:`read_and_cite`). A selector
+with a citer (:class:`sciera.verify.base.CitingSelector`: a model trained on rationale
+labels alone, :mod:`sciera.verify.citer`) and a policy with ``min_quoted`` set quote the
+citer's best sentences instead (those reaching ``min_quoted``, else its best one): the
+verdict reads and decides exactly as without it, and the citer chooses which sentences
+of the abstract say so. An abstract decided NOT ENOUGH INFO is evidence for neither side:
 it shows the sentences it read, the closest ones (SciFact's metrics do not count them). A
 question reads as the question combiner's training rows were read
 (:meth:`VerifyPolicy.for_question`): its best ``max_rationales`` sentences when none passes
@@ -50,7 +54,14 @@ from typing import Any
 
 from sciera.types import NOT_ENOUGH_INFO, VERDICT_LABELS, AbstractVerdict, Rationale, Verification
 from sciera.verify.aggregate import DEFAULT_STRONG, aggregate
-from sciera.verify.base import AbstractText, RationaleSelector, VerdictInput, VerdictModel, kind_of
+from sciera.verify.base import (
+    AbstractText,
+    CitingSelector,
+    RationaleSelector,
+    VerdictInput,
+    VerdictModel,
+    kind_of,
+)
 
 _NEI = VERDICT_LABELS.index(NOT_ENOUGH_INFO)
 
@@ -67,6 +78,9 @@ class VerifyPolicy:
     min_relevance: float = 0.0  # 0: no relevance gate
     relevance_weight: float = 1.0  # w of the evidence score; 1: P(relevant) alone
     min_cited: float | None = None  # None: cite the sentences read
+    # with a citer (a CitingSelector's cite_many): the citer's P(rationale) a sentence needs
+    # to be quoted; None: no citer, cite as min_cited says
+    min_quoted: float | None = None
 
     def __post_init__(self) -> None:
         if self.max_rationales < 1 or self.fallback < 0:
@@ -80,8 +94,10 @@ class VerifyPolicy:
         ):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
-        if self.min_cited is not None and not 0.0 <= self.min_cited <= 1.0:
-            raise ValueError(f"min_cited must be in [0, 1] or None, got {self.min_cited}")
+        for name in ("min_cited", "min_quoted"):
+            value = getattr(self, name)
+            if value is not None and not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1] or None, got {value}")
 
     @classmethod
     def from_card(cls, card: Mapping[str, Any], **overrides: Any) -> VerifyPolicy:
@@ -95,7 +111,7 @@ class VerifyPolicy:
         best ``max_rationales`` (the inputs the question combiner and the PubMedQA benchmarks
         were fitted and scored on), and it cites what it reads (``min_cited`` and
         ``fallback`` are chosen on claims)."""
-        return replace(self, min_cited=None, fallback=self.max_rationales)
+        return replace(self, min_cited=None, min_quoted=None, fallback=self.max_rationales)
 
 
 def pick_rationales(scores: Sequence[float], policy: VerifyPolicy) -> tuple[list[int], bool]:
@@ -108,19 +124,35 @@ def pick_rationales(scores: Sequence[float], policy: VerifyPolicy) -> tuple[list
     return sorted(order[: min(policy.fallback, policy.max_rationales)]), False
 
 
-def read_and_cite(scores: Sequence[float], policy: VerifyPolicy) -> tuple[list[int], list[int]]:
+def read_and_cite(
+    scores: Sequence[float], policy: VerifyPolicy, quote_scores: Sequence[float] | None = None
+) -> tuple[list[int], list[int]]:
     """(the sentences the verdict reads, those cited as the rationale), each in abstract
     order: without ``min_cited`` both are :func:`pick_rationales`'; with it, the cited are
     the best ``max_rationales`` with P(rationale) >= ``min_cited`` (else the best one, when
-    anything is read) and the verdict reads them as well."""
+    anything is read) and the verdict reads them as well. With ``quote_scores`` (a citer's
+    P(rationale)) and the policy's ``min_quoted``, what is read stays the same and the
+    cited are the citer's best ``max_rationales`` reaching ``min_quoted`` (else its best
+    one, when anything is read)."""
     read, _ = pick_rationales(scores, policy)
-    if policy.min_cited is None:
-        return read, read
+    cited = read
+    if policy.min_cited is not None:
+        cited = _best(scores, policy.min_cited, policy.max_rationales, bool(read))
+        read = sorted(set(read) | set(cited))
+    if quote_scores is not None and policy.min_quoted is not None:
+        if len(quote_scores) != len(scores):
+            raise ValueError(f"{len(quote_scores)} citing scores for {len(scores)} sentences")
+        cited = _best(quote_scores, policy.min_quoted, policy.max_rationales, bool(read))
+        cited = cited if read else []
+    return read, cited
+
+
+def _best(scores: Sequence[float], threshold: float, most: int, or_best: bool) -> list[int]:
+    """The best ``most`` indices reaching ``threshold``, in order; none reaching it: the
+    best one when ``or_best``, else none."""
     order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
-    cited = [i for i in order[: policy.max_rationales] if scores[i] >= policy.min_cited]
-    if not cited and read:
-        cited = order[:1]
-    return sorted(set(read) | set(cited)), sorted(cited)
+    passing = [i for i in order[:most] if scores[i] >= threshold]
+    return sorted(passing or (order[:1] if or_best else []))
 
 
 def decide(probs: Sequence[float], policy: VerifyPolicy) -> tuple[str, float]:
@@ -177,7 +209,14 @@ def verify_abstracts(
     is_claim = kind_of(claim) == "claim"
     w = policy.relevance_weight if is_claim else 1.0
     cite = policy if is_claim else policy.for_question()
-    picks = [read_and_cite(s, cite) for s in scores]
+    # a citer (a model apart from the selector's reading scores) picks the quoted sentences
+    cites = None
+    if items and cite.min_quoted is not None and isinstance(selector, CitingSelector):
+        cites = selector.cite_many(claim, items)
+    picks = [
+        read_and_cite(s, cite, cites[k] if cites is not None else None)
+        for k, s in enumerate(scores)
+    ]
     below = {  # the evidence score cannot reach the gate whatever the verdict: no call
         k
         for k, item in enumerate(items)
@@ -206,9 +245,11 @@ def verify_abstracts(
         else:
             label, confidence = decide(p, policy)
         # evidence cites its rationale; an abstract that is not shows the closest sentences read
-        shown = cited if label != NOT_ENOUGH_INFO else read
+        shown, by = (cited, cites[k] if cites is not None else scores[k])
+        if label == NOT_ENOUGH_INFO:
+            shown, by = read, scores[k]
         rationales = tuple(
-            Rationale(item.doc_id, i, item.sentences[i], float(scores[k][i])) for i in shown
+            Rationale(item.doc_id, i, item.sentences[i], float(by[i])) for i in shown
         )
         verdicts.append(
             AbstractVerdict(

@@ -175,16 +175,47 @@ def test_card_renders_every_section():
         },
     }
     card["dev"]["open_candidates"] = "the reranked top abstracts"
+    card["citer"] = {
+        "base": "scifact-minilm",
+        "adapters": "sciera-citer.safetensors",
+        "calibrator": "sciera-citer-calibrator.json",
+        "context": "none",
+        "rank": 16,
+        "training": {
+            "trainable_parameters": 812353,
+            "epochs": [
+                {"epoch": 1, "dev": {"average_precision": 0.5, "best_right": 0.5}},
+                {"epoch": 2, "dev": {"average_precision": 0.625, "best_right": 0.75}},
+            ],
+            "best_epoch": 2,
+            "train_seconds": 600,
+        },
+    }
+    card["dev"]["citer_calibration"] = {
+        "sentences": 9,
+        "rationales": 2,
+        "ece_sigmoid": 0.2,
+        "ece": 0.05,
+        "average_precision_head": 0.4,
+        "average_precision_citer": 0.6,
+    }
     card["combiner"]["policy"] = {
         "relevance_weight": 0.4,
         "min_relevance": 0.55,
         "strong": 0.4,
         "min_cited": 0.2,
+        "min_quoted": 0.3,
     }
+    card["dev"]["quote_trials"] = [
+        dict(m, min_quoted=None),
+        dict(m, min_quoted=0.4, sentence_label_f1=0.7),
+    ]
+    card["policy"]["min_quoted"] = 0.4
     card["combiner"]["policy_search"] = {
         "chosen_on": "3 dev claims, open setting (top 5)",
         "trials": [dict(m, relevance_weight=0.4, min_relevance=0.55)],
         "cite_trials": [dict(m, min_cited=None), dict(m, min_cited=0.2, sentence_label_f1=0.75)],
+        "quote_trials": [dict(m, min_quoted=None), dict(m, min_quoted=0.3, sentence_label_f1=0.8)],
         "card_gate": m,
         "cross_validated": dict(m, folds=5, picked=[]),
     }
@@ -204,6 +235,15 @@ def test_card_renders_every_section():
         "average precision 0.4000 (the head) -> 0.5000 (cross-validated by claim)",
         "used: yes",
         "Best epoch: 1",
+        "- cited sentences: the citer `sciera-citer.safetensors`, the relevance cross-encoder "
+        "`scifact-minilm` with rank-16 low-rank adapters (812,353 parameters) trained on the "
+        "rationale labels alone (2 epochs, 10.0 min; epoch 2 kept by dev average precision over "
+        "the evidence abstracts' sentences, 0.6250; best sentence a rationale in 75.0% of them)",
+        "their average precision 0.4000 (the rationale head) -> 0.6000 (the citer)",
+        "(chosen on dev after everything else: 0.4; dev open sentence selection+label F1 0.500 "
+        "quoting as without it, 0.700 chosen)",
+        "| chosen gate, `min_cited` and the citer's `min_quoted` (what is quoted), on the claims"
+        " they were chosen on | 0.500 / 0.500 / **0.500** | 0.500 / 0.500 / **0.800** |",
         "| reasoning setting (own contexts) | 1 | 1.000 | 1.000 |",
         "strong 0.6",
         "- cited sentences (`min_cited`, chosen after the policy from read, 0.25): 0.25; dev open"
@@ -343,3 +383,40 @@ def test_combiner_size_without_the_combiners_is_refused(tmp_path: Path) -> None:
     assert out.exit_code == 2
     assert "add --combine-llm" in " ".join(out.output.replace("│", " ").split())
     assert not (tmp_path / "m").exists()
+
+
+class _QuotingSelector(_LowSelector):
+    """Reads as the weak selector (sentence 1 best: the wrong one); its citer knows sentence
+    0 is the rationale."""
+
+    def score_many(self, claim, abstracts):
+        return [[0.05, 0.3] + [0.05] * (len(a.sentences) - 2) for a in abstracts]
+
+    def cite_many(self, claim, abstracts):
+        return [[0.9] + [0.02] * (len(a.sentences) - 1) for a in abstracts]
+
+
+def test_the_quoted_sentences_are_chosen_last_and_leave_the_verdicts_alone():
+    from sciera.train.verifier_run import choose_combined_policy
+    from sciera.verify.verifier import VerifyPolicy
+
+    data = _evidence_claims()
+    for i in range(10):
+        data.reranked[str(i)] = [(f"g{i}", 0.9)]
+    base = VerifyPolicy(min_rationale=0.5, fallback=2, min_relevance=0.5)
+    plain, quoting = _AnyYes(), _AnyYes()
+    off, off_report = choose_combined_policy(_QuotingSelector(), plain, data, base, open_k=5)
+    on, report = choose_combined_policy(
+        _QuotingSelector(), quoting, data, base, open_k=5, quote=True
+    )
+    assert off.min_quoted is None and "quote_trials" not in off_report
+    # the verdict read the same inputs either way; quoting the citer's best is chosen
+    assert {v.sentences for v in quoting.asked} == {v.sentences for v in plain.asked}
+    assert on.min_quoted is not None
+    by = {t["min_quoted"]: t for t in report["quote_trials"]}
+    assert by[None]["sentence_label_f1"] < by[on.min_quoted]["sentence_label_f1"] == 1.0
+    assert by[None]["abstract_label_only_f1"] == by[on.min_quoted]["abstract_label_only_f1"]
+    assert all(p["quoted"] is not None for p in report["cross_validated"]["picked"])
+    # the trained verdict's own min_quoted leaves the gate search unaffected
+    again, _ = choose_combined_policy(_QuotingSelector(), _AnyYes(), data, on, open_k=5, quote=True)
+    assert again == on

@@ -249,3 +249,86 @@ def test_a_gated_verdict_carries_the_relevance_it_read():
     assert [a["read"] for a in verification_json(out)["abstracts"]] == [True, True]
     off = verify_abstracts("Vitamin D raises density.", texts, WordSelector(), CueVerdict())
     assert off.verdicts[0].relevance is None  # no gate: not read
+
+
+class CitingScores:
+    """Reads by fixed scores, cites by another set (a citer), and counts its citer calls."""
+
+    name = "citing"
+
+    def __init__(self, read: list[float], cite: list[float] | None) -> None:
+        self.read, self.cite, self.cite_calls = read, cite, 0
+
+    def score_many(self, claim, abstracts):
+        return [self.read[: len(a.sentences)] for a in abstracts]
+
+    def cite_many(self, claim, abstracts):
+        self.cite_calls += 1
+        if self.cite is None:
+            return None
+        return [self.cite[: len(a.sentences)] for a in abstracts]
+
+
+def test_read_and_cite_quotes_by_the_citers_scores_and_reads_as_without():
+    cite = VerifyPolicy(min_rationale=0.5, max_rationales=2, fallback=1, min_cited=0.3)
+    quote = replace(cite, min_quoted=0.3)
+    # reading as without a citer (the fallback best, 1, and the cited-by-score 1);
+    # quoted: the citer's best reaching min_quoted (2 and 0), not necessarily read
+    assert read_and_cite([0.2, 0.4, 0.1], cite) == ([1], [1])
+    assert read_and_cite([0.2, 0.4, 0.1], quote, [0.35, 0.1, 0.9]) == ([1], [0, 2])
+    # none of the citer's reaches min_quoted: its best one
+    assert read_and_cite([0.2, 0.4, 0.1], quote, [0.1, 0.2, 0.05]) == ([1], [1])
+    # nothing read: nothing quoted either
+    strict = replace(quote, fallback=0, min_cited=0.5)
+    assert read_and_cite([0.2, 0.4, 0.1], strict, [0.9, 0.9, 0.9]) == ([], [])
+    # without min_quoted the citer's scores are not read
+    assert read_and_cite([0.2, 0.4, 0.1], cite, [0.9, 0.9, 0.9]) == ([1], [1])
+    with pytest.raises(ValueError, match="citing scores"):
+        read_and_cite([0.2, 0.4], quote, [0.5])
+    with pytest.raises(ValueError, match="min_quoted"):
+        VerifyPolicy(min_quoted=2.0)
+
+
+def test_a_citing_selector_quotes_its_citers_sentences_and_the_verdict_reads_the_same():
+    policy = VerifyPolicy(min_rationale=0.5, fallback=1, min_cited=0.3, min_quoted=0.3)
+    plain_verdict, verdict = CueVerdict(), CueVerdict()
+    verify_abstracts(
+        "Vitamin D raises density.",
+        ABSTRACTS[:1],
+        CitingScores([0.1, 0.4, 0.2], None),
+        plain_verdict,
+        policy,
+    )
+    selector = CitingScores([0.1, 0.4, 0.2], [0.6, 0.8, 0.1])
+    out = verify_abstracts("Vitamin D raises density.", ABSTRACTS[:1], selector, verdict, policy)
+    v = out.verdicts[0]
+    # read as without the citer (the selector's best, 1); quoted: the citer's best (0, 1)
+    assert verdict.asked == plain_verdict.asked
+    assert verdict.asked[0].sentences == ("Vitamin D increases bone density.",)
+    assert v.label == SUPPORT
+    assert [(r.index, r.text, r.score) for r in v.rationales] == [
+        (0, "Background on risk.", 0.6),
+        (1, "Vitamin D increases bone density.", 0.8),
+    ]
+    # a selector without a citer (None) cites by its own scores
+    out = verify_abstracts(
+        "Vitamin D raises density.",
+        ABSTRACTS[:1],
+        CitingScores([0.1, 0.4, 0.2], None),
+        CueVerdict(),
+        policy,
+    )
+    assert [r.index for r in out.verdicts[0].rationales] == [1]
+    # a question cites what it reads: the citer is not asked
+    asked = CitingScores([0.1, 0.4, 0.2], [0.6, 0.8, 0.1])
+    verify_abstracts("Does vitamin D raise density?", ABSTRACTS[:1], asked, CueVerdict(), policy)
+    assert asked.cite_calls == 0
+    # nor is it without min_quoted
+    verify_abstracts(
+        "Vitamin D raises density.",
+        ABSTRACTS[:1],
+        asked,
+        CueVerdict(),
+        replace(policy, min_quoted=None),
+    )
+    assert asked.cite_calls == 0
