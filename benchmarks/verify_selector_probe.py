@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
 import shlex
 import shutil
@@ -44,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from sciera.datasets.claims import AbstractPrediction, ClaimPrediction, read_gold
+from sciera.embed.adapters import add_adapters
 from sciera.eval.metrics.scifact import scifact_counts
 from sciera.settings import load_settings
 from sciera.train.verifier_data import VerifierDataSpec, load_abstracts, prepare_verifier
@@ -58,49 +58,13 @@ from verify_product_path import benchmark_rows, compare
 OUT = ROOT / "benchmarks" / "results" / "verify_selector"
 BASE = "scifact-minilm"
 GAPS = (0.5, 1.0, 2.0, 3.0, 4.0, 100.0)
-LORA_TARGETS = ("query", "key", "value", "dense")
-
-
-def lora_linear(base: Any, r: int, alpha: float) -> Any:
-    """``base`` (a torch linear layer) plus a low-rank update: ``base(x) + x A^T B^T alpha /
-    r``. ``B`` starts at zero, so training starts from the base model exactly."""
-    import torch
-
-    class _LoRA(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.base = base
-            self.scale = alpha / r
-            self.A = torch.nn.Parameter(torch.empty(r, base.in_features))
-            torch.nn.init.kaiming_uniform_(self.A, a=math.sqrt(5))
-            self.B = torch.nn.Parameter(torch.zeros(base.out_features, r))
-
-        def forward(self, x: Any) -> Any:
-            return self.base(x) + (x @ self.A.t() @ self.B.t()) * self.scale
-
-    return _LoRA()
 
 
 def add_lora(model: Any, r: int) -> int:
-    """Freeze ``model`` and wrap every linear layer of its encoder in an adapter of rank
-    ``r`` (alpha 2r); the classifier and pooler stay trainable. Trainable parameters."""
-    import torch
-
-    for p in model.parameters():
-        p.requires_grad = False
-    names = [
-        n
-        for n, m in model.named_modules()
-        if isinstance(m, torch.nn.Linear) and ".encoder." in f".{n}" and n.endswith(LORA_TARGETS)
-    ]
-    for n in names:
-        parent, leaf = n.rsplit(".", 1)
-        owner = model.get_submodule(parent)
-        setattr(owner, leaf, lora_linear(getattr(owner, leaf), r, 2.0 * r))
-    for n, p in model.named_parameters():
-        if n.startswith(("classifier", "bert.pooler")):
-            p.requires_grad = True
-    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+    """Freeze ``model`` and give its encoder's linear layers rank-``r`` adapters (alpha
+    2r; :func:`sciera.embed.adapters.add_adapters`, as the citer trains); the classifier
+    and pooler stay trainable. Trainable parameters."""
+    return add_adapters(model, r, 2.0 * r)
 
 
 class Scorer:

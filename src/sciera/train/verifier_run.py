@@ -225,7 +225,10 @@ def fit_rationale_calibrator(
     sentences: DevSentences,
 ) -> tuple[calibration.PlattScaling, dict[str, float]]:
     """Platt scaling of the rationale logit on every sentence of the dev candidates."""
-    x, y = sentences.x, sentences.y
+    return _platt(sentences.x, sentences.y)
+
+
+def _platt(x: np.ndarray, y: np.ndarray) -> tuple[calibration.PlattScaling, dict[str, Any]]:
     cal = calibration.PlattScaling.fit(x, y)
     stats = {
         "sentences": len(y),
@@ -349,29 +352,19 @@ class Chosen:
 
 
 def fit_citer_calibrator(
-    net: VerifierNetwork, data: VerifierData, candidates: Mapping[str, Sequence[str]]
-) -> tuple[calibration.PlattScaling, dict[str, float]]:
-    """Platt scaling of the citer's logit on every sentence of the dev candidates (as the
-    rationale head's), with its ranking of them beside the head's."""
+    net: VerifierNetwork, sentences: DevSentences
+) -> tuple[calibration.PlattScaling, dict[str, Any]]:
+    """Platt scaling of the citer's logit on every sentence of the dev candidates (those
+    the rationale head's calibrator was fitted on), with its ranking of them beside the
+    head's."""
     citer = net.citer
     if citer is None:
         raise ValueError("the network has no citer")
-    head = dev_sentences(net, data, candidates)
-    xs = [
-        x
-        for cid, docs in candidates.items()
-        for x in citer.logits(data.claims[cid].claim, [data.abstracts[d] for d in docs])
-    ]
-    x, y = np.concatenate(xs), head.y
-    cal = calibration.PlattScaling.fit(x, y)
-    stats = {
-        "sentences": len(y),
-        "rationales": int(y.sum()),
-        "ece_sigmoid": calibration.binary_ece(calibration.sigmoid(x), y),
-        "ece": calibration.binary_ece(cal(x), y),
-        "average_precision_head": round(average_precision(head.x, y), 4),
-        "average_precision_citer": round(average_precision(x, y), 4),
-    }
+    xs = [x for _, text, abstracts in sentences.claims for x in citer.logits(text, abstracts)]
+    x, y = np.concatenate(xs), sentences.y
+    cal, stats = _platt(x, y)
+    stats["average_precision_head"] = round(average_precision(sentences.x, y), 4)
+    stats["average_precision_citer"] = round(average_precision(x, y), 4)
     return cal, stats
 
 
@@ -404,14 +397,7 @@ def choose_cited(
     """``policy`` with the ``min_cited`` of :data:`CITE_GRID` that ``score`` rates best on
     ``ids`` by :data:`SELECT` (a tie keeps the earlier value, first of all citing what is
     read), and the trials."""
-    options = [replace(policy, min_cited=c) for c in CITE_GRID]
-    scores = [score(p, ids) for p in options]
-    i = max(range(len(options)), key=lambda k: (scores[k][SELECT], -k))
-    trials = [
-        {"min_cited": p.min_cited, **{k: round(v, 4) for k, v in m.items()}}
-        for p, m in zip(options, scores, strict=True)
-    ]
-    return options[i], trials
+    return _choose(policy, "min_cited", CITE_GRID, ids, score)
 
 
 def choose_quoted(
@@ -423,11 +409,21 @@ def choose_quoted(
     best on ``ids`` by :data:`SELECT` (a tie keeps the earlier value, first of all quoting
     as without the citer), and the trials. What the verdict reads does not change with it,
     so neither do the labels: only which sentences are quoted."""
-    options = [replace(policy, min_quoted=q) for q in QUOTE_GRID]
+    return _choose(policy, "min_quoted", QUOTE_GRID, ids, score)
+
+
+def _choose(
+    policy: VerifyPolicy,
+    name: str,
+    grid: Sequence[float | None],
+    ids: Sequence[str],
+    score: Callable[[VerifyPolicy, Sequence[str]], Mapping[str, float]],
+) -> tuple[VerifyPolicy, list[dict[str, Any]]]:
+    options = [replace(policy, **{name: value}) for value in grid]
     scores = [score(p, ids) for p in options]
     i = max(range(len(options)), key=lambda k: (scores[k][SELECT], -k))
     trials = [
-        {"min_quoted": p.min_quoted, **{k: round(v, 4) for k, v in m.items()}}
+        {name: getattr(p, name), **{k: round(v, 4) for k, v in m.items()}}
         for p, m in zip(options, scores, strict=True)
     ]
     return options[i], trials
@@ -457,7 +453,7 @@ def calibrate_and_choose(
     net.rationale_calibrator = rat_cal
     cit_cal, cit_stats = None, {}
     if net.citer is not None:
-        cit_cal, cit_stats = fit_citer_calibrator(net, data, union)
+        cit_cal, cit_stats = fit_citer_calibrator(net, sentences)
         net.citer.calibrator = cit_cal
     z, y = _verdict_rows(net, data, union, BASE_POLICY)
     temp = calibration.TemperatureScaling.fit(z, y, bias=bias)

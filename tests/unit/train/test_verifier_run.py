@@ -420,3 +420,31 @@ def test_the_quoted_sentences_are_chosen_last_and_leave_the_verdicts_alone():
     # the trained verdict's own min_quoted leaves the gate search unaffected
     again, _ = choose_combined_policy(_QuotingSelector(), _AnyYes(), data, on, open_k=5, quote=True)
     assert again == on
+
+
+def test_the_citers_calibrator_is_fitted_on_the_heads_dev_sentences():
+    import numpy as np
+
+    from sciera.train.verifier_run import DevSentences, fit_citer_calibrator
+    from sciera.verify.base import AbstractText
+
+    rng = np.random.default_rng(0)
+    abstracts = [AbstractText(f"d{i}", "", tuple(f"s{j}." for j in range(4))) for i in range(30)]
+    labels = [np.array([1, 0, 0, 0]) for _ in abstracts]
+    head = [rng.normal(size=4) for _ in abstracts]  # the head ranks at random
+
+    class Citer:  # ranks the rationale first
+        def logits(self, claim, items):
+            return [np.array([2.0, -1.0, -1.5, -2.0]) + rng.normal(0, 0.1, 4) for _ in items]
+
+    class Net:
+        citer = Citer()
+
+    sentences = DevSentences([("c", "claim", abstracts)], [head], [labels])
+    cal, stats = fit_citer_calibrator(Net(), sentences)
+    assert stats["sentences"] == 120 and stats["rationales"] == 30
+    assert stats["average_precision_citer"] == 1.0 > stats["average_precision_head"]
+    assert cal(np.array([2.0]))[0] > 0.5 > cal(np.array([-1.5]))[0]
+    Net.citer = None
+    with pytest.raises(ValueError, match="no citer"):
+        fit_citer_calibrator(Net(), sentences)
