@@ -209,20 +209,20 @@ def verify_abstracts(
     is_claim = kind_of(claim) == "claim"
     w = policy.relevance_weight if is_claim else 1.0
     cite = policy if is_claim else policy.for_question()
-    # a citer (a model apart from the selector's reading scores) picks the quoted sentences
-    cites = None
-    if items and cite.min_quoted is not None and isinstance(selector, CitingSelector):
-        cites = selector.cite_many(claim, items)
-    picks = [
-        read_and_cite(s, cite, cites[k] if cites is not None else None)
-        for k, s in enumerate(scores)
-    ]
     below = {  # the evidence score cannot reach the gate whatever the verdict: no call
         k
         for k, item in enumerate(items)
         if gated(item, policy)
         and evidence_score(item.relevance or 0.0, None, w) < policy.min_relevance
     }
+    # a citer (a model apart from the selector's reading scores) picks the quoted sentences
+    # of the abstracts that can be evidence (one below the gate quotes nothing)
+    cites: dict[int, Sequence[float]] = {}
+    if cite.min_quoted is not None and isinstance(selector, CitingSelector):
+        open_ = [k for k in range(len(items)) if k not in below]
+        got = selector.cite_many(claim, [items[k] for k in open_]) if open_ else None
+        cites = dict(zip(open_, got, strict=True)) if got is not None else {}
+    picks = [read_and_cite(s, cite, cites.get(k)) for k, s in enumerate(scores)]
     asked = [k for k, (idx, _) in enumerate(picks) if idx and k not in below]
     probs = verdict.predict_many(
         claim,
@@ -245,7 +245,7 @@ def verify_abstracts(
         else:
             label, confidence = decide(p, policy)
         # evidence cites its rationale; an abstract that is not shows the closest sentences read
-        shown, by = (cited, cites[k] if cites is not None else scores[k])
+        shown, by = cited, cites.get(k, scores[k])
         if label == NOT_ENOUGH_INFO:
             shown, by = read, scores[k]
         rationales = tuple(

@@ -257,13 +257,14 @@ class CitingScores:
     name = "citing"
 
     def __init__(self, read: list[float], cite: list[float] | None) -> None:
-        self.read, self.cite, self.cite_calls = read, cite, 0
+        self.read, self.cite, self.cite_calls, self.cited_docs = read, cite, 0, []
 
     def score_many(self, claim, abstracts):
         return [self.read[: len(a.sentences)] for a in abstracts]
 
     def cite_many(self, claim, abstracts):
         self.cite_calls += 1
+        self.cited_docs += [a.doc_id for a in abstracts]
         if self.cite is None:
             return None
         return [self.cite[: len(a.sentences)] for a in abstracts]
@@ -332,3 +333,18 @@ def test_a_citing_selector_quotes_its_citers_sentences_and_the_verdict_reads_the
         replace(policy, min_quoted=None),
     )
     assert asked.cite_calls == 0
+
+
+def test_the_citer_reads_only_abstracts_that_can_pass_the_gate():
+    policy = VerifyPolicy(min_rationale=0.5, fallback=1, min_quoted=0.3, min_relevance=0.5)
+    items = [
+        AbstractText(doc, title, tuple(sents), relevance)
+        for (doc, title, sents), relevance in zip(ABSTRACTS[:2], (0.9, 0.2), strict=True)
+    ]
+    selector = CitingScores([0.1, 0.4, 0.2], [0.6, 0.8, 0.1])
+    out = verify_abstracts("Vitamin D raises density.", items, selector, CueVerdict(), policy)
+    assert selector.cited_docs == ["d1"]  # d2's P(relevant) 0.2 cannot reach the gate
+    by_doc = {v.doc_id: v for v in out.verdicts}
+    assert by_doc["d2"].label == NOT_ENOUGH_INFO
+    assert [(r.index, r.score) for r in by_doc["d2"].rationales] == [(1, 0.4)]  # the head read it
+    assert [r.index for r in by_doc["d1"].rationales] == [0, 1]
