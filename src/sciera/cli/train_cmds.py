@@ -569,7 +569,7 @@ def verifier(
         int,
         typer.Option(
             min=0,
-            help="Also train the citer, which picks the cited sentences: the relevance "
+            help="Also train the citer, which picks the quoted sentences: the relevance "
             "cross-encoder with low-rank adapters of this rank trained on the rationale labels "
             "alone (0: none; the rationale head cites). Works with --recalibrate.",
         ),
