@@ -2,8 +2,10 @@
 cross-encoder (``scifact-minilm``) fine-tuned on the verifier's rationale labels with the
 selector loss alone, fully or through low-rank adapters on its linear layers (LoRA: a few MB
 beside the shipped cross-encoder, which the 50 MB model budget can hold; a second full
-encoder cannot). A probe, not a shipped path: it answers whether a selector trained apart
-from the verdict cites better sentences before the product grows one.
+encoder cannot). The probe that asked whether a selector trained apart from the verdict
+cites better sentences; the product path it led to is the verifier's citer
+(``sciera train verifier --citer-rank 16``, :mod:`sciera.verify.citer`). Kept to reproduce
+the probe's results (it also tries the full fine-tune and other contexts).
 
 ``train`` reads the verifier's data as ``sciera train verifier`` does (the same claims, dev
 split and sentence examples; ``--cv-fold K`` also holds out fold K of the training claims)
