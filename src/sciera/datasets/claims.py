@@ -68,6 +68,13 @@ class GoldClaim:
             "cited_doc_ids": [int(d) if d.isdigit() else d for d in self.cited_doc_ids],
         }
 
+    def rationale_labels(self, doc_id: str, n_sentences: int) -> list[int]:
+        """1 for each of ``doc_id``'s ``n_sentences`` sentences in one of its gold rationale
+        sets, else 0 (all 0 for an abstract that is not evidence)."""
+        gold = self.evidence.get(doc_id)
+        rationale = set().union(*gold.rationales) if gold else set()
+        return [int(i in rationale) for i in range(n_sentences)]
+
     @property
     def label(self) -> str:
         """The claim-level label: the one label of its evidence, :data:`NEI` without

@@ -32,6 +32,7 @@ import numpy as np
 from sciera.embed.adapters import adapter_state, add_adapters, load_adapters, save_adapters
 from sciera.embed.plain import encode_pairs
 from sciera.errors import ScieraError, require
+from sciera.eval.metrics.ranking import scored_average_precision
 from sciera.train.loop import EpochTrainer, LoopConfig, Progress, TrainState, steps_for
 from sciera.train.verifier_data import VerifierData
 from sciera.train.verifier_fit import sample_sentences
@@ -89,26 +90,15 @@ def evidence_ranking(citer: Citer, data: VerifierData, ids: list[str]) -> dict[s
             continue
         abstracts = [data.abstracts[d] for d in docs]
         for d, x in zip(docs, citer.logits(claim.claim, abstracts), strict=True):
-            gold = set().union(*claim.evidence[d].rationales)
-            y = np.array([int(i in gold) for i in range(len(x))])
+            y = np.array(claim.rationale_labels(d, len(x)))
             scores.append(x)
             labels.append(y)
             n += 1
             hits += int(len(x) > 0 and y[int(np.argmax(x))] == 1)
     if not n:
         return {"average_precision": 0.0, "best_right": 0.0, "abstracts": 0}
-    ap = average_precision(np.concatenate(scores), np.concatenate(labels))
+    ap = scored_average_precision(np.concatenate(scores), np.concatenate(labels))
     return {"average_precision": round(ap, 4), "best_right": round(hits / n, 4), "abstracts": n}
-
-
-def average_precision(scores: np.ndarray, labels: np.ndarray) -> float:
-    """:func:`sciera.eval.metrics.ranking.average_precision` of the items ordered by
-    ``scores`` (best first, ties in input order), relevant where ``labels`` is 1."""
-    from sciera.eval.metrics.ranking import average_precision as ranked_ap
-
-    order = np.argsort(-np.asarray(scores, dtype=float), kind="stable")
-    relevant = {str(i): 1.0 for i in np.flatnonzero(np.asarray(labels) > 0)}
-    return ranked_ap([str(i) for i in order], relevant)
 
 
 class CiterTrainer(EpochTrainer):

@@ -153,9 +153,8 @@ def dev_metrics(
         docs = data.candidates(cid)
         abstracts = [data.abstracts[d] for d in docs]
         for a, s in zip(abstracts, selector.score_many(c.claim, abstracts), strict=True):
-            rat = set().union(*c.evidence[a.doc_id].rationales) if a.doc_id in c.evidence else set()
             scores += s
-            gold += [int(i in rat) for i in range(len(s))]
+            gold += c.rationale_labels(a.doc_id, len(s))
     if any(gold):
         out["rationale_ap"] = round(float(average_precision_score(gold, scores)), 4)
     if data.pubmedqa_held:

@@ -29,8 +29,9 @@ from typing import Any
 import numpy as np
 
 from sciera.errors import ScieraError
+from sciera.eval.metrics.ranking import scored_average_precision
 from sciera.settings import Settings, load_settings
-from sciera.train.citer_fit import CiterConfig, FittedCiter, average_precision, fit_citer
+from sciera.train.citer_fit import CiterConfig, FittedCiter, fit_citer
 from sciera.train.verifier_data import NEI, VerifierData, VerifierDataSpec, prepare_verifier
 from sciera.train.verifier_eval import (
     SELECT,
@@ -122,8 +123,8 @@ class VerifierJob:
     # also fit the rationale combiner (head + relevance cross-encoder) and let the policy
     # search choose it: off by default, since with the combined verdict it measured worse
     rationale_relevance: bool = False
-    # also train the citer (sciera.verify.citer: which sentences are cited, scored apart
-    # from the verdict) and choose min_cited with it; not in the run key (the verifier's
+    # also train the citer (sciera.verify.citer: which sentences are quoted, scored apart
+    # from the verdict) and choose min_quoted with it; not in the run key (the verifier's
     # epochs do not depend on it), so --recalibrate adds one to a trained verifier
     citer: CiterConfig | None = None
 
@@ -213,11 +214,7 @@ def dev_sentences(
         abstracts = [data.abstracts[d] for d in docs]
         claims.append((cid, c.claim, abstracts))
         logits.append([np.asarray(x, dtype=float) for x in selector.logits(c.claim, abstracts)])
-        per = []
-        for a in abstracts:
-            rat = set().union(*c.evidence[a.doc_id].rationales) if a.doc_id in c.evidence else set()
-            per.append(np.array([int(i in rat) for i in range(len(a.sentences))]))
-        labels.append(per)
+        labels.append([np.array(c.rationale_labels(a.doc_id, len(a.sentences))) for a in abstracts])
     return DevSentences(claims, logits, labels)
 
 
@@ -334,8 +331,8 @@ def fit_rationale_combiner(
         "rationales": int(y.sum()),
         "features": list(RATIONALE_FEATURES),
         "relevance_model": RELEVANCE_MODEL,
-        "average_precision_head": round(average_precision(x[:, 0], y), 4),
-        "average_precision_cross_validated": round(average_precision(cv, y), 4),
+        "average_precision_head": round(scored_average_precision(x[:, 0], y), 4),
+        "average_precision_cross_validated": round(scored_average_precision(cv, y), 4),
         "ece": calibration.binary_ece(combiner(x), y),
     }
     return combiner, stats
@@ -363,8 +360,8 @@ def fit_citer_calibrator(
     xs = [x for _, text, abstracts in sentences.claims for x in citer.logits(text, abstracts)]
     x, y = np.concatenate(xs), sentences.y
     cal, stats = _platt(x, y)
-    stats["average_precision_head"] = round(average_precision(sentences.x, y), 4)
-    stats["average_precision_citer"] = round(average_precision(x, y), 4)
+    stats["average_precision_head"] = round(scored_average_precision(sentences.x, y), 4)
+    stats["average_precision_citer"] = round(scored_average_precision(x, y), 4)
     return cal, stats
 
 

@@ -35,6 +35,15 @@ def sigmoid(z: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(z, dtype=float)))
 
 
+def binary_probabilities(logits: Sequence[np.ndarray], calibrator: Any = None) -> list[list[float]]:
+    """P from each array of logits: ``calibrator``'s (a :class:`PlattScaling`), else a plain
+    sigmoid."""
+    return [
+        [float(p) for p in (calibrator(x) if calibrator is not None else sigmoid(x))]
+        for x in logits
+    ]
+
+
 def top_label_ece(probs: np.ndarray, labels: Sequence[int], bins: int = 10) -> float:
     """Expected calibration error of the top label: over equal-width confidence bins, the
     weighted mean |accuracy - mean confidence|."""

@@ -113,10 +113,6 @@ class Citer:
 
     def score_many(self, claim: str, abstracts: Sequence[AbstractText]) -> list[list[float]]:
         """Per abstract, P(rationale) of each sentence."""
-        from sciera.verify.calibration import sigmoid
+        from sciera.verify.calibration import binary_probabilities
 
-        cal = self.calibrator
-        return [
-            [float(p) for p in (cal(x) if cal is not None else sigmoid(x))]
-            for x in self.logits(claim, abstracts)
-        ]
+        return binary_probabilities(self.logits(claim, abstracts), self.calibrator)

@@ -9,7 +9,7 @@ slow on CPU) serves rationale selection and label prediction.
 A model folder holds the weights and tokenizer, ``sciera-card.json`` (what the loaders read:
 heads, max lengths, the selector's context, calibrator files, the decision policy chosen on
 dev) and the calibrators, and its manifest; optionally a citer (a card ``citer`` section and
-its adapter file: :mod:`sciera.verify.citer`), which picks the cited sentences. Resolved, in
+its adapter file: :mod:`sciera.verify.citer`), which picks the quoted sentences. Resolved, in
 order: a model sciera ships (:data:`sciera.artifacts.registry.SHIPPED`); one you trained
 (``SCIERA_HOME/models/<name>``); a local folder.
 """
@@ -84,7 +84,7 @@ class VerifierNetwork:
         self.verdict_calibrator = verdict_calibrator
         # P(rationale) from the rationale logit and the relevance model's (None: calibrator)
         self.rationale_combiner = rationale_combiner
-        # which sentences are cited, scored apart from the verdict (None: the rationale head)
+        # which sentences are quoted, scored apart from the verdict (None: the rationale head)
         self.citer = citer
         self.batch_size = batch_size
         self.path = path

@@ -17,7 +17,7 @@ import numpy as np
 
 from sciera.embed.plain import PairClassifier
 from sciera.verify.base import AbstractText, Probs, VerdictInput
-from sciera.verify.calibration import sigmoid, softmax
+from sciera.verify.calibration import binary_probabilities, softmax
 from sciera.verify.citer import per_abstract
 from sciera.verify.inputs import sentence_pair, verdict_pair
 from sciera.verify.network import (
@@ -80,15 +80,13 @@ class TrainedSelector(_Trained):
                 [float(p) for p in combiner(rationale_features(x, r))]
                 for x, r in zip(self.logits(claim, abstracts), relevance, strict=True)
             ]
-        cal = self.network.rationale_calibrator
-        return [
-            [float(p) for p in (cal(x) if cal is not None else sigmoid(x))]
-            for x in self.logits(claim, abstracts)
-        ]
+        return binary_probabilities(
+            self.logits(claim, abstracts), self.network.rationale_calibrator
+        )
 
     def cite_many(self, claim: str, abstracts: Sequence[AbstractText]) -> list[list[float]] | None:
         """P(rationale) by the network's citer (:mod:`sciera.verify.citer`), which picks
-        the cited sentences; ``None`` when the model has none (the head's scores cite)."""
+        the quoted sentences; ``None`` when the model has none (the head's scores cite)."""
         citer = self.network.citer
         return citer.score_many(claim, abstracts) if citer is not None else None
 

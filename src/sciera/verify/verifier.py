@@ -142,8 +142,7 @@ def read_and_cite(
     if quote_scores is not None and policy.min_quoted is not None:
         if len(quote_scores) != len(scores):
             raise ValueError(f"{len(quote_scores)} citing scores for {len(scores)} sentences")
-        cited = _best(quote_scores, policy.min_quoted, policy.max_rationales, bool(read))
-        cited = cited if read else []
+        cited = _best(quote_scores, policy.min_quoted, policy.max_rationales, True) if read else []
     return read, cited
 
 

@@ -448,3 +448,17 @@ def test_the_citers_calibrator_is_fitted_on_the_heads_dev_sentences():
     Net.citer = None
     with pytest.raises(ValueError, match="no citer"):
         fit_citer_calibrator(Net(), sentences)
+
+
+def test_rationale_labels_mark_every_gold_rationale_sentence():
+    gold = parse_gold(
+        {
+            "id": 7,
+            "claim": "c",
+            "evidence": {
+                "d": [{"sentences": [0], "label": SUPPORT}, {"sentences": [2, 3], "label": SUPPORT}]
+            },
+        }
+    )
+    assert gold.rationale_labels("d", 5) == [1, 0, 1, 1, 0]
+    assert gold.rationale_labels("other", 3) == [0, 0, 0]  # not evidence

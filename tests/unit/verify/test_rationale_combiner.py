@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sciera.train.verifier_run import average_precision
+from sciera.eval.metrics.ranking import scored_average_precision as average_precision
 from sciera.verify import trained
 from sciera.verify.base import AbstractText
 from sciera.verify.calibration import FeatureLogistic, PlattScaling

@@ -89,6 +89,14 @@ def average_precision(ranked: Sequence[str], qrels: Judgments, k: int | None = N
     return total / num_rel
 
 
+def scored_average_precision(scores: Sequence[float], labels: Sequence[int]) -> float:
+    """:func:`average_precision` of items ordered by ``scores`` (best first, ties in input
+    order), relevant where ``labels`` is above 0."""
+    order = sorted(range(len(scores)), key=lambda i: -float(scores[i]))
+    relevant = {str(i): 1.0 for i, y in enumerate(labels) if y > 0}
+    return average_precision([str(i) for i in order], relevant)
+
+
 def reciprocal_rank(ranked: Sequence[str], qrels: Judgments, k: int | None = None) -> float:
     """1 / rank of the first relevant doc within the top K, else 0 (``recip_rank``)."""
     for i, doc in enumerate(_cut(ranked, k)):
