@@ -1,12 +1,15 @@
 """The citer trains from the shipped relevance cross-encoder (one short epoch on a few real
 SciFact claims) and loads back as inference reads it: the float16 adapter file merged into
 the cross-encoder's weights scores every sentence as the adapted model it was trained as
-(a differential check of training against inference, through the shipped model)."""
+(a differential check of training against inference, through the shipped model); and
+``--add-citer`` adds it to a copy of the shipped verifier, keeping everything else."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+
+from sciera.errors import ScieraError
 
 pytestmark = pytest.mark.integration
 
@@ -66,3 +69,49 @@ def test_the_citer_trains_and_loads_as_inference_reads_it(data, tmp_path):
     # a rerun reuses the finished epochs (nothing retrained)
     again = fit_citer(cfg, data, tmp_path)
     assert [e.seconds for e in again.state.epochs] == [e.seconds for e in fitted.state.epochs]
+
+
+def test_a_citer_added_to_the_shipped_verifier_keeps_everything_else(data, tmp_path, monkeypatch):
+    import json
+    import shutil
+
+    from sciera.artifacts.registry import SHIPPED, VERIFIER
+    from sciera.settings import Settings
+    from sciera.train import verifier_run
+    from sciera.train.citer_fit import CiterConfig
+    from sciera.train.verifier_data import VerifierDataSpec
+    from sciera.verify.network import VerifierNetwork
+
+    shipped = SHIPPED[VERIFIER]["scifact-verifier"]
+    folder = tmp_path / "models" / "v"
+    shutil.copytree(shipped, folder)
+    spec = VerifierDataSpec(claims="c.jsonl", sentences="s.jsonl", max_claims=8)
+    job = verifier_run.VerifierJob(
+        spec, str(folder), citer=CiterConfig(rank=2, epochs=1, batch=16), add_citer=True
+    )
+    with pytest.raises(ScieraError, match="training options differ"):
+        verifier_run.train_verifier(job, Settings(home=str(tmp_path)), command="c")
+    card = json.loads((folder / "sciera-card.json").read_text())
+    card["run_key"] = verifier_run.run_key(job)  # as if trained with these options
+    (folder / "sciera-card.json").write_text(json.dumps(card))
+    monkeypatch.setattr(verifier_run, "prepare_verifier", lambda *a, **k: data)
+    result = verifier_run.train_verifier(job, Settings(home=str(tmp_path)), command="add")
+
+    new = result.card
+    assert new["citer_added"]["command"] == "add" and new["citer"]["rank"] == 2
+    kept = {k: v for k, v in card["policy"].items() if k != "min_quoted"}
+    assert {k: v for k, v in new["policy"].items() if k != "min_quoted"} == kept
+    assert [t["min_quoted"] for t in new["dev"]["quote_trials"]] == list(verifier_run.QUOTE_GRID)
+    assert new["combiner"]["claim"] == card["combiner"]["claim"]  # the combiners kept
+    for name in (
+        "model.safetensors",
+        "sciera-verdict-calibrator.json",
+        "sciera-combiner-claim.json",
+    ):
+        assert (folder / name).read_bytes() == (shipped / name).read_bytes()
+    assert "Citer added" in (folder / "README.md").read_text()
+    net = VerifierNetwork.load(folder)
+    assert net.citer is not None and net.citer.calibrator is not None
+    claim = data.claims[data.dev_ids[0]]
+    abstracts = [data.abstracts[d] for d in claim.evidence]
+    assert all(0.0 <= p <= 1.0 for per in net.citer.score_many(claim.claim, abstracts) for p in per)

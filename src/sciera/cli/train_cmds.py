@@ -571,10 +571,19 @@ def verifier(
             min=0,
             help="Also train the citer, which picks the quoted sentences: the relevance "
             "cross-encoder with low-rank adapters of this rank trained on the rationale labels "
-            "alone (0: none; the rationale head cites). Works with --recalibrate.",
+            "alone (0: none; the rationale head cites). Works with --recalibrate and --add-citer.",
         ),
     ] = 0,
     citer_epochs: Annotated[int, typer.Option(min=1, help="The citer's epochs.")] = 3,
+    add_citer: Annotated[
+        bool,
+        typer.Option(
+            help="Train the citer (--citer-rank) and add it to the model OUT trained with "
+            "these options: its calibrator and min_quoted chosen on dev, the weights, "
+            "calibrators, policy and LLM combiners kept (the LLM reads only the dev "
+            "abstracts past the combined verdict's gate)."
+        ),
+    ] = False,
     preset: PresetOpt = None,
 ) -> None:
     """Fine-tune the claim verifier (rationale selector + verdict model, one encoder) on
@@ -634,6 +643,7 @@ def verifier(
             citer=CiterConfig(rank=citer_rank, epochs=citer_epochs, seed=seed)
             if citer_rank
             else None,
+            add_citer=add_citer,
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None

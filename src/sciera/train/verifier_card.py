@@ -135,6 +135,21 @@ def _recalibrated(section: Mapping[str, Any] | None) -> list[str]:
     ]
 
 
+def _citer_added(section: Mapping[str, Any] | None) -> list[str]:
+    if not section:
+        return []
+    return [
+        f"Citer added {section['date']} (the weights, the other calibrators, the rest of the "
+        "policy and the LLM combiners kept; the citer's calibrator and `min_quoted` chosen on "
+        "the dev claims):",
+        "",
+        "```bash",
+        section["command"],
+        "```",
+        "",
+    ]
+
+
 def _rationale_combiner(section: Mapping[str, Any] | None) -> list[str]:
     if not section:
         return []
@@ -403,6 +418,7 @@ def render(card: Mapping[str, Any]) -> str:
         f"precision >= 0.70): {policy['strong']}",
         "",
         *_recalibrated(card.get("recalibrated")),
+        *_citer_added(card.get("citer_added")),
         *_combiner(card.get("combiner")),
         *_scifact_table("Dev claims, with the chosen policy", dev),
         *_scifact_table("Held-out CV fold", card.get("test_fold")),

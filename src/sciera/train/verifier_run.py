@@ -127,8 +127,18 @@ class VerifierJob:
     # from the verdict) and choose min_quoted with it; not in the run key (the verifier's
     # epochs do not depend on it), so --recalibrate adds one to a trained verifier
     citer: CiterConfig | None = None
+    # train the citer and add it to the verifier in ``out``, everything else kept
+    add_citer: bool = False
 
     def __post_init__(self) -> None:
+        if self.add_citer:
+            if self.citer is None:
+                raise ValueError("--add-citer trains the citer: give --citer-rank")
+            if self.recalibrate or self.combine_llm:
+                raise ValueError(
+                    "--add-citer keeps the calibrators, the policy and the LLM combiners: "
+                    "without --recalibrate and --combine-llm"
+                )
         if self.negated_claim and not self.combine_llm:
             raise ValueError("--negated-claim is read by the LLM combiners: add --combine-llm")
         if self.combiner_per_label is not None:
@@ -699,6 +709,8 @@ def train_verifier(
 
         torch.set_num_threads(job.threads)
     command = command or shlex.join(["sciera", *sys.argv[1:]])
+    if job.add_citer:
+        return _add_citer(job, settings, progress, command)
     if job.recalibrate:
         return _recalibrate(job, settings, progress, command)
     model_dir, work = open_work(job.out, settings, job.overwrite, run_key(job))
@@ -723,9 +735,11 @@ def train_verifier(
     )
 
 
-def _recalibrate(
-    job: VerifierJob, settings: Settings, progress: Progress | None, command: str
-) -> VerifierResult:
+def _trained_folder(
+    job: VerifierJob, settings: Settings, what: str
+) -> tuple[Path, Path, dict[str, Any]]:
+    """The model folder of ``job.out``, its work folder and card, checked to hold a verifier
+    trained with ``job``'s options (one-line errors naming the folder)."""
     from sciera.artifacts.card import read_card
     from sciera.train.prepare import model_dir_for
 
@@ -735,12 +749,19 @@ def _recalibrate(
     marker = work / "run.json"
     trained_key = json.loads(marker.read_text())["key"] if marker.is_file() else None
     if card is None or "heads" not in card:
-        raise ScieraError(f"{model_dir}: no verifier trained there to recalibrate")
+        raise ScieraError(f"{model_dir}: no verifier trained there to {what}")
     if card.get("run_key", trained_key) != run_key(job):
         raise ScieraError(
             f"{model_dir}: its training options differ from these (pass the options it was "
             f"trained with: {card['command']})"
         )
+    return model_dir, work, card
+
+
+def _recalibrate(
+    job: VerifierJob, settings: Settings, progress: Progress | None, command: str
+) -> VerifierResult:
+    model_dir, work, card = _trained_folder(job, settings, "recalibrate")
     started = time.monotonic()
     data = prepare_verifier(job.data, settings, work, progress)
     source = work / "best" if (work / "best" / "config.json").is_file() else model_dir
@@ -754,6 +775,89 @@ def _recalibrate(
         else "the model folder's weights",
     }
     return _finish(job, str(source), data, card, model_dir, work, progress, started, settings)
+
+
+def _add_citer(
+    job: VerifierJob, settings: Settings, progress: Progress | None, command: str
+) -> VerifierResult:
+    """Train the citer of ``job`` and add it to the verifier already in ``job.out``: its
+    calibrator and ``min_quoted`` (for the trained verdict's policy, and the combined
+    verdict's with the folder's LLM combiners) chosen on the dev claims; the weights, the
+    other calibrators, the rest of both policies and the combiners are kept, so nothing but
+    the citer is refit (the combined verdict's LLM runs only on the dev abstracts past its
+    gate, once)."""
+    from sciera.artifacts.card import versions
+    from sciera.verify.llm_verdict import LLMVerdict
+
+    model_dir, work, card = _trained_folder(job, settings, "add a citer to")
+    started = time.monotonic()
+    data = prepare_verifier(job.data, settings, work, progress)
+    fitted = fit_citer(job.citer, data, work, progress)
+    net = VerifierNetwork.load(model_dir)
+    net.citer = fitted.load()
+    dev = data.dev_ids
+    if progress:
+        progress("choosing the quoted sentences on dev", 0, 2)
+    sentences = dev_sentences(net, data, _union_candidates(data, dev, job.open_k))
+    net.citer.calibrator, stats = fit_citer_calibrator(net, sentences)
+    rel, open_ = _relevance(data), _open_candidates(data, dev, job.open_k)
+    selector = MemoSelector(TrainedSelector(network=net))
+
+    def choose(verdict: VerdictModel, policy: VerifyPolicy) -> tuple[VerifyPolicy, list[Any]]:
+        run = policy_runs(selector, MemoVerdict(verdict), data, dev, open_, rel)
+        return choose_quoted(policy, dev, lambda p, ids: scifact_scores(data, ids, run(p)))
+
+    policy, trials = choose(TrainedVerdict(network=net), VerifyPolicy(**card["policy"]))
+    combiner = card.get("combiner") or {}
+    if progress:
+        progress("choosing the quoted sentences on dev", 1, 2)
+    if combiner.get("policy") and data.reranked:
+        from sciera.llm.registry import make_llm
+
+        combiners = {
+            kind: calibration.load(model_dir / COMBINER_FILES[kind])
+            for kind in combiner.get("files") or {}
+        }
+        combined = CombinedVerdict(
+            TrainedVerdict(network=net),
+            LLMVerdict(make_llm(settings)),
+            combiners,
+            combiner.get("llm"),
+        )
+        chosen, quote_trials = choose(combined, VerifyPolicy(**combiner["policy"]))
+        combiner["policy"] = asdict(chosen)
+        combiner.setdefault("policy_search", {})["quote_trials"] = quote_trials
+    if progress:
+        progress("choosing the quoted sentences on dev", 2, 2)
+    card = {k: v for k, v in card.items() if k not in ("dev", "test_fold")} | {
+        "policy": asdict(policy),
+        "citer": {
+            **fitted.section(CITER_ADAPTERS),
+            "calibrator": CITER_CALIBRATOR,
+            "training": fitted.report(),
+        },
+        "citer_added": {"date": time.strftime("%Y-%m-%d"), "command": command},
+        "dev": {
+            **card.get("dev", {}),
+            "citer_calibration": stats,
+            "quote_trials": trials,
+            **evaluate_claims(net, data, dev, policy, job.open_k),
+        },
+        "versions": versions(),
+        "wall_seconds": time.monotonic() - started,
+    }
+    if data.test_ids:
+        card["test_fold"] = evaluate_claims(net, data, data.test_ids, policy, job.open_k)
+
+    def save(folder: Path) -> None:
+        for f in model_dir.iterdir():
+            if f.is_file():
+                shutil.copyfile(f, folder / f.name)
+        shutil.copyfile(fitted.adapters, folder / CITER_ADAPTERS)
+        calibration.save(net.citer.calibrator, folder / CITER_CALIBRATOR)
+
+    install(model_dir, work, card, save)
+    return VerifierResult(model_dir, card)
 
 
 def _finish(

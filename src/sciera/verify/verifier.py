@@ -142,8 +142,17 @@ def read_and_cite(
     if quote_scores is not None and policy.min_quoted is not None:
         if len(quote_scores) != len(scores):
             raise ValueError(f"{len(quote_scores)} citing scores for {len(scores)} sentences")
-        cited = _best(quote_scores, policy.min_quoted, policy.max_rationales, True) if read else []
+        cited = quoted(quote_scores, policy) if read else []
     return read, cited
+
+
+def quoted(quote_scores: Sequence[float], policy: VerifyPolicy) -> list[int]:
+    """The sentences a citer quotes for an abstract the verdict read: its best
+    ``max_rationales`` with P(rationale) >= the policy's ``min_quoted``, else its best one
+    (in abstract order)."""
+    if policy.min_quoted is None:
+        raise ValueError("the policy sets no min_quoted")
+    return _best(quote_scores, policy.min_quoted, policy.max_rationales, True)
 
 
 def _best(scores: Sequence[float], threshold: float, most: int, or_best: bool) -> list[int]:

@@ -462,3 +462,21 @@ def test_rationale_labels_mark_every_gold_rationale_sentence():
     )
     assert gold.rationale_labels("d", 5) == [1, 0, 1, 1, 0]
     assert gold.rationale_labels("other", 3) == [0, 0, 0]  # not evidence
+
+
+def test_adding_a_citer_needs_one_and_keeps_the_rest(tmp_path: Path) -> None:
+    from sciera.train.citer_fit import CiterConfig
+
+    spec = VerifierDataSpec(claims=tmp_path / "c.jsonl", sentences=tmp_path / "s.jsonl")
+    with pytest.raises(ValueError, match="give --citer-rank"):
+        VerifierJob(spec, "m", add_citer=True)
+    for other in ({"recalibrate": True}, {"combine_llm": True}):
+        with pytest.raises(ValueError, match="keeps the calibrators"):
+            VerifierJob(spec, "m", add_citer=True, citer=CiterConfig(), **other)
+    out = CliRunner().invoke(
+        typer.main.get_group(app),
+        ["train", "verifier", "--out", str(tmp_path / "m"), "--add-citer"],
+    )
+    assert out.exit_code == 2
+    assert "give --citer-rank" in " ".join(out.output.replace("│", " ").split())
+    assert not (tmp_path / "m").exists()

@@ -1,0 +1,142 @@
+"""A verifier run of ``verify_scifact.py`` quoted again by a citer trained on the same split.
+
+The citer (``sciera train verifier --citer-rank``) changes which sentences are quoted, never
+the labels: the rationale head still picks what the verdict reads. So a run's stored labels,
+quoted again by the citer trained on that run's split (:func:`sciera.verify.verifier.quoted`
+at a fixed ``min_quoted``, on every abstract decided SUPPORT or CONTRADICT), are what the
+model with the citer predicts, without the verifier's weights or the LLM behind the labels::
+
+    python benchmarks/verify_requote.py --rows verifier-cv2ng_test_llm --fold 2 \\
+        --out verifier-cv2ngq_test_llm
+
+Trains (or reuses) the citer on the fold's split (the same claims, dev split and guard as
+the fold's verifier: ``sciera train verifier``'s data options), fits its Platt calibrator on
+the sentences of the dev claims' candidate abstracts (as ``sciera train verifier`` does),
+and writes ``benchmarks/results/verify_scifact/<out>_rows.jsonl.gz`` (``--system``'s
+predictions quoted again, the other systems as they were) and ``<out>.json`` (the citer's
+training log and calibrator). Pair with ``verify_compare.py --system combined``.
+
+``min_quoted`` is fixed (default 0.1, what ``sciera train verifier`` chose on the dev
+claims of both the shipped split and fold 4), not chosen on the claims scored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import shlex
+import sys
+from dataclasses import replace
+
+import numpy as np
+
+from sciera.settings import load_settings
+from sciera.train.citer_fit import CiterConfig, fit_citer
+from sciera.train.prepare import model_dir_for
+from sciera.train.verifier_data import VerifierDataSpec, prepare_verifier
+from sciera.types import NOT_ENOUGH_INFO
+from sciera.verify import calibration
+from sciera.verify.verifier import VerifyPolicy, quoted
+from verify_common import DATA, ROOT, log, write_rows
+
+OUT = ROOT / "benchmarks" / "results" / "verify_scifact"
+SETTINGS = ("oracle", "open@3", "open@5", "open@10")
+
+
+def fold_spec(fold: int | None) -> VerifierDataSpec:
+    """The data options every verifier of the results was trained with (their cards'
+    ``command``), on ``fold``'s split (None: the shipped split)."""
+    ssli = ROOT / "benchmarks" / "results"
+    return VerifierDataSpec(
+        claims=DATA / "scifact" / "claims_train.jsonl",
+        sentences=DATA / "scifact" / "corpus_sentences.jsonl",
+        corpus=ROOT / "corpora" / "scifact",
+        cv_fold=fold,
+        pubmedqa=DATA / "pubmedqa" / "pqal_dev.json",
+        exclude_ssli=(ssli / "ssli_scifact_100" / "build" / "instances.packed.jsonl.gz",),
+        ssli_negatives=(
+            ssli / "ssli_scifact_negatives" / "train_set" / "instances.packed.jsonl.gz",
+        ),
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rows", required=True, help="the verify_scifact.py run (result name)")
+    ap.add_argument("--fold", type=int, help="its CV fold (omit for the shipped split)")
+    ap.add_argument("--out", required=True, help="the result name to write")
+    ap.add_argument("--system", default="combined")
+    ap.add_argument("--min-quoted", type=float, default=0.1)
+    ap.add_argument("--max-rationales", type=int, default=3)
+    ap.add_argument("--open-k", type=int, default=5, help="dev candidates for the calibrator")
+    args = ap.parse_args()
+    src = OUT / f"{args.rows}_rows.jsonl.gz"
+    if not src.is_file():
+        raise SystemExit(f"{src}: no such rows file (run verify_scifact.py first)")
+    settings = load_settings()
+    name = "citer-split" if args.fold is None else f"citer-fold{args.fold}"
+    work = model_dir_for(name, settings).with_name(name + ".work")
+    work.mkdir(parents=True, exist_ok=True)
+
+    def progress(what: str, n: int, total: int) -> None:
+        if n == total or n % max(1, total // 10) == 0:
+            log(f"{what}: {n}/{total}")
+
+    data = prepare_verifier(fold_spec(args.fold), settings, work, progress)
+    fitted = fit_citer(CiterConfig(), data, work, progress)
+    citer = fitted.load()
+    # the calibrator: every sentence of the dev claims' candidate abstracts
+    xs, ys = [], []
+    for cid in data.dev_ids:
+        claim = data.claims[cid]
+        abstracts = [data.abstracts[d] for d in data.candidates(cid, args.open_k)]
+        for a, x in zip(abstracts, citer.logits(claim.claim, abstracts), strict=True):
+            xs.append(x)
+            ys.append(np.array(claim.rationale_labels(a.doc_id, len(a.sentences))))
+    x, y = np.concatenate(xs), np.concatenate(ys).astype(int)
+    citer.calibrator = calibration.PlattScaling.fit(x, y)
+    policy = replace(VerifyPolicy(), max_rationales=args.max_rationales, min_quoted=args.min_quoted)
+
+    with gzip.open(src, "rt", encoding="utf-8") as lines:
+        rows = [json.loads(line) for line in lines]
+    changed = decided = 0
+    for row in rows:
+        text = data.claims[row["id"]].claim
+        for setting in SETTINGS:
+            preds = row.get(setting, {}).get(args.system)
+            if not preds:
+                continue
+            docs = [d for d, p in preds.items() if p["label"] != NOT_ENOUGH_INFO]
+            abstracts = [data.abstracts[d] for d in docs]
+            scores = citer.score_many(text, abstracts) if abstracts else []
+            for d, s in zip(docs, scores, strict=True):
+                new = quoted(s, policy)
+                decided += 1
+                changed += int(sorted(preds[d]["sentences"]) != new)
+                preds[d]["sentences"] = new
+    write_rows(OUT / f"{args.out}_rows.jsonl.gz", rows)
+    summary = {
+        "command": "python benchmarks/verify_requote.py " + shlex.join(sys.argv[1:]),
+        "rows": args.rows,
+        "fold": args.fold,
+        "system": args.system,
+        "policy": {"min_quoted": args.min_quoted, "max_rationales": args.max_rationales},
+        "claims": len(rows),
+        "decided_abstracts": decided,
+        "quoted_otherwise": changed,
+        "citer": fitted.report(),
+        "calibrator": {
+            "sentences": len(y),
+            "rationales": int(y.sum()),
+            "ece_sigmoid": calibration.binary_ece(calibration.sigmoid(x), y),
+            "ece": calibration.binary_ece(citer.calibrator(x), y),
+        },
+    }
+    path = OUT / f"{args.out}.json"
+    path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    log(f"{changed} of {decided} decided abstracts quoted otherwise; wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
