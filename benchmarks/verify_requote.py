@@ -70,12 +70,17 @@ def main() -> None:
     ap.add_argument("--min-quoted", type=float, default=0.1)
     ap.add_argument("--max-rationales", type=int, default=3)
     ap.add_argument("--open-k", type=int, default=5, help="dev candidates for the calibrator")
+    ap.add_argument(
+        "--work",
+        help="the work folder's model name (default citer-fold<K> or citer-split; the "
+        "verifier's own, e.g. scifact-verifier, reuses the citer --add-citer trained)",
+    )
     args = ap.parse_args()
     src = OUT / f"{args.rows}_rows.jsonl.gz"
     if not src.is_file():
         raise SystemExit(f"{src}: no such rows file (run verify_scifact.py first)")
     settings = load_settings()
-    name = "citer-split" if args.fold is None else f"citer-fold{args.fold}"
+    name = args.work or ("citer-split" if args.fold is None else f"citer-fold{args.fold}")
     work = model_dir_for(name, settings).with_name(name + ".work")
     work.mkdir(parents=True, exist_ok=True)
 
