@@ -27,7 +27,6 @@ import gzip
 import json
 import shlex
 import sys
-from dataclasses import replace
 
 import numpy as np
 
@@ -35,8 +34,8 @@ from sciera.settings import load_settings
 from sciera.train.citer_fit import CiterConfig, fit_citer
 from sciera.train.prepare import model_dir_for
 from sciera.train.verifier_data import VerifierDataSpec, prepare_verifier
+from sciera.train.verifier_run import fit_platt
 from sciera.types import NOT_ENOUGH_INFO
-from sciera.verify import calibration
 from sciera.verify.verifier import VerifyPolicy, quoted
 from verify_common import DATA, ROOT, log, write_rows
 
@@ -99,9 +98,8 @@ def main() -> None:
         for a, x in zip(abstracts, citer.logits(claim.claim, abstracts), strict=True):
             xs.append(x)
             ys.append(np.array(claim.rationale_labels(a.doc_id, len(a.sentences))))
-    x, y = np.concatenate(xs), np.concatenate(ys).astype(int)
-    citer.calibrator = calibration.PlattScaling.fit(x, y)
-    policy = replace(VerifyPolicy(), max_rationales=args.max_rationales, min_quoted=args.min_quoted)
+    citer.calibrator, stats = fit_platt(np.concatenate(xs), np.concatenate(ys).astype(int))
+    policy = VerifyPolicy(max_rationales=args.max_rationales, min_quoted=args.min_quoted)
 
     with gzip.open(src, "rt", encoding="utf-8") as lines:
         rows = [json.loads(line) for line in lines]
@@ -131,12 +129,7 @@ def main() -> None:
         "decided_abstracts": decided,
         "quoted_otherwise": changed,
         "citer": fitted.report(),
-        "calibrator": {
-            "sentences": len(y),
-            "rationales": int(y.sum()),
-            "ece_sigmoid": calibration.binary_ece(calibration.sigmoid(x), y),
-            "ece": calibration.binary_ece(citer.calibrator(x), y),
-        },
+        "calibrator": stats,
     }
     path = OUT / f"{args.out}.json"
     path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")

@@ -232,10 +232,12 @@ def fit_rationale_calibrator(
     sentences: DevSentences,
 ) -> tuple[calibration.PlattScaling, dict[str, float]]:
     """Platt scaling of the rationale logit on every sentence of the dev candidates."""
-    return _platt(sentences.x, sentences.y)
+    return fit_platt(sentences.x, sentences.y)
 
 
-def _platt(x: np.ndarray, y: np.ndarray) -> tuple[calibration.PlattScaling, dict[str, Any]]:
+def fit_platt(x: np.ndarray, y: np.ndarray) -> tuple[calibration.PlattScaling, dict[str, Any]]:
+    """Platt scaling of logits ``x`` on 0/1 labels ``y``, with the counts and ECE before
+    and after."""
     cal = calibration.PlattScaling.fit(x, y)
     stats = {
         "sentences": len(y),
@@ -369,7 +371,7 @@ def fit_citer_calibrator(
         raise ValueError("the network has no citer")
     xs = [x for _, text, abstracts in sentences.claims for x in citer.logits(text, abstracts)]
     x, y = np.concatenate(xs), sentences.y
-    cal, stats = _platt(x, y)
+    cal, stats = fit_platt(x, y)
     stats["average_precision_head"] = round(scored_average_precision(sentences.x, y), 4)
     stats["average_precision_citer"] = round(scored_average_precision(x, y), 4)
     return cal, stats

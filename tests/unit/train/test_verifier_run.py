@@ -354,18 +354,24 @@ def test_the_cited_sentences_are_chosen_on_dev_with_the_gate():
     assert {len(v.sentences) for v in verdict.asked} == {2}  # the context is still read
 
 
+def _cli_refuses(tmp_path: Path, message: str, *options: str) -> None:
+    """``sciera train verifier --out tmp/m OPTIONS`` exits 2 with ``message`` and writes
+    nothing."""
+    out = CliRunner().invoke(
+        typer.main.get_group(app),
+        ["train", "verifier", "--out", str(tmp_path / "m"), *options],
+    )
+    assert out.exit_code == 2
+    assert message in " ".join(out.output.replace("│", " ").split())
+    assert not (tmp_path / "m").exists()
+
+
 def test_negated_claim_without_the_combiners_is_refused(tmp_path: Path) -> None:
     spec = VerifierDataSpec(claims=tmp_path / "c.jsonl", sentences=tmp_path / "s.jsonl")
     with pytest.raises(ValueError, match="add --combine-llm"):
         VerifierJob(spec, "m", negated_claim=True)
     VerifierJob(spec, "m", combine_llm=True, negated_claim=True)
-    out = CliRunner().invoke(
-        typer.main.get_group(app),
-        ["train", "verifier", "--out", str(tmp_path / "m"), "--negated-claim"],
-    )
-    assert out.exit_code == 2
-    assert "add --combine-llm" in " ".join(out.output.replace("│", " ").split())
-    assert not (tmp_path / "m").exists()
+    _cli_refuses(tmp_path, "add --combine-llm", "--negated-claim")
 
 
 def test_combiner_size_without_the_combiners_is_refused(tmp_path: Path) -> None:
@@ -376,13 +382,7 @@ def test_combiner_size_without_the_combiners_is_refused(tmp_path: Path) -> None:
         VerifierJob(spec, "m", combine_llm=True, combiner_per_label=5)
     assert VerifierJob(spec, "m", combine_llm=True, combiner_per_label=50).per_label == 50
     assert VerifierJob(spec, "m", combine_llm=True).per_label == 100
-    out = CliRunner().invoke(
-        typer.main.get_group(app),
-        ["train", "verifier", "--out", str(tmp_path / "m"), "--combiner-per-label", "50"],
-    )
-    assert out.exit_code == 2
-    assert "add --combine-llm" in " ".join(out.output.replace("│", " ").split())
-    assert not (tmp_path / "m").exists()
+    _cli_refuses(tmp_path, "add --combine-llm", "--combiner-per-label", "50")
 
 
 class _QuotingSelector(_LowSelector):
@@ -473,10 +473,4 @@ def test_adding_a_citer_needs_one_and_keeps_the_rest(tmp_path: Path) -> None:
     for other in ({"recalibrate": True}, {"combine_llm": True}):
         with pytest.raises(ValueError, match="keeps the calibrators"):
             VerifierJob(spec, "m", add_citer=True, citer=CiterConfig(), **other)
-    out = CliRunner().invoke(
-        typer.main.get_group(app),
-        ["train", "verifier", "--out", str(tmp_path / "m"), "--add-citer"],
-    )
-    assert out.exit_code == 2
-    assert "give --citer-rank" in " ".join(out.output.replace("│", " ").split())
-    assert not (tmp_path / "m").exists()
+    _cli_refuses(tmp_path, "give --citer-rank", "--add-citer")
