@@ -145,3 +145,45 @@ def test_the_llm_combiners_ship_and_lean_on_the_llm(shipped, card):
     mine = {t["min_cited"]: t for t in card["dev"]["cite_trials"]}
     chosen = mine[card["policy"]["min_cited"]]["scifact_mean_f1"]
     assert chosen >= mine[None]["scifact_mean_f1"]
+
+
+def test_the_shipped_verifier_quotes_by_its_citer(shipped, card, backends, scifact_dir):
+    """The shipped folder carries a citer (adapters and calibrator, loaded by the default
+    name), its `combined` policy's `min_quoted` was chosen on dev against quoting as without
+    it, and a claim's decided abstracts quote the citer's best sentences, verbatim, while the
+    verdict reads what the rationale head picks."""
+    from dataclasses import replace
+
+    from sciera.datasets.claims import read_gold
+    from sciera.train.verifier_data import load_abstracts
+    from sciera.verify.base import CitingSelector
+    from sciera.verify.verifier import VerifyPolicy, quoted, read_and_cite, verify_abstracts
+
+    selector, verdict = backends
+    section = card["citer"]
+    assert (shipped / section["adapters"]).is_file() and (shipped / section["calibrator"]).is_file()
+    assert isinstance(selector, CitingSelector) and selector.network.citer is not None
+    assert selector.network.citer.calibrator is not None
+    combined = card["combiner"]["policy"]
+    trials = {t["min_quoted"]: t for t in card["combiner"]["policy_search"]["quote_trials"]}
+    assert combined["min_quoted"] is not None and None in trials
+    assert trials[combined["min_quoted"]]["sentence_label_f1"] >= trials[None]["sentence_label_f1"]
+    policy = replace(VerifyPolicy.from_card(card), min_quoted=combined["min_quoted"])
+    abstracts = load_abstracts(scifact_dir / "corpus_sentences.jsonl")
+    claims = {c.id: c for c in read_gold(scifact_dir / "claims_train.jsonl")}
+    decided = differ = 0
+    for cid in card["data"]["dev_ids"][:20]:
+        c = claims[cid]
+        items = [abstracts[d] for d in c.evidence if d in abstracts]
+        result = verify_abstracts(c.claim, items, selector, verdict, policy)
+        heads = selector.score_many(c.claim, items)
+        cites = selector.cite_many(c.claim, items)
+        for item, v, head, cite in zip(items, result.verdicts, heads, cites, strict=True):
+            if v.label == "NOT ENOUGH INFO":
+                continue
+            decided += 1
+            shown = [r.index for r in v.rationales]
+            assert shown == quoted(cite, policy)
+            assert [r.text for r in v.rationales] == [item.sentences[i] for i in shown]
+            differ += shown != read_and_cite(head, replace(policy, min_quoted=None))[1]
+    assert decided >= 5 and differ >= 1  # the citer, not the head, chose what is quoted

@@ -169,10 +169,11 @@ def _citer(
     stats: Mapping[str, Any] | None,
     trials: Sequence[Mapping[str, Any]] | None,
     quoted: float | None,
+    combined_trials: Sequence[Mapping[str, Any]] | None = None,
+    combined_quoted: float | None = None,
 ) -> list[str]:
     if not section or not stats:
         return []
-    f1 = {t["min_quoted"]: t["sentence_label_f1"] for t in trials or ()}
     t = section["training"]
     best = next((e for e in t["epochs"] if e["epoch"] == t["best_epoch"]), None)
     dev = best["dev"] if best else {}
@@ -189,14 +190,30 @@ def _citer(
         f"{stats['ece']:.4f}; their average precision {stats['average_precision_head']:.4f} "
         f"(the rationale head) -> {stats['average_precision_citer']:.4f} (the citer). The "
         "head picks what the verdict reads, the citer which sentences are quoted: those with "
-        f"P(rationale) >= `min_quoted` (chosen on dev after everything else: {quoted}"
+        "P(rationale) >= `min_quoted`, chosen on dev after everything else (the `trained` "
+        f"verdict's: {_quote_choice(trials, quoted)}"
         + (
-            f"; dev open sentence selection+label F1 {f1[None]:.3f} quoting as without it, "
-            f"{f1[quoted]:.3f} chosen)"
-            if None in f1 and quoted in f1
-            else ")"
+            f"; the `combined` verdict's: {_quote_choice(combined_trials, combined_quoted)}"
+            if combined_trials
+            else ""
         )
+        + ")"
     ]
+
+
+def _quote_choice(trials: Sequence[Mapping[str, Any]] | None, quoted: float | None) -> str:
+    """``min_quoted`` as chosen, with the dev sentence F1 it was chosen by."""
+    f1 = {t["min_quoted"]: t["sentence_label_f1"] for t in trials or ()}
+    if quoted is None:
+        return "none, quoted as without the citer" + (
+            f" (dev open sentence selection+label F1 {f1[None]:.3f})" if None in f1 else ""
+        )
+    if None not in f1 or quoted not in f1:
+        return str(quoted)
+    return (
+        f"{quoted}; dev open sentence selection+label F1 {f1[None]:.3f} quoting as without "
+        f"it, {f1[quoted]:.3f} chosen"
+    )
 
 
 def _combiner(section: Mapping[str, Any] | None) -> list[str]:
@@ -405,6 +422,8 @@ def render(card: Mapping[str, Any]) -> str:
             dev.get("citer_calibration"),
             dev.get("quote_trials"),
             policy.get("min_quoted"),
+            (card.get("combiner") or {}).get("policy_search", {}).get("quote_trials"),
+            (card.get("combiner") or {}).get("policy", {}).get("min_quoted"),
         ),
         f"- verdict: temperature scaling on {vc['inputs']} dev verdict inputs "
         f"{json.dumps(vc['labels'])}; top-label ECE {vc['ece_softmax']:.4f} (softmax) -> "

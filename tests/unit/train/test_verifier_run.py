@@ -240,8 +240,9 @@ def test_card_renders_every_section():
         "rationale labels alone (2 epochs, 10.0 min; epoch 2 kept by dev average precision over "
         "the evidence abstracts' sentences, 0.6250; best sentence a rationale in 75.0% of them)",
         "their average precision 0.4000 (the rationale head) -> 0.6000 (the citer)",
-        "(chosen on dev after everything else: 0.4; dev open sentence selection+label F1 0.500 "
-        "quoting as without it, 0.700 chosen)",
+        "chosen on dev after everything else (the `trained` verdict's: 0.4; dev open sentence "
+        "selection+label F1 0.500 quoting as without it, 0.700 chosen; the `combined` verdict's"
+        ": 0.3; dev open sentence selection+label F1 0.500 quoting as without it, 0.800 chosen)",
         "| chosen gate, `min_cited` and the citer's `min_quoted` (what is quoted), on the claims"
         " they were chosen on | 0.500 / 0.500 / **0.500** | 0.500 / 0.500 / **0.800** |",
         "| reasoning setting (own contexts) | 1 | 1.000 | 1.000 |",
@@ -256,6 +257,11 @@ def test_card_renders_every_section():
         "**0.500** | 0.500 / 0.500 / **0.750** |",
     ):
         assert part in text
+    card["policy"]["min_quoted"] = None  # the dev claims chose to quote as without the citer
+    assert (
+        "(the `trained` verdict's: none, quoted as without the citer (dev open sentence "
+        "selection+label F1 0.500); the `combined` verdict's: 0.3;" in render(card)
+    )
 
 
 class _Selector:
