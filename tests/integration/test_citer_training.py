@@ -110,6 +110,9 @@ def test_a_citer_added_to_the_shipped_verifier_keeps_everything_else(data, tmp_p
     ):
         assert (folder / name).read_bytes() == (shipped / name).read_bytes()
     assert "Citer added" in (folder / "README.md").read_text()
+    # the shipped folder carries its own citer (rank 16): this one replaced it
+    citer = "sciera-citer.safetensors"
+    assert (folder / citer).stat().st_size < (shipped / citer).stat().st_size
     net = VerifierNetwork.load(folder)
     assert net.citer is not None and net.citer.calibrator is not None
     claim = data.claims[data.dev_ids[0]]

@@ -10,7 +10,7 @@ contexts (the reasoning setting): the selector's best sentences, then the verdic
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -52,18 +52,22 @@ def verify_claims(
     policy: VerifyPolicy = EPOCH_POLICY,
     candidates: Mapping[str, Sequence[str]] | None = None,
     relevance: Mapping[str, Mapping[str, float]] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Verification]:
     """Each claim verified against its candidate abstracts: ``candidates[claim]`` when given,
     else its evidence and cited abstracts plus its first ``retrieved`` retrieved ones; an
-    abstract in ``relevance[claim]`` carries that P(relevant) (the policy's gate)."""
+    abstract in ``relevance[claim]`` carries that P(relevant) (the policy's gate).
+    ``progress(done, total)`` after each claim."""
     out = {}
-    for cid in claim_ids:
+    for k, cid in enumerate(claim_ids, 1):
         docs = candidates[cid] if candidates is not None else data.candidates(cid, retrieved)
         rel = (relevance or {}).get(cid, {})
         abstracts = [
             replace(data.abstracts[d], relevance=rel.get(d)) for d in docs if d in data.abstracts
         ]
         out[cid] = verify_abstracts(data.claims[cid].claim, abstracts, selector, verdict, policy)
+        if progress:
+            progress(k, len(claim_ids))
     return out
 
 

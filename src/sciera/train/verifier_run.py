@@ -384,14 +384,26 @@ def policy_runs(
     ids: Sequence[str],
     candidates: Mapping[str, Sequence[str]],
     relevance: Mapping[str, Mapping[str, float]],
+    progress: Progress | None = None,
+    step: str = "verifying the dev claims",
 ) -> Callable[[VerifyPolicy], dict[str, Verification]]:
-    """The claims ``ids`` verified under a policy (open setting), each policy run once."""
+    """The claims ``ids`` verified under a policy (open setting), each policy run once;
+    ``progress(step, claims done, claims)`` while one runs (the first run of an LLM verdict
+    pays its calls)."""
     runs: dict[VerifyPolicy, dict[str, Verification]] = {}
+    report = (lambda k, n: progress(step, k, n)) if progress else None
 
     def run(p: VerifyPolicy) -> dict[str, Verification]:
         if p not in runs:
             runs[p] = verify_claims(
-                selector, verdict, data, ids, policy=p, candidates=candidates, relevance=relevance
+                selector,
+                verdict,
+                data,
+                ids,
+                policy=p,
+                candidates=candidates,
+                relevance=relevance,
+                progress=report,
             )
         return runs[p]
 
@@ -554,6 +566,7 @@ def choose_combined_policy(
     folds: int = 5,
     seed: int = 0,
     quote: bool = False,
+    progress: Progress | None = None,
 ) -> tuple[VerifyPolicy, dict[str, Any]]:
     """The gate of the combined verdict, chosen on the dev claims in the open setting: the
     evidence score's ``relevance_weight`` and its threshold ``min_relevance`` (grids
@@ -574,7 +587,9 @@ def choose_combined_policy(
         for w in WEIGHT_GRID
         for m in GATE_GRID
     ]
-    run = policy_runs(selector, verdict, data, dev, open_, rel)
+    run = policy_runs(
+        selector, verdict, data, dev, open_, rel, progress, "combined gate: dev claims verified"
+    )
     scored: dict[tuple[VerifyPolicy, tuple[str, ...]], dict[str, float]] = {}
 
     def score(p: VerifyPolicy, ids: Sequence[str]) -> dict[str, float]:
@@ -805,11 +820,15 @@ def _add_citer(
     rel, open_ = _relevance(data), _open_candidates(data, dev, job.open_k)
     selector = MemoSelector(TrainedSelector(network=net))
 
-    def choose(verdict: VerdictModel, policy: VerifyPolicy) -> tuple[VerifyPolicy, list[Any]]:
-        run = policy_runs(selector, MemoVerdict(verdict), data, dev, open_, rel)
+    def choose(
+        verdict: VerdictModel, policy: VerifyPolicy, step: str
+    ) -> tuple[VerifyPolicy, list[Any]]:
+        run = policy_runs(selector, MemoVerdict(verdict), data, dev, open_, rel, progress, step)
         return choose_quoted(policy, dev, lambda p, ids: scifact_scores(data, ids, run(p)))
 
-    policy, trials = choose(TrainedVerdict(network=net), VerifyPolicy(**card["policy"]))
+    policy, trials = choose(
+        TrainedVerdict(network=net), VerifyPolicy(**card["policy"]), "quoting: trained verdict"
+    )
     combiner = card.get("combiner") or {}
     if progress:
         progress("choosing the quoted sentences on dev", 1, 2)
@@ -826,7 +845,11 @@ def _add_citer(
             combiners,
             combiner.get("llm"),
         )
-        chosen, quote_trials = choose(combined, VerifyPolicy(**combiner["policy"]))
+        chosen, quote_trials = choose(
+            combined,
+            VerifyPolicy(**combiner["policy"]),
+            "quoting: combined verdict (the LLM reads the dev abstracts past the gate)",
+        )
         combiner["policy"] = asdict(chosen)
         combiner.setdefault("policy_search", {})["quote_trials"] = quote_trials
     if progress:
@@ -905,7 +928,13 @@ def _finish(
             verdict = MemoVerdict(CombinedVerdict(TrainedVerdict(network=net), llm, combiners))
             selector = MemoSelector(TrainedSelector(network=net))
             policy, search = choose_combined_policy(
-                selector, verdict, data, chosen.policy, job.open_k, quote=net.citer is not None
+                selector,
+                verdict,
+                data,
+                chosen.policy,
+                job.open_k,
+                quote=net.citer is not None,
+                progress=progress,
             )
             card["combiner"]["policy"] = asdict(policy)
             card["combiner"]["policy_search"] = search

@@ -306,7 +306,13 @@ def test_the_combined_gate_is_chosen_on_dev_and_cross_validated():
         data.abstracts[f"x{i}"] = AbstractText(f"x{i}", "", ("no idea.", "other."))
         data.reranked[str(i)] = [(f"g{i}", 0.8), (f"x{i}", 0.8)]
     base = VerifyPolicy(min_rationale=0.5, fallback=2, min_relevance=0.5)
-    policy, report = choose_combined_policy(_Selector(), _Verdict(), data, base, open_k=5)
+    seen: list[tuple[str, int, int]] = []
+    policy, report = choose_combined_policy(
+        _Selector(), _Verdict(), data, base, open_k=5, progress=lambda *a: seen.append(a)
+    )
+    # every policy tried reports its dev claims one by one (an LLM verdict's calls take minutes)
+    n = len(data.dev_ids)
+    assert seen[:n] == [("combined gate: dev claims verified", k, n) for k in range(1, n + 1)]
     assert policy.relevance_weight < 1.0 and policy.min_rationale == 0.5
     # with P(relevant) alone both abstracts pass the gate: precision 0.5
     assert report["card_gate"]["abstract_label_only_precision"] == 0.5
