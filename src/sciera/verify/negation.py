@@ -62,6 +62,8 @@ _PAIRS = [
     ("activate", "repress"),
     ("gain", "loss"),
 ]
+DIRECTION_PAIRS: tuple[tuple[str, str], ...] = tuple(_PAIRS)
+"""The directional words the rules swap, as (up, down) pairs."""
 _ONE_WAY = {  # key -> value as listed (the reverse of "reduces" is "increases" above)
     "reduces": "increases",
     "reduced": "increased",

@@ -1,0 +1,233 @@
+"""Two probes for the verdict's labels, where SciFact's held-out claims lose precision (a
+contradicted claim called supported): can anything cheap separate SUPPORT from CONTRADICT
+better than what the claim combiner already reads? Probes, not benchmarks: training claims
+only (never the verifier's dev claims, never BEIR test claims), nothing chosen here ships.
+
+Run from the repository root with the venv active (no network needed)::
+
+    python benchmarks/verify_label_probes.py --probe polarity
+    python benchmarks/verify_label_probes.py --probe question --per-label 60
+
+- ``polarity``: lexical polarity features of (claim, abstract) beside the combiner's inputs
+  on folds 2 to 4's held-out rows (``claim_combiner_oof_rows.jsonl`` of
+  ``verify_claim_combiner_oof.py``: each row's verdict head, 1.5B and negated-claim
+  probabilities): the claim's direction (the negation rules' word pairs) times the
+  abstract's, a negation in the claim, null-result phrases ("no significant", "did not") in
+  the abstract and in its last two sentences, and their products. A logistic regression on
+  the log probabilities with and without them, fitted on two folds' rows and scored on the
+  third's (out of fold); exact McNemar on per-row correctness, all rows and evidence rows.
+- ``question``: the 1.5B asked the claim as a yes/no question ("Is it true that ...?",
+  the question prompt) beside the claim prompt and the negated claim, on training claims'
+  gold rationale sentences (up to 3), ``--per-label`` SUPPORT and as many CONTRADICT rows
+  (seeded draw; claims no rule negates left out): each view's SUPPORT-vs-CONTRADICT AUC
+  (log P(support) - log P(contradict)) and 5-fold cross-validated logistic regressions over
+  views. The LLM layer caches every call (a stopped run resumes).
+
+Writes ``benchmarks/results/verify_scifact/label_probe_<probe>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import shlex
+import sys
+from typing import Any
+
+import numpy as np
+
+from verify_common import DATA, ROOT, log
+
+OUT = ROOT / "benchmarks" / "results" / "verify_scifact"
+SCIFACT = DATA / "scifact"
+_NEGATION = re.compile(
+    r"\b(not|no|never|cannot|fails?|failed|without|unrelated|lacks?|absence)\b|n't\b", re.I
+)
+_NULL = re.compile(
+    r"no significant|not significant|did not|was not associated|were not associated|"
+    r"no association|no effect|no difference|not associated|no evidence|failed to|"
+    r"no change|did not differ|unchanged|no relationship|not affect",
+    re.I,
+)
+
+
+def _abstracts() -> dict[str, dict[str, Any]]:
+    out = {}
+    for line in (SCIFACT / "corpus_sentences.jsonl").read_text().splitlines():
+        a = json.loads(line)
+        out[str(a["doc_id"])] = a
+    return out
+
+
+def _claims() -> list[dict[str, Any]]:
+    return [json.loads(x) for x in (SCIFACT / "claims_train.jsonl").read_text().splitlines()]
+
+
+def polarity_features(claim: str, sentences: list[str]) -> list[float]:
+    """Direction agreement, claim negation and null-result cues of (claim, abstract)."""
+    from sciera.verify.negation import DIRECTION_PAIRS
+
+    up, down = {a for a, _ in DIRECTION_PAIRS}, {b for _, b in DIRECTION_PAIRS}
+    text = " ".join(sentences)
+    words_c, words_a = re.findall(r"[a-z\-]+", claim.lower()), re.findall(r"[a-z\-]+", text.lower())
+    c_dir = float(np.sign(sum(w in up for w in words_c) - sum(w in down for w in words_c)))
+    a_up, a_down = sum(w in up for w in words_a), sum(w in down for w in words_a)
+    a_dir = (a_up - a_down) / (a_up + a_down + 1)
+    c_neg = 1.0 if _NEGATION.search(claim) else 0.0
+    a_null = min(len(_NULL.findall(text)), 3) / 3
+    last_null = 1.0 if _NULL.search(" ".join(sentences[-2:])) else 0.0
+    return [
+        c_dir * a_dir,
+        c_neg,
+        a_null,
+        last_null,
+        c_neg * a_null,
+        c_neg * last_null,
+        c_dir,
+        a_dir,
+    ]
+
+
+def _logp(p: list[float]) -> np.ndarray:
+    return np.log(np.clip(np.asarray(p, dtype=float), 1e-6, 1.0))
+
+
+def probe_polarity() -> dict[str, Any]:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import f1_score
+
+    from sciera.eval.significance import mcnemar_exact
+
+    text = {str(c["id"]): c["claim"] for c in _claims()}
+    abstracts = _abstracts()
+    rows_file = OUT / "claim_combiner_oof_rows.jsonl"
+    if not rows_file.is_file():
+        sys.exit(f"{rows_file}: missing; run verify_claim_combiner_oof.py first")
+    rows = [json.loads(x) for x in rows_file.read_text().splitlines() if x.strip()]
+    base = np.array(
+        [np.concatenate([_logp(r[k]) for k in ("trained", "llm", "neg")]) for r in rows]
+    )
+    extra = np.array(
+        [
+            polarity_features(text[r["claim"]], abstracts[r["key"].split("/")[-1]]["abstract"])
+            for r in rows
+        ]
+    )
+    y = np.array([r["label"] for r in rows])
+    fold = np.array([r["fold"] for r in rows])
+    systems: dict[str, np.ndarray] = {}
+    for name, x in (("combiner_inputs", base), ("with_polarity", np.hstack([base, extra]))):
+        p = np.zeros((len(y), 3))
+        for f in sorted(set(fold)):
+            model = LogisticRegression(max_iter=2000).fit(x[fold != f], y[fold != f])
+            p[fold == f] = model.predict_proba(x[fold == f])
+        systems[name] = p.argmax(1)
+    ev = y < 2
+    right = {k: v == y for k, v in systems.items()}
+    return {
+        "rows": len(y),
+        "systems": {
+            k: {
+                "accuracy": round(float(right[k].mean()), 4),
+                "macro_f1": round(float(f1_score(y, v, average="macro")), 4),
+                "evidence_accuracy": round(float(right[k][ev].mean()), 4),
+                "contradict_recall": round(float((v[y == 1] == 1).mean()), 4),
+            }
+            for k, v in systems.items()
+        },
+        "paired": {
+            "all_rows": mcnemar_exact(right["combiner_inputs"], right["with_polarity"]).as_dict(),
+            "evidence_rows": mcnemar_exact(
+                right["combiner_inputs"][ev], right["with_polarity"][ev]
+            ).as_dict(),
+        },
+    }
+
+
+def as_question(claim: str) -> str:
+    """``claim`` as a yes/no question (its first letter lowercased unless an acronym)."""
+    c = claim.strip().rstrip(".")
+    if len(c) > 1 and c[1].islower():
+        c = c[0].lower() + c[1:]
+    return f"Is it true that {c}?"
+
+
+def probe_question(per_label: int) -> dict[str, Any]:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+
+    from sciera.llm.registry import make_llm
+    from sciera.settings import load_settings
+    from sciera.verify.base import VerdictInput
+    from sciera.verify.llm_verdict import LLMVerdict, NegatedLLMVerdict
+    from sciera.verify.negation import negate_claim
+    from sciera.verify.network import read_card, resolve_model
+
+    settings = load_settings()
+    dev = set(read_card(resolve_model("scifact-verifier", settings.home))["data"]["dev_ids"])
+    abstracts = _abstracts()
+    pool: dict[str, list[tuple[str, str, list[int]]]] = {"SUPPORT": [], "CONTRADICT": []}
+    for c in _claims():
+        if str(c["id"]) in dev or not negate_claim(c["claim"]):
+            continue
+        for doc, sets in c["evidence"].items():
+            if doc in abstracts:
+                idx = sorted({i for s in sets for i in s["sentences"]})[:3]
+                pool[sets[0]["label"]].append((c["claim"], doc, idx))
+    rng = random.Random(0)
+    rows = []
+    for label, items in pool.items():
+        rng.shuffle(items)
+        rows += [(label, *it) for it in items[:per_label]]
+    verdict = LLMVerdict(make_llm(settings))
+    negated = NegatedLLMVerdict(verdict)
+    views: dict[str, list[float]] = {"claim": [], "negated": [], "question": []}
+    for k, (_, claim, doc, idx) in enumerate(rows, 1):
+        a = abstracts[doc]
+        item = [VerdictInput(tuple(a["abstract"][i] for i in idx), a["title"])]
+        for name, model, text in (
+            ("claim", verdict, claim),
+            ("negated", negated, claim),
+            ("question", verdict, as_question(claim)),
+        ):
+            p = _logp(list(model.predict_many(text, item)[0]))
+            views[name].append(float(p[0] - p[1]))
+        if k % 10 == 0 or k == len(rows):
+            log(f"question probe: {k}/{len(rows)} rows")
+    y = np.array([label == "SUPPORT" for label, *_ in rows], dtype=int)
+    cv = StratifiedKFold(5, shuffle=True, random_state=0)
+    combos = [("claim",), ("claim", "negated"), ("question",), ("claim", "negated", "question")]
+    combined = {}
+    for combo in combos:
+        x = np.column_stack([views[v] for v in combo])
+        p = cross_val_predict(LogisticRegression(), x, y, cv=cv, method="predict_proba")[:, 1]
+        combined["+".join(combo)] = {
+            "auc": round(float(roc_auc_score(y, p)), 4),
+            "accuracy": round(float(((p > 0.5) == y).mean()), 4),
+        }
+    return {
+        "rows": {"SUPPORT": int(y.sum()), "CONTRADICT": int(len(y) - y.sum())},
+        "auc": {k: round(float(roc_auc_score(y, v)), 4) for k, v in views.items()},
+        "cross_validated": combined,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--probe", choices=("polarity", "question"), required=True)
+    ap.add_argument("--per-label", type=int, default=60, help="question probe: rows per label")
+    args = ap.parse_args()
+    result = probe_polarity() if args.probe == "polarity" else probe_question(args.per_label)
+    out = {"command": shlex.join(["python", *sys.argv]), **result}
+    dest = OUT / f"label_probe_{args.probe}.json"
+    dest.write_text(json.dumps(out, indent=2) + "\n")
+    log(f"wrote {dest.relative_to(ROOT)}: {json.dumps(result)}")
+
+
+if __name__ == "__main__":
+    main()
