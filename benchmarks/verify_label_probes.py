@@ -7,6 +7,7 @@ Run from the repository root with the venv active (no network needed)::
 
     python benchmarks/verify_label_probes.py --probe polarity
     python benchmarks/verify_label_probes.py --probe question --per-label 60
+    python benchmarks/verify_label_probes.py --probe trained --per-label 60
 
 - ``polarity``: lexical polarity features of (claim, abstract) beside the combiner's inputs
   on folds 2 to 4's held-out rows (``claim_combiner_oof_rows.jsonl`` of
@@ -22,6 +23,13 @@ Run from the repository root with the venv active (no network needed)::
   (seeded draw; claims no rule negates left out): each view's SUPPORT-vs-CONTRADICT AUC
   (log P(support) - log P(contradict)) and 5-fold cross-validated logistic regressions over
   views. The LLM layer caches every call (a stopped run resumes).
+- ``trained``: a SUPPORT-vs-CONTRADICT model trained apart from the verifier, the citer's
+  recipe (the shipped relevance cross-encoder with rank-16 adapters, binary cross-entropy,
+  3 epochs, lr 3e-4) on (claim, gold rationale sentences) of the training claims outside the
+  verifier's dev split, each claim the negation rules negate added again negated with its
+  label swapped; cross-fitted over the question probe's rows (5 folds by claim: each fold's
+  model never saw its rows' claims, negated or not), then its logit beside the 1.5B's views
+  on those rows (the same AUCs and cross-validated regressions).
 
 Writes ``benchmarks/results/verify_scifact/label_probe_<probe>.json``.
 """
@@ -154,34 +162,49 @@ def as_question(claim: str) -> str:
     return f"Is it true that {c}?"
 
 
-def probe_question(per_label: int) -> dict[str, Any]:
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import roc_auc_score
-    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+Row = tuple[str, str, str, list[int]]  # label, claim, doc, gold rationale indices (<= 3)
 
-    from sciera.llm.registry import make_llm
-    from sciera.settings import load_settings
-    from sciera.verify.base import VerdictInput
-    from sciera.verify.llm_verdict import LLMVerdict, NegatedLLMVerdict
-    from sciera.verify.negation import negate_claim
-    from sciera.verify.network import read_card, resolve_model
 
-    settings = load_settings()
-    dev = set(read_card(resolve_model("scifact-verifier", settings.home))["data"]["dev_ids"])
-    abstracts = _abstracts()
-    pool: dict[str, list[tuple[str, str, list[int]]]] = {"SUPPORT": [], "CONTRADICT": []}
+def _evidence_rows(dev: set[str], abstracts: dict[str, dict[str, Any]]) -> list[Row]:
+    """Every (label, claim, doc, rationale) of the training claims outside ``dev``."""
+    rows = []
     for c in _claims():
-        if str(c["id"]) in dev or not negate_claim(c["claim"]):
+        if str(c["id"]) in dev:
             continue
         for doc, sets in c["evidence"].items():
             if doc in abstracts:
                 idx = sorted({i for s in sets for i in s["sentences"]})[:3]
-                pool[sets[0]["label"]].append((c["claim"], doc, idx))
+                rows.append((sets[0]["label"], c["claim"], doc, idx))
+    return rows
+
+
+def _probe_rows(evidence: list[Row], per_label: int) -> list[Row]:
+    """``per_label`` rows of each label among claims the rules negate (seeded draw)."""
+    from sciera.verify.negation import negate_claim
+
     rng = random.Random(0)
     rows = []
-    for label, items in pool.items():
+    for label in ("SUPPORT", "CONTRADICT"):
+        items = [r for r in evidence if r[0] == label and negate_claim(r[1])]
         rng.shuffle(items)
-        rows += [(label, *it) for it in items[:per_label]]
+        rows += items[:per_label]
+    return rows
+
+
+def _dev_ids(settings: Any) -> set[str]:
+    from sciera.verify.network import read_card, resolve_model
+
+    return set(read_card(resolve_model("scifact-verifier", settings.home))["data"]["dev_ids"])
+
+
+def _llm_views(
+    rows: list[Row], abstracts: dict[str, dict[str, Any]], settings: Any
+) -> dict[str, list[float]]:
+    """log P(support) - log P(contradict) of the 1.5B per view and row."""
+    from sciera.llm.registry import make_llm
+    from sciera.verify.base import VerdictInput
+    from sciera.verify.llm_verdict import LLMVerdict, NegatedLLMVerdict
+
     verdict = LLMVerdict(make_llm(settings))
     negated = NegatedLLMVerdict(verdict)
     views: dict[str, list[float]] = {"claim": [], "negated": [], "question": []}
@@ -196,10 +219,19 @@ def probe_question(per_label: int) -> dict[str, Any]:
             p = _logp(list(model.predict_many(text, item)[0]))
             views[name].append(float(p[0] - p[1]))
         if k % 10 == 0 or k == len(rows):
-            log(f"question probe: {k}/{len(rows)} rows")
+            log(f"the 1.5B's views: {k}/{len(rows)} rows")
+    return views
+
+
+def _compare(
+    rows: list[Row], views: dict[str, list[float]], combos: list[tuple[str, ...]]
+) -> dict[str, Any]:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+
     y = np.array([label == "SUPPORT" for label, *_ in rows], dtype=int)
     cv = StratifiedKFold(5, shuffle=True, random_state=0)
-    combos = [("claim",), ("claim", "negated"), ("question",), ("claim", "negated", "question")]
     combined = {}
     for combo in combos:
         x = np.column_stack([views[v] for v in combo])
@@ -215,14 +247,116 @@ def probe_question(per_label: int) -> dict[str, Any]:
     }
 
 
+def probe_question(per_label: int) -> dict[str, Any]:
+    from sciera.settings import load_settings
+
+    settings = load_settings()
+    abstracts = _abstracts()
+    rows = _probe_rows(_evidence_rows(_dev_ids(settings), abstracts), per_label)
+    combos = [("claim",), ("claim", "negated"), ("question",), ("claim", "negated", "question")]
+    return _compare(rows, _llm_views(rows, abstracts, settings), combos)
+
+
+def _sc_pairs(rows: list[Row], abstracts: dict[str, dict[str, Any]]) -> list[tuple[str, str]]:
+    return [
+        (claim, " ".join(abstracts[d]["abstract"][i] for i in idx)) for _, claim, d, idx in rows
+    ]
+
+
+def _train_sc(rows: list[Row], abstracts: dict[str, dict[str, Any]], seed: int) -> Any:
+    """(model, tokenizer): the cross-encoder with adapters trained SUPPORT (1) against
+    CONTRADICT (0) on ``rows`` and their negations (labels swapped)."""
+    import torch
+
+    from sciera.embed.adapters import add_adapters
+    from sciera.embed.plain import encode_pairs
+    from sciera.errors import require
+    from sciera.train.verifier_fit import resolve_verifier_base
+    from sciera.verify.negation import negate_claim
+
+    transformers = require("transformers", "dense")
+    base = resolve_verifier_base("scifact-minilm")
+    tokenizer = transformers.AutoTokenizer.from_pretrained(base)
+    model = transformers.AutoModelForSequenceClassification.from_pretrained(base).float()
+    add_adapters(model, 16)
+    pairs = _sc_pairs(rows, abstracts)
+    labels = [float(r[0] == "SUPPORT") for r in rows]
+    for (claim, text), y in zip(list(pairs), list(labels), strict=True):
+        negated = negate_claim(claim)
+        if negated:
+            pairs.append((negated, text))
+            labels.append(1.0 - y)
+    torch.manual_seed(seed)
+    rng = random.Random(seed)
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=3e-4, weight_decay=0.01)
+    batch, epochs = 16, 3
+    total = epochs * ((len(pairs) + batch - 1) // batch)
+    warm = max(1, total // 10)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda t: min((t + 1) / warm, max(0.0, (total - t) / (total - warm)))
+    )
+    model.train()
+    for epoch in range(epochs):
+        order = list(range(len(pairs)))
+        rng.shuffle(order)
+        loss_sum = 0.0
+        for i in range(0, len(order), batch):
+            ids = order[i : i + batch]
+            tokens = encode_pairs(tokenizer, [pairs[j] for j in ids], 256)
+            logits = model(**tokens).logits[:, 0]
+            y = torch.tensor([labels[j] for j in ids])
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            loss_sum += float(loss.detach()) * len(ids)
+        log(
+            f"  epoch {epoch + 1}/{epochs}: {len(pairs)} pairs, "
+            f"mean loss {loss_sum / len(pairs):.3f}"
+        )
+    model.eval()
+    return model, tokenizer
+
+
+def probe_trained(per_label: int, folds: int = 5) -> dict[str, Any]:
+    from sciera.embed.plain import pair_logits
+    from sciera.settings import load_settings
+
+    settings = load_settings()
+    abstracts = _abstracts()
+    evidence = _evidence_rows(_dev_ids(settings), abstracts)
+    rows = _probe_rows(evidence, per_label)
+    claims = sorted({claim for _, claim, _, _ in rows})
+    random.Random(0).shuffle(claims)
+    fold_of = {c: k % folds for k, c in enumerate(claims)}
+    trained = np.zeros(len(rows))
+    for f in range(folds):
+        held = {c for c, k in fold_of.items() if k == f}
+        log(f"fold {f + 1}/{folds}: {len(held)} held-out claims")
+        model, tokenizer = _train_sc([r for r in evidence if r[1] not in held], abstracts, seed=f)
+        mine = [i for i, r in enumerate(rows) if r[1] in held]
+        logits = pair_logits(model, tokenizer, _sc_pairs([rows[i] for i in mine], abstracts), 256)
+        trained[mine] = np.asarray(logits, dtype=float).reshape(len(mine), -1)[:, 0]
+    views = {**_llm_views(rows, abstracts, settings), "trained": trained.tolist()}
+    combos = [("trained",), ("claim", "negated"), ("claim", "negated", "trained")]
+    return {"folds": folds, **_compare(rows, views, combos)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--probe", choices=("polarity", "question"), required=True)
-    ap.add_argument("--per-label", type=int, default=60, help="question probe: rows per label")
+    ap.add_argument("--probe", choices=("polarity", "question", "trained"), required=True)
+    ap.add_argument("--per-label", type=int, default=60, help="rows per label (not polarity)")
     args = ap.parse_args()
-    result = probe_polarity() if args.probe == "polarity" else probe_question(args.per_label)
+    if args.probe == "polarity":
+        result = probe_polarity()
+    elif args.probe == "question":
+        result = probe_question(args.per_label)
+    else:
+        result = probe_trained(args.per_label)
     out = {"command": shlex.join(["python", *sys.argv]), **result}
     dest = OUT / f"label_probe_{args.probe}.json"
     dest.write_text(json.dumps(out, indent=2) + "\n")
