@@ -42,10 +42,14 @@ import random
 import re
 import shlex
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from sciera.datasets.claims import GoldClaim, read_gold
+from sciera.train.verifier_data import load_abstracts
+from sciera.verify.base import AbstractText
 from verify_common import DATA, ROOT, log
 
 OUT = ROOT / "benchmarks" / "results" / "verify_scifact"
@@ -61,19 +65,15 @@ _NULL = re.compile(
 )
 
 
-def _abstracts() -> dict[str, dict[str, Any]]:
-    out = {}
-    for line in (SCIFACT / "corpus_sentences.jsonl").read_text().splitlines():
-        a = json.loads(line)
-        out[str(a["doc_id"])] = a
-    return out
+def _abstracts() -> dict[str, AbstractText]:
+    return load_abstracts(SCIFACT / "corpus_sentences.jsonl")
 
 
-def _claims() -> list[dict[str, Any]]:
-    return [json.loads(x) for x in (SCIFACT / "claims_train.jsonl").read_text().splitlines()]
+def _claims() -> list[GoldClaim]:
+    return read_gold(SCIFACT / "claims_train.jsonl")
 
 
-def polarity_features(claim: str, sentences: list[str]) -> list[float]:
+def polarity_features(claim: str, sentences: Sequence[str]) -> list[float]:
     """Direction agreement, claim negation and null-result cues of (claim, abstract)."""
     from sciera.verify.negation import DIRECTION_PAIRS
 
@@ -108,7 +108,7 @@ def probe_polarity() -> dict[str, Any]:
 
     from sciera.eval.significance import mcnemar_exact
 
-    text = {str(c["id"]): c["claim"] for c in _claims()}
+    text = {c.id: c.claim for c in _claims()}
     abstracts = _abstracts()
     rows_file = OUT / "claim_combiner_oof_rows.jsonl"
     if not rows_file.is_file():
@@ -119,7 +119,7 @@ def probe_polarity() -> dict[str, Any]:
     )
     extra = np.array(
         [
-            polarity_features(text[r["claim"]], abstracts[r["key"].split("/")[-1]]["abstract"])
+            polarity_features(text[r["claim"]], abstracts[r["key"].split("/")[-1]].sentences)
             for r in rows
         ]
     )
@@ -165,16 +165,16 @@ def as_question(claim: str) -> str:
 Row = tuple[str, str, str, list[int]]  # label, claim, doc, gold rationale indices (<= 3)
 
 
-def _evidence_rows(dev: set[str], abstracts: dict[str, dict[str, Any]]) -> list[Row]:
+def _evidence_rows(dev: set[str], abstracts: dict[str, AbstractText]) -> list[Row]:
     """Every (label, claim, doc, rationale) of the training claims outside ``dev``."""
     rows = []
     for c in _claims():
-        if str(c["id"]) in dev:
+        if c.id in dev:
             continue
-        for doc, sets in c["evidence"].items():
+        for doc, gold in c.evidence.items():
             if doc in abstracts:
-                idx = sorted({i for s in sets for i in s["sentences"]})[:3]
-                rows.append((sets[0]["label"], c["claim"], doc, idx))
+                idx = sorted(set().union(*gold.rationales))[:3]
+                rows.append((gold.label, c.claim, doc, idx))
     return rows
 
 
@@ -198,7 +198,7 @@ def _dev_ids(settings: Any) -> set[str]:
 
 
 def _llm_views(
-    rows: list[Row], abstracts: dict[str, dict[str, Any]], settings: Any
+    rows: list[Row], abstracts: dict[str, AbstractText], settings: Any
 ) -> dict[str, list[float]]:
     """log P(support) - log P(contradict) of the 1.5B per view and row."""
     from sciera.llm.registry import make_llm
@@ -210,7 +210,7 @@ def _llm_views(
     views: dict[str, list[float]] = {"claim": [], "negated": [], "question": []}
     for k, (_, claim, doc, idx) in enumerate(rows, 1):
         a = abstracts[doc]
-        item = [VerdictInput(tuple(a["abstract"][i] for i in idx), a["title"])]
+        item = [VerdictInput(tuple(a.sentences[i] for i in idx), a.title)]
         for name, model, text in (
             ("claim", verdict, claim),
             ("negated", negated, claim),
@@ -257,13 +257,11 @@ def probe_question(per_label: int) -> dict[str, Any]:
     return _compare(rows, _llm_views(rows, abstracts, settings), combos)
 
 
-def _sc_pairs(rows: list[Row], abstracts: dict[str, dict[str, Any]]) -> list[tuple[str, str]]:
-    return [
-        (claim, " ".join(abstracts[d]["abstract"][i] for i in idx)) for _, claim, d, idx in rows
-    ]
+def _sc_pairs(rows: list[Row], abstracts: dict[str, AbstractText]) -> list[tuple[str, str]]:
+    return [(claim, " ".join(abstracts[d].sentences[i] for i in idx)) for _, claim, d, idx in rows]
 
 
-def _train_sc(rows: list[Row], abstracts: dict[str, dict[str, Any]], seed: int) -> Any:
+def _train_sc(rows: list[Row], abstracts: dict[str, AbstractText], seed: int) -> Any:
     """(model, tokenizer): the cross-encoder with adapters trained SUPPORT (1) against
     CONTRADICT (0) on ``rows`` and their negations (labels swapped)."""
     import torch

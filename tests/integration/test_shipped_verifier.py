@@ -168,7 +168,7 @@ def test_the_shipped_verifier_quotes_by_its_citer(shipped, card, backends, scifa
     trials = {t["min_quoted"]: t for t in card["combiner"]["policy_search"]["quote_trials"]}
     assert combined["min_quoted"] is not None and None in trials
     assert trials[combined["min_quoted"]]["sentence_label_f1"] >= trials[None]["sentence_label_f1"]
-    policy = replace(VerifyPolicy.from_card(card), min_quoted=combined["min_quoted"])
+    policy = VerifyPolicy.from_card(card, min_quoted=combined["min_quoted"])
     abstracts = load_abstracts(scifact_dir / "corpus_sentences.jsonl")
     claims = {c.id: c for c in read_gold(scifact_dir / "claims_train.jsonl")}
     decided = differ = 0
