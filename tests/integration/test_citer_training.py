@@ -6,6 +6,8 @@ the cross-encoder's weights scores every sentence as the adapted model it was tr
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -69,6 +71,24 @@ def test_the_citer_trains_and_loads_as_inference_reads_it(data, tmp_path):
     # a rerun reuses the finished epochs (nothing retrained)
     again = fit_citer(cfg, data, tmp_path)
     assert [e.seconds for e in again.state.epochs] == [e.seconds for e in fitted.state.epochs]
+    # an ensemble: its first member is this citer (reused: nothing retrained), the other
+    # trains by its own recipe in its own folder; loaded, the ensemble's logit is the mean
+    pair = fit_citer(replace(cfg, members=2), data, tmp_path)
+    assert [e.seconds for e in pair.state.epochs] == [e.seconds for e in fitted.state.epochs]
+    (other,) = pair.members
+    assert other.adapters.parent != fitted.adapters.parent and other.cfg == replace(
+        cfg, members=2
+    ).member(1)
+    both, second = pair.load(), other.load()
+    assert len(both.models) == 2
+    for cid in data.dev_ids:
+        claim = data.claims[cid]
+        abstracts = [data.abstracts[d] for d in claim.evidence]
+        mean = (
+            np.concatenate(loaded.logits(claim.claim, abstracts))
+            + np.concatenate(second.logits(claim.claim, abstracts))
+        ) / 2
+        assert np.allclose(np.concatenate(both.logits(claim.claim, abstracts)), mean, atol=1e-5)
 
 
 def test_a_citer_added_to_the_shipped_verifier_keeps_everything_else(data, tmp_path, monkeypatch):
@@ -87,7 +107,7 @@ def test_a_citer_added_to_the_shipped_verifier_keeps_everything_else(data, tmp_p
     shutil.copytree(shipped, folder)
     spec = VerifierDataSpec(claims="c.jsonl", sentences="s.jsonl", max_claims=8)
     job = verifier_run.VerifierJob(
-        spec, str(folder), citer=CiterConfig(rank=2, epochs=1, batch=16), add_citer=True
+        spec, str(folder), citer=CiterConfig(rank=2, epochs=1, batch=16, members=2), add_citer=True
     )
     with pytest.raises(ScieraError, match="training options differ"):
         verifier_run.train_verifier(job, Settings(home=str(tmp_path)), command="c")
@@ -113,8 +133,18 @@ def test_a_citer_added_to_the_shipped_verifier_keeps_everything_else(data, tmp_p
     # the shipped folder carries its own citer (rank 16): this one replaced it
     citer = "sciera-citer.safetensors"
     assert (folder / citer).stat().st_size < (shipped / citer).stat().st_size
+    # an ensemble of two: both files ship, the card names them, the network loads both
+    assert new["citer"]["adapters"] == [citer, "sciera-citer-2.safetensors"]
+    assert (folder / "sciera-citer-2.safetensors").is_file()
+    assert len(new["citer"]["training"]["members"]) == 1
+    assert (
+        "member 2 the same with 4 hard and 2 random negatives" in (folder / "README.md").read_text()
+    )
+    manifest = json.loads((folder / "sciera-manifest.json").read_text())
+    assert "sciera-citer-2.safetensors" in json.dumps(manifest)
     net = VerifierNetwork.load(folder)
     assert net.citer is not None and net.citer.calibrator is not None
+    assert len(net.citer.models) == 2
     claim = data.claims[data.dev_ids[0]]
     abstracts = [data.abstracts[d] for d in claim.evidence]
     assert all(0.0 <= p <= 1.0 for per in net.citer.score_many(claim.claim, abstracts) for p in per)

@@ -575,6 +575,15 @@ def verifier(
         ),
     ] = 0,
     citer_epochs: Annotated[int, typer.Option(min=1, help="The citer's epochs.")] = 3,
+    citer_members: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Citers in the ensemble (their mean logit quotes; each one more pass over "
+            "the sentences): the first by the recipe above, each other with 4 hard and 2 "
+            "random negatives per abstract and the next seed; one already trained is reused.",
+        ),
+    ] = 1,
     add_citer: Annotated[
         bool,
         typer.Option(
@@ -596,6 +605,8 @@ def verifier(
     from sciera.train.verifier_fit import VerifierConfig
     from sciera.train.verifier_run import VerifierJob, train_verifier
 
+    if citer_members > 1 and not citer_rank:
+        raise typer.BadParameter("--citer-members trains an ensemble of citers: give --citer-rank")
     try:
         config = VerifierConfig(
             base=base,
@@ -640,7 +651,9 @@ def verifier(
             combiner_per_label=combiner_per_label,
             negated_claim=negated_claim,
             rationale_relevance=rationale_relevance,
-            citer=CiterConfig(rank=citer_rank, epochs=citer_epochs, seed=seed)
+            citer=CiterConfig(
+                rank=citer_rank, epochs=citer_epochs, seed=seed, members=citer_members
+            )
             if citer_rank
             else None,
             add_citer=add_citer,

@@ -23,7 +23,8 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from dataclasses import asdict, dataclass
+import shutil
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,9 @@ from sciera.verify.inputs import CONTEXTS
 
 ADAPTERS = "adapters.safetensors"
 SHIPPED_ADAPTERS = "citer.safetensors"  # float16, what a model folder ships
+# an ensemble's members after the first: more negatives per abstract, another seed
+MEMBER_HARD_NEGATIVES = 4
+MEMBER_RANDOM_NEGATIVES = 2
 
 
 @dataclass(frozen=True)
@@ -60,10 +64,11 @@ class CiterConfig:
     hard_negatives: int = 2
     random_negatives: int = 1
     pos_weight: float = 2.0
+    members: int = 1  # > 1: an ensemble (:meth:`member`)
 
     def __post_init__(self) -> None:
-        if self.rank < 1 or self.epochs < 1 or self.batch < 1:
-            raise ValueError("the citer's rank, epochs and batch must be at least 1")
+        if self.rank < 1 or self.epochs < 1 or self.batch < 1 or self.members < 1:
+            raise ValueError("the citer's rank, epochs, batch and members must be at least 1")
         if self.context not in CONTEXTS:
             raise ValueError(f"context must be one of {', '.join(CONTEXTS)}, got {self.context!r}")
 
@@ -71,9 +76,25 @@ class CiterConfig:
     def alpha(self) -> float:
         return 2.0 * self.rank
 
+    def member(self, k: int) -> CiterConfig:
+        """The recipe of the ensemble's member ``k`` (0: this one), one citer each."""
+        if not 0 <= k < self.members:
+            raise ValueError(f"member {k} of a {self.members}-member citer")
+        one = replace(self, members=1)
+        if k == 0:
+            return one
+        return replace(
+            one,
+            hard_negatives=MEMBER_HARD_NEGATIVES,
+            random_negatives=MEMBER_RANDOM_NEGATIVES,
+            seed=self.seed + k,
+        )
+
     def key(self) -> str:
-        """What the citer's epochs depend on (its work folder's name)."""
-        blob = json.dumps(asdict(self), sort_keys=True)
+        """What one citer's epochs depend on (its work folder's name; ``members`` is not
+        part of it: each member trains in the folder of its own recipe)."""
+        fields = {k: v for k, v in asdict(self).items() if k != "members"}
+        blob = json.dumps(fields, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
@@ -180,17 +201,26 @@ class CiterTrainer(EpochTrainer):
 @dataclass(frozen=True)
 class FittedCiter:
     """A trained citer: its float16 adapter file (what ships), the training log, and the
-    card section a model folder states it with (without the calibrator, fitted later)."""
+    card section a model folder states it with (without the calibrator, fitted later); an
+    ensemble's other members in ``members``."""
 
     adapters: Path
     state: TrainState
     trainable: int
     cfg: CiterConfig
+    members: tuple[FittedCiter, ...] = field(default=())
+
+    def files(self, adapters: str) -> list[str]:
+        """The adapter file names a model folder ships: ``adapters``, then for each other
+        member the same name with ``-2``, ``-3``, ... before its suffix."""
+        stem, dot, suffix = adapters.partition(".")
+        return [adapters] + [f"{stem}-{k + 2}{dot}{suffix}" for k in range(len(self.members))]
 
     def section(self, adapters: str) -> dict[str, Any]:
+        files = self.files(adapters)
         return {
             "base": self.cfg.base,
-            "adapters": adapters,
+            "adapters": files[0] if len(files) == 1 else files,
             "context": self.cfg.context,
             "max_length": self.cfg.max_length,
             "rank": self.cfg.rank,
@@ -198,7 +228,7 @@ class FittedCiter:
         }
 
     def report(self) -> dict[str, Any]:
-        return {
+        out = {
             "config": asdict(self.cfg),
             "trainable_parameters": self.trainable,
             "epochs": [asdict(e) for e in self.state.epochs],
@@ -206,21 +236,45 @@ class FittedCiter:
             "select_metric": CiterTrainer.select_metric,
             "train_seconds": round(self.state.seconds, 1),
         }
+        if self.members:
+            out["members"] = [m.report() for m in self.members]
+        return out
+
+    def paths(self) -> list[Path]:
+        return [self.adapters] + [m.adapters for m in self.members]
+
+    def copy_to(self, folder: Path, adapters: str) -> None:
+        """Copy every member's adapter file into ``folder`` under :meth:`files`' names."""
+        for src, name in zip(self.paths(), self.files(adapters), strict=True):
+            shutil.copyfile(src, folder / name)
 
     def load(self) -> Citer:
         """The citer as inference loads it (adapters merged, no calibrator yet)."""
-        return Citer.load(self.adapters.parent, self.section(self.adapters.name))
+        paths = self.paths()
+        if len(paths) == 1:
+            return Citer.load(self.adapters.parent, self.section(self.adapters.name))
+        # each member's file is in its own folder: absolute names
+        section = self.section(self.adapters.name)
+        return Citer.load(Path("/"), {**section, "adapters": [str(p) for p in paths]})
 
 
 def fit_citer(
     cfg: CiterConfig, data: VerifierData, work: Path, progress: Progress | None = None
 ) -> FittedCiter:
     """Train (or resume, or reuse) the citer in ``work/citer-<key>``; the best epoch's
-    adapters, in float16, are its ``citer.safetensors``."""
+    adapters, in float16, are its ``citer.safetensors``. An ensemble trains each member
+    (:meth:`CiterConfig.member`) in its own folder."""
     if not data.sentence_examples:
         raise ScieraError("no rationale example to train the citer on")
     if not data.dev_ids:
         raise ScieraError("the dev split is empty: the citer chooses its epoch on it")
+    fitted = [_fit_one(cfg.member(k), data, work, progress) for k in range(cfg.members)]
+    return replace(fitted[0], cfg=cfg, members=tuple(fitted[1:]))
+
+
+def _fit_one(
+    cfg: CiterConfig, data: VerifierData, work: Path, progress: Progress | None
+) -> FittedCiter:
     folder = work / f"citer-{cfg.key()}"
     folder.mkdir(parents=True, exist_ok=True)
     trainer = CiterTrainer(cfg, data, folder, progress)

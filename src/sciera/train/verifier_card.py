@@ -164,6 +164,19 @@ def _rationale_combiner(section: Mapping[str, Any] | None) -> list[str]:
     ]
 
 
+def _member(t: Mapping[str, Any], k: int) -> str:
+    """An ensemble member's training, as the citer's own is stated."""
+    cfg = t["config"]
+    best = next((e for e in t["epochs"] if e["epoch"] == t["best_epoch"]), None)
+    ap = (best or {}).get("dev", {}).get("average_precision", 0.0)
+    return (
+        f"; member {k} the same with {cfg['hard_negatives']} hard and "
+        f"{cfg['random_negatives']} random negatives per abstract, seed {cfg['seed']} "
+        f"({len(t['epochs'])} epochs, {t['train_seconds'] / 60:.1f} min; epoch "
+        f"{t['best_epoch']} kept, dev average precision {ap:.4f})"
+    )
+
+
 def _citer(
     section: Mapping[str, Any] | None,
     stats: Mapping[str, Any] | None,
@@ -177,14 +190,20 @@ def _citer(
     t = section["training"]
     best = next((e for e in t["epochs"] if e["epoch"] == t["best_epoch"]), None)
     dev = best["dev"] if best else {}
+    files = section["adapters"]
+    files = [files] if isinstance(files, str) else list(files)
+    members = t.get("members") or []
     return [
-        f"- cited sentences: the citer `{section['adapters']}`, the relevance cross-encoder "
-        f"`{section['base']}` with rank-{section['rank']} low-rank adapters "
+        f"- cited sentences: the citer {', '.join(f'`{f}`' for f in files)}, the relevance "
+        f"cross-encoder `{section['base']}` with rank-{section['rank']} low-rank adapters "
         f"({t['trainable_parameters']:,} parameters) trained on the rationale labels alone "
         f"({len(t['epochs'])} epochs, {t['train_seconds'] / 60:.1f} min; epoch {t['best_epoch']} "
         f"kept by dev average precision over the evidence abstracts' sentences, "
         f"{dev.get('average_precision', 0.0):.4f}; best sentence a rationale in "
-        f"{dev.get('best_right', 0.0):.1%} of them); sentence context: {section['context']}; "
+        f"{dev.get('best_right', 0.0):.1%} of them)"
+        + "".join(_member(m, k + 2) for k, m in enumerate(members))
+        + (f"; its logit the mean of the {len(files)} members'" if members else "")
+        + f"; sentence context: {section['context']}; "
         f"P(rationale) by Platt scaling (`{section['calibrator']}`) on the same "
         f"{stats['sentences']} dev sentences, ECE {stats['ece_sigmoid']:.4f} (sigmoid) -> "
         f"{stats['ece']:.4f}; their average precision {stats['average_precision_head']:.4f} "

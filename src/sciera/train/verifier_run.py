@@ -70,7 +70,8 @@ RATIONALE_COMBINER = "sciera-rationale-combiner.json"
 COMBINER_PER_LABEL = 100
 """The LLM combiners' training inputs per label and kind, unless told otherwise."""
 VERDICT_CALIBRATOR = "sciera-verdict-calibrator.json"
-CITER_ADAPTERS = "sciera-citer.safetensors"
+CITER_PREFIX = "sciera-citer"
+CITER_ADAPTERS = f"{CITER_PREFIX}.safetensors"  # an ensemble's others: sciera-citer-2, ...
 CITER_CALIBRATOR = "sciera-citer-calibrator.json"
 GRID = {
     "min_rationale": (0.3, 0.4, 0.5, 0.6, 0.7),
@@ -875,10 +876,10 @@ def _add_citer(
         card["test_fold"] = evaluate_claims(net, data, data.test_ids, policy, job.open_k)
 
     def save(folder: Path) -> None:
-        for f in model_dir.iterdir():
-            if f.is_file():
+        for f in model_dir.iterdir():  # the citer's files are replaced, not kept beside
+            if f.is_file() and not f.name.startswith(CITER_PREFIX):
                 shutil.copyfile(f, folder / f.name)
-        shutil.copyfile(fitted.adapters, folder / CITER_ADAPTERS)
+        fitted.copy_to(folder, CITER_ADAPTERS)
         calibration.save(net.citer.calibrator, folder / CITER_CALIBRATOR)
 
     install(model_dir, work, card, save)
@@ -997,7 +998,7 @@ def _finish(
         if chosen.rationale_combiner is not None:
             calibration.save(chosen.rationale_combiner, folder / RATIONALE_COMBINER)
         if fitted is not None and chosen.citer is not None:
-            shutil.copyfile(fitted.adapters, folder / CITER_ADAPTERS)
+            fitted.copy_to(folder, CITER_ADAPTERS)
             calibration.save(chosen.citer, folder / CITER_CALIBRATOR)
         for kind, combiner in combiners.items():
             calibration.save(combiner, folder / COMBINER_FILES[kind])

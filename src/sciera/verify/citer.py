@@ -9,6 +9,10 @@ a copy of the base weights (:func:`sciera.embed.adapters.merge_adapters`), so sc
 one cross-encoder pass over the sentences. The rationale head still picks what the verdict
 reads; the citer picks what it cites (:func:`sciera.verify.verifier.read_and_cite`), mapped to
 P(rationale) by a Platt calibrator fitted on the dev split.
+
+A citer may be an ensemble: the section's ``adapters`` a list of files, each the same base
+with its own adapters (trained on the same labels by other recipes), and its logit the mean
+of theirs, calibrated as one. Each member costs one more pass over the sentences.
 """
 
 from __future__ import annotations
@@ -40,19 +44,22 @@ def per_abstract(
 class Citer:
     """(claim, sentence) -> the citer's logit, and P(rationale) through ``calibrator``
     (``None``: a plain sigmoid). ``model`` is a one-output sequence classifier (adapters
-    merged, or still wrapped while training)."""
+    merged, or still wrapped while training); ``members`` are more such classifiers over the
+    same tokenizer, whose logits are averaged with ``model``'s (an ensemble)."""
 
     def __init__(
         self,
         model: Any,
         tokenizer: Any,
         *,
+        members: Sequence[Any] = (),
         context: str = "none",
         max_length: int = 128,
         calibrator: Any = None,
         batch_size: int = 64,
     ) -> None:
         self.model, self.tokenizer = model, tokenizer
+        self.models = [model, *members]
         self.context, self.max_length = context, max_length
         self.calibrator, self.batch_size = calibrator, batch_size
         self.sep = tokenizer.sep_token or "[SEP]"
@@ -62,7 +69,8 @@ class Citer:
     def load(cls, folder: str | Path, section: Mapping[str, Any], batch_size: int = 64) -> Citer:
         """The citer a verifier folder's card ``section`` describes: its ``base``
         cross-encoder (a shipped name or a folder) with the ``adapters`` file of ``folder``
-        merged in, and its ``calibrator`` file."""
+        merged in (a list of files: an ensemble, one copy of the base per file), and its
+        ``calibrator`` file."""
         from sciera.artifacts.registry import CROSS_ENCODER, resolve
         from sciera.embed.adapters import load_adapters, merge_adapters
         from sciera.embed.plain import load_encoder
@@ -73,19 +81,27 @@ class Citer:
         for key in ("base", "adapters"):
             if key not in section:
                 raise ScieraError(f"{folder}: the card's citer section has no {key!r}")
-        path = folder / section["adapters"]
-        if not path.is_file():
-            raise ScieraError(f"{path}: the citer's adapter file is missing")
-        model, tokenizer = load_encoder(resolve(CROSS_ENCODER, section["base"]), "classifier")
-        state, rank, alpha = load_adapters(path)
-        try:
-            merge_adapters(model, state, rank, alpha)
-        except ValueError as exc:
-            raise ScieraError(f"{path}: {exc}") from None
+        files = section["adapters"]
+        files = [files] if isinstance(files, str) else list(files)
+        if not files:
+            raise ScieraError(f"{folder}: the card's citer section names no adapter file")
+        models, tokenizer = [], None
+        for name in files:
+            path = folder / name
+            if not path.is_file():
+                raise ScieraError(f"{path}: the citer's adapter file is missing")
+            model, tokenizer = load_encoder(resolve(CROSS_ENCODER, section["base"]), "classifier")
+            state, rank, alpha = load_adapters(path)
+            try:
+                merge_adapters(model, state, rank, alpha)
+            except ValueError as exc:
+                raise ScieraError(f"{path}: {exc}") from None
+            models.append(model)
         cal = section.get("calibrator")
         return cls(
-            model,
+            models[0],
             tokenizer,
+            members=models[1:],
             context=str(section.get("context", "none")),
             max_length=int(section.get("max_length", 128)),
             calibrator=calibration.load(folder / cal) if cal else None,
@@ -101,13 +117,17 @@ class Citer:
         ]
 
     def logits(self, claim: str, abstracts: Sequence[AbstractText]) -> list[np.ndarray]:
-        """Per abstract, the logit of each sentence (one batched pass)."""
+        """Per abstract, the logit of each sentence (one batched pass per member, averaged)."""
         pairs = [p for a in abstracts for p in self.pairs(claim, a)]
         if not pairs:
             return per_abstract([], abstracts)
         with self._lock:
-            flat = pair_logits(
-                self.model, self.tokenizer, pairs, self.max_length, self.batch_size, 0
+            flat = np.mean(
+                [
+                    pair_logits(m, self.tokenizer, pairs, self.max_length, self.batch_size, 0)
+                    for m in self.models
+                ],
+                axis=0,
             )
         return per_abstract(flat, abstracts)
 

@@ -262,6 +262,25 @@ def test_card_renders_every_section():
         "(the `trained` verdict's: none, quoted as without the citer (dev open sentence "
         "selection+label F1 0.500); the `combined` verdict's: 0.3;" in render(card)
     )
+    # an ensemble names every member's file and recipe
+    card["citer"]["adapters"] = ["sciera-citer.safetensors", "sciera-citer-2.safetensors"]
+    card["citer"]["training"]["members"] = [
+        {
+            "config": {"hard_negatives": 4, "random_negatives": 2, "seed": 1},
+            "epochs": [{"epoch": 1, "dev": {"average_precision": 0.7}}],
+            "best_epoch": 1,
+            "train_seconds": 900,
+        }
+    ]
+    assert (
+        "- cited sentences: the citer `sciera-citer.safetensors`, `sciera-citer-2.safetensors`, "
+        "the relevance cross-encoder" in render(card)
+    )
+    assert (
+        "75.0% of them); member 2 the same with 4 hard and 2 random negatives per abstract, "
+        "seed 1 (1 epochs, 15.0 min; epoch 1 kept, dev average precision 0.7000); its logit "
+        "the mean of the 2 members'; sentence context: none;" in render(card)
+    )
 
 
 class _Selector:

@@ -3,6 +3,8 @@ trained selector is a citing selector (model-free)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from sciera.errors import ScieraError
@@ -75,3 +77,29 @@ def test_the_memo_answers_each_abstract_once_and_keeps_no_citer_as_none():
             return [[0.1] for _ in abstracts]
 
     assert MemoSelector(Plain()).cite_many("c", [a]) is None
+
+
+def test_an_ensemble_citer_scores_by_its_members_mean_logit(monkeypatch):
+    import numpy as np
+
+    from sciera.verify import citer as citer_module
+
+    class Tok:
+        sep_token = "[SEP]"
+
+    # each "model" is a number: its logit for every pair is that number plus the pair's index
+    monkeypatch.setattr(
+        citer_module,
+        "pair_logits",
+        lambda model, tok, pairs, *a: np.arange(len(pairs), dtype=float) + model,
+    )
+    one = [AbstractText("d", "", ("a.", "b.")), AbstractText("e", "", ("c.",))]
+    single = Citer(1.0, Tok())
+    ensemble = Citer(1.0, Tok(), members=[3.0, 5.0])
+    assert [list(x) for x in single.logits("c", one)] == [[1.0, 2.0], [3.0]]
+    assert [list(x) for x in ensemble.logits("c", one)] == [[3.0, 4.0], [5.0]]
+    assert ensemble.models == [1.0, 3.0, 5.0] and ensemble.model == 1.0
+    with pytest.raises(ScieraError, match="names no adapter file"):
+        Citer.load(Path("/x"), {"base": "scifact-minilm", "adapters": []})
+    with pytest.raises(ScieraError, match=r"b\.safetensors: the citer's adapter file is missing"):
+        Citer.load(Path("/x"), {"base": "scifact-minilm", "adapters": ["b.safetensors"]})
