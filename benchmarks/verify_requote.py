@@ -148,6 +148,16 @@ def main() -> None:
         "verifier's own, e.g. scifact-verifier, reuses the citer --add-citer trained)",
     )
     args = ap.parse_args()
+    recipe = (args.hard_negatives, args.random_negatives, args.seed)
+    second = replace(shipped, members=2).member(1)
+    if args.ensemble and recipe not in {
+        (c.hard_negatives, c.random_negatives, c.seed) for c in (shipped, second)
+    }:
+        raise SystemExit(
+            "--ensemble pairs the shipped recipe with --citer-members 2's second citer "
+            f"({second.hard_negatives} hard and {second.random_negatives} random negatives, "
+            f"seed {second.seed}); give no other recipe options"
+        )
     src = OUT / f"{args.rows}_rows.jsonl.gz"
     if not src.is_file():
         raise SystemExit(f"{src}: no such rows file (run verify_scifact.py first)")

@@ -268,8 +268,18 @@ def fit_citer(
         raise ScieraError("no rationale example to train the citer on")
     if not data.dev_ids:
         raise ScieraError("the dev split is empty: the citer chooses its epoch on it")
-    fitted = [_fit_one(cfg.member(k), data, work, progress) for k in range(cfg.members)]
+    fitted = [
+        _fit_one(cfg.member(k), data, work, _member_progress(progress, k, cfg.members))
+        for k in range(cfg.members)
+    ]
     return replace(fitted[0], cfg=cfg, members=tuple(fitted[1:]))
+
+
+def _member_progress(progress: Progress | None, k: int, members: int) -> Progress | None:
+    """An ensemble member's progress, named (``citer 2/2: epoch 1/3``)."""
+    if progress is None or members == 1:
+        return progress
+    return lambda what, n, total: progress(f"citer {k + 1}/{members}: {what}", n, total)
 
 
 def _fit_one(

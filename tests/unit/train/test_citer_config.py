@@ -65,3 +65,16 @@ def test_a_fitted_ensemble_names_ships_and_reports_every_member(tmp_path):
         tmp_path / "a" / "citer.safetensors",
         Path(tmp_path / "b" / "citer.safetensors"),
     ]
+
+
+def test_each_members_training_progress_is_named():
+    from sciera.train.citer_fit import _member_progress
+
+    seen = []
+    _member_progress(lambda *a: seen.append(a), 1, 2)("epoch 1/3", 4, 10)
+    assert seen == [("citer 2/2: epoch 1/3", 4, 10)]
+
+    def quiet(*a):
+        return None
+
+    assert _member_progress(quiet, 0, 1) is quiet and _member_progress(None, 0, 2) is None
