@@ -250,12 +250,9 @@ class FittedCiter:
 
     def load(self) -> Citer:
         """The citer as inference loads it (adapters merged, no calibrator yet)."""
-        paths = self.paths()
-        if len(paths) == 1:
-            return Citer.load(self.adapters.parent, self.section(self.adapters.name))
         # each member's file is in its own folder: absolute names
         section = self.section(self.adapters.name)
-        return Citer.load(Path("/"), {**section, "adapters": [str(p) for p in paths]})
+        return Citer.load(Path("/"), {**section, "adapters": [str(p) for p in self.paths()]})
 
 
 def fit_citer(

@@ -17,6 +17,7 @@ of theirs, calibrated as one. Each member costs one more pass over the sentences
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -85,18 +86,19 @@ class Citer:
         files = [files] if isinstance(files, str) else list(files)
         if not files:
             raise ScieraError(f"{folder}: the card's citer section names no adapter file")
-        models, tokenizer = [], None
-        for name in files:
-            path = folder / name
+        paths = [folder / name for name in files]
+        for path in paths:
             if not path.is_file():
                 raise ScieraError(f"{path}: the citer's adapter file is missing")
-            model, tokenizer = load_encoder(resolve(CROSS_ENCODER, section["base"]), "classifier")
+        base, tokenizer = load_encoder(resolve(CROSS_ENCODER, section["base"]), "classifier")
+        # one read of the base: each further member merges into a copy made before any merge
+        models = [base] + [copy.deepcopy(base) for _ in paths[1:]]
+        for path, model in zip(paths, models, strict=True):
             state, rank, alpha = load_adapters(path)
             try:
                 merge_adapters(model, state, rank, alpha)
             except ValueError as exc:
                 raise ScieraError(f"{path}: {exc}") from None
-            models.append(model)
         cal = section.get("calibrator")
         return cls(
             models[0],

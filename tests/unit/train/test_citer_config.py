@@ -3,8 +3,6 @@ model folder ships them as (model-free)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from sciera.train.citer_fit import (
@@ -63,7 +61,7 @@ def test_a_fitted_ensemble_names_ships_and_reports_every_member(tmp_path):
     assert "members" not in single.report()
     assert pair.paths() == [
         tmp_path / "a" / "citer.safetensors",
-        Path(tmp_path / "b" / "citer.safetensors"),
+        tmp_path / "b" / "citer.safetensors",
     ]
 
 
