@@ -51,7 +51,7 @@ from sciera.settings import load_settings
 from sciera.train.citer_fit import CiterConfig, FittedCiter, evidence_ranking, fit_citer
 from sciera.train.prepare import model_dir_for
 from sciera.train.verifier_data import VerifierData, VerifierDataSpec, prepare_verifier
-from sciera.train.verifier_run import fit_platt
+from sciera.train.verifier_run import dev_sentences, fit_citer_calibrator
 from sciera.types import NOT_ENOUGH_INFO
 from sciera.verify.citer import Citer
 from sciera.verify.verifier import VerifyPolicy, quoted
@@ -81,14 +81,8 @@ def fold_spec(fold: int | None) -> VerifierDataSpec:
 def calibrated(citer: Citer, data: VerifierData, open_k: int) -> tuple[Citer, dict]:
     """``citer`` with its Platt calibrator, fitted on every sentence of the dev claims'
     candidate abstracts (as ``sciera train verifier`` fits it), and its stats."""
-    xs, ys = [], []
-    for cid in data.dev_ids:
-        claim = data.claims[cid]
-        abstracts = [data.abstracts[d] for d in data.candidates(cid, open_k)]
-        for a, x in zip(abstracts, citer.logits(claim.claim, abstracts), strict=True):
-            xs.append(x)
-            ys.append(np.array(claim.rationale_labels(a.doc_id, len(a.sentences))))
-    citer.calibrator, stats = fit_platt(np.concatenate(xs), np.concatenate(ys).astype(int))
+    dev = dev_sentences(None, data, {cid: data.candidates(cid, open_k) for cid in data.dev_ids})
+    citer.calibrator, stats = fit_citer_calibrator(citer, dev)
     return citer, stats
 
 

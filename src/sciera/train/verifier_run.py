@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from itertools import product
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -63,6 +63,9 @@ from sciera.verify.trained import (
     sentence_relevance,
 )
 from sciera.verify.verifier import VerifyPolicy, pick_rationales
+
+if TYPE_CHECKING:
+    from sciera.verify.citer import Citer
 
 Progress = Callable[[str, int, int], None]
 RATIONALE_CALIBRATOR = "sciera-rationale-calibrator.json"
@@ -216,15 +219,19 @@ class DevSentences:
 
 
 def dev_sentences(
-    net: VerifierNetwork, data: VerifierData, candidates: Mapping[str, Sequence[str]]
+    net: VerifierNetwork | None, data: VerifierData, candidates: Mapping[str, Sequence[str]]
 ) -> DevSentences:
-    selector = TrainedSelector(network=net)
+    """The sentences of ``candidates`` (claim id -> doc ids) with their gold labels and, with
+    ``net``, its rationale head's logits (none without)."""
+    selector = TrainedSelector(network=net) if net is not None else None
     claims, logits, labels = [], [], []
     for cid, docs in candidates.items():
         c = data.claims[cid]
         abstracts = [data.abstracts[d] for d in docs]
         claims.append((cid, c.claim, abstracts))
-        logits.append([np.asarray(x, dtype=float) for x in selector.logits(c.claim, abstracts)])
+        if selector is not None:
+            head = selector.logits(c.claim, abstracts)
+            logits.append([np.asarray(x, dtype=float) for x in head])
         labels.append([np.array(c.rationale_labels(a.doc_id, len(a.sentences))) for a in abstracts])
     return DevSentences(claims, logits, labels)
 
@@ -362,18 +369,16 @@ class Chosen:
 
 
 def fit_citer_calibrator(
-    net: VerifierNetwork, sentences: DevSentences
+    citer: Citer, sentences: DevSentences
 ) -> tuple[calibration.PlattScaling, dict[str, Any]]:
-    """Platt scaling of the citer's logit on every sentence of the dev candidates (those
+    """Platt scaling of ``citer``'s logit on every sentence of the dev candidates (those
     the rationale head's calibrator was fitted on), with its ranking of them beside the
-    head's."""
-    citer = net.citer
-    if citer is None:
-        raise ValueError("the network has no citer")
+    head's (when ``sentences`` carries the head's logits)."""
     xs = [x for _, text, abstracts in sentences.claims for x in citer.logits(text, abstracts)]
     x, y = np.concatenate(xs), sentences.y
     cal, stats = fit_platt(x, y)
-    stats["average_precision_head"] = round(scored_average_precision(sentences.x, y), 4)
+    if sentences.logits:
+        stats["average_precision_head"] = round(scored_average_precision(sentences.x, y), 4)
     stats["average_precision_citer"] = round(scored_average_precision(x, y), 4)
     return cal, stats
 
@@ -475,7 +480,7 @@ def calibrate_and_choose(
     net.rationale_calibrator = rat_cal
     cit_cal, cit_stats = None, {}
     if net.citer is not None:
-        cit_cal, cit_stats = fit_citer_calibrator(net, sentences)
+        cit_cal, cit_stats = fit_citer_calibrator(net.citer, sentences)
         net.citer.calibrator = cit_cal
     z, y = _verdict_rows(net, data, union, BASE_POLICY)
     temp = calibration.TemperatureScaling.fit(z, y, bias=bias)
@@ -817,7 +822,7 @@ def _add_citer(
     if progress:
         progress("choosing the quoted sentences on dev", 0, 2)
     sentences = dev_sentences(net, data, _union_candidates(data, dev, job.open_k))
-    net.citer.calibrator, stats = fit_citer_calibrator(net, sentences)
+    net.citer.calibrator, stats = fit_citer_calibrator(net.citer, sentences)
     rel, open_ = _relevance(data), _open_candidates(data, dev, job.open_k)
     selector = MemoSelector(TrainedSelector(network=net))
 

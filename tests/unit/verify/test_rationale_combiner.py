@@ -95,6 +95,9 @@ def test_the_dev_sentences_read_feed_the_calibrator_and_the_combiner(monkeypatch
     read = dev_sentences(_Network(), data, {cid: [f"d{cid}"] for cid in gold})
     assert len(read.y) == 30 and read.y.sum() == 10
     np.testing.assert_allclose(read.x[:3], [0.0, 1.0, 2.0])  # the stand-in head: the index
+    labels_only = dev_sentences(None, data, {cid: [f"d{cid}"] for cid in gold})
+    assert labels_only.logits == [] and (labels_only.y == read.y).all()
+    assert labels_only.claims == read.claims
     _, stats = fit_rationale_calibrator(read)
     assert stats["sentences"] == 30 and stats["rationales"] == 10
     combiner, report = fit_rationale_combiner(read)
