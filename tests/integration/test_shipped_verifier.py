@@ -161,8 +161,13 @@ def test_the_shipped_verifier_quotes_by_its_citer(shipped, card, backends, scifa
 
     selector, verdict = backends
     section = card["citer"]
-    assert (shipped / section["adapters"]).is_file() and (shipped / section["calibrator"]).is_file()
+    files = section["adapters"]
+    files = [files] if isinstance(files, str) else files
+    assert (
+        all((shipped / f).is_file() for f in files) and (shipped / section["calibrator"]).is_file()
+    )
     assert isinstance(selector, CitingSelector) and selector.network.citer is not None
+    assert len(selector.network.citer.models) == len(files)  # one classifier per member
     assert selector.network.citer.calibrator is not None
     combined = card["combiner"]["policy"]
     trials = {t["min_quoted"]: t for t in card["combiner"]["policy_search"]["quote_trials"]}
