@@ -287,6 +287,10 @@ def test_verify_view_shows_the_verdict_and_each_abstracts_sentences(page, server
         assert ("Not read by the verdict model" in card.inner_text()) == (not want["read"])
         quoted = quoted_sentences(card)
         assert quoted == [(r["index"], r["text"]) for r in want["rationales"]]
+        if quoted:  # an undecided abstract's sentences are not called its rationales
+            heading = card.locator(".rationales h4").inner_text().lower()
+            nei = want["label"] == "NOT ENOUGH INFO"
+            assert heading.startswith("closest sentences" if nei else "rationale sentences")
         for _, sentence in quoted:
             assert sentence in abstracts[want["doc_id"]]
     assert GOLD in [a["doc_id"] for a in expected["abstracts"]]

@@ -199,9 +199,10 @@ function sides(v, link) {
 
 // The rationale sentences, verbatim and quoted, each with its index in the abstract.
 // With `idPrefix` each sentence is a link target (a citation names its sentences).
-function rationaleList(rationales, idPrefix) {
+// `heading` names them otherwise (an abstract decided NOT ENOUGH INFO shows its closest).
+function rationaleList(rationales, idPrefix, heading = "Rationale sentences (verbatim)") {
   return el("div", { class: "rationales" },
-    el("h4", { text: "Rationale sentences (verbatim)" }),
+    el("h4", { text: heading }),
     el("ul", {}, ...rationales.map((r) => el("li",
       { id: idPrefix ? `${idPrefix}-s${r.index}` : null, tabindex: idPrefix ? -1 : null },
       el("span", { class: "sent-n", text: `sentence ${r.index}` }), " ",
@@ -542,7 +543,8 @@ function abstractCard(a, i) {
         : "Not read by the verdict model: its P(relevant) is below the relevance gate." })
       : el("p", { class: "muted probs", text: Object.entries(probs).map(([k, p]) => `P(${k}) ${fmt(p, 2)}`).join(" · ") }),
     best ? el("p", { class: "muted rank", text: `P(relevant) ${fmt(best.score)} · first-stage rank ${best.first_stage_rank}` }) : null,
-    rationales.length ? rationaleList(rationales, null)
+    rationales.length ? rationaleList(rationales, null, a.label === "NOT ENOUGH INFO"
+      ? "Closest sentences (verbatim; evidence for neither side)" : undefined)
       : el("p", { class: "muted", text: "No sentence of this abstract was selected as a rationale." }),
     passages.length ? el("details", {}, el("summary", { text: passages.length > 1 ? "Passages read" : "Passage read" }),
       ...passages.map((p) => el("p", {}, ...marked(p.text || "", rationales.map((r) => r.text))))) : null);
