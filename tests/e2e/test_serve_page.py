@@ -201,6 +201,11 @@ def test_ask_streams_stages_and_shows_cited_evidence_safely(page, corpus, tmp_pa
             assert sentence and sentence in abstracts[doc], (doc, sentence)
         marks = card.locator(".texts mark").all_text_contents()
         assert set(marks) <= {t for _, t in quoted_sentences(card)}
+        if quoted_sentences(card):  # an undecided abstract's sentences are not rationales
+            badges = card.locator(".status .badge").all_text_contents()  # "LABEL 0.80"
+            nei = any(b.startswith("NOT ENOUGH INFO") for b in badges)
+            heading = card.locator(".rationales h4").inner_text().lower()
+            assert heading.startswith("closest sentences" if nei else "rationale sentences")
     # cited abstracts below tau are shown apart, each with the sentences it is cited for
     assert page.locator("#below-box").is_visible() == (below.count() > 0)
     if below.count():

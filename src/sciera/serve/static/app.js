@@ -210,6 +210,12 @@ function rationaleList(rationales, idPrefix, heading = "Rationale sentences (ver
       typeof r.score === "number" ? el("span", { class: "muted", text: ` P(rationale) ${fmt(r.score, 2)}` }) : null))));
 }
 
+// The heading of an undecided abstract's sentences (undefined: they are its rationales).
+function closestHeading(verdict) {
+  return verdict && verdict.label === "NOT ENOUGH INFO"
+    ? "Closest sentences (verbatim; evidence for neither side)" : undefined;
+}
+
 // `text` with each of `sentences` found in it marked (text nodes only: never markup).
 function marked(text, sentences) {
   const spans = [];
@@ -427,7 +433,8 @@ function card(passageId, info) {
   const open = el("button", { type: "button", class: "link context-open", text: "Read in context" });
   open.addEventListener("click", () => showContext(box, open, doc, passageId));
   return el("article", { class: "card", id: info.id, tabindex: info.id ? -1 : null }, head, meter, status,
-    rationales.length ? rationaleList(rationales, info.id) : null, texts, open, box);
+    rationales.length ? rationaleList(rationales, info.id, closestHeading(info.verdict)) : null,
+    texts, open, box);
 }
 
 // The paper a passage comes from, passage by passage under its section headings, the
@@ -543,8 +550,7 @@ function abstractCard(a, i) {
         : "Not read by the verdict model: its P(relevant) is below the relevance gate." })
       : el("p", { class: "muted probs", text: Object.entries(probs).map(([k, p]) => `P(${k}) ${fmt(p, 2)}`).join(" · ") }),
     best ? el("p", { class: "muted rank", text: `P(relevant) ${fmt(best.score)} · first-stage rank ${best.first_stage_rank}` }) : null,
-    rationales.length ? rationaleList(rationales, null, a.label === "NOT ENOUGH INFO"
-      ? "Closest sentences (verbatim; evidence for neither side)" : undefined)
+    rationales.length ? rationaleList(rationales, null, closestHeading(a))
       : el("p", { class: "muted", text: "No sentence of this abstract was selected as a rationale." }),
     passages.length ? el("details", {}, el("summary", { text: passages.length > 1 ? "Passages read" : "Passage read" }),
       ...passages.map((p) => el("p", {}, ...marked(p.text || "", rationales.map((r) => r.text))))) : null);
