@@ -12,6 +12,7 @@ import typer
 
 from sciera.cli.base import app, options_settings
 from sciera.errors import InputError, ScieraError
+from sciera.types import NOT_ENOUGH_INFO
 
 OPTIONS = {"verify.abstracts": "--top-k"}
 """Setting path -> the option that sets it, named in a one-line error."""
@@ -33,6 +34,8 @@ def _print(data: dict[str, Any]) -> None:
         typer.echo(f"\n[{a['doc_id']}] {a['label']} {a['confidence']:.2f}  {a['title']}")
         if a.get("relevance") is not None:
             typer.echo(f"  P(relevant) {a['relevance']:.2f} (the reranker's, read by the gate)")
+        if a["rationales"] and a["label"] == NOT_ENOUGH_INFO:
+            typer.echo("  closest sentences (evidence for neither side):")
         for r in a["rationales"]:
             typer.echo(f'  sentence {r["index"]} ({r["score"]:.2f}): "{r["text"]}"')
     if not data["abstracts"]:
