@@ -78,12 +78,16 @@ def fold_spec(fold: int | None) -> VerifierDataSpec:
     )
 
 
-def calibrated(citer: Citer, data: VerifierData, open_k: int) -> tuple[Citer, dict]:
-    """``citer`` with its Platt calibrator, fitted on every sentence of the dev claims'
-    candidate abstracts (as ``sciera train verifier`` fits it), and its stats."""
+def calibrated(citers: list[Citer], data: VerifierData, open_k: int) -> list[tuple[Citer, dict]]:
+    """Each citer with its Platt calibrator, fitted on every sentence of the dev claims'
+    candidate abstracts (as ``sciera train verifier`` fits it; their labels read once), and
+    its stats."""
     dev = dev_sentences(None, data, {cid: data.candidates(cid, open_k) for cid in data.dev_ids})
-    citer.calibrator, stats = fit_citer_calibrator(citer, dev)
-    return citer, stats
+    out = []
+    for citer in citers:
+        citer.calibrator, stats = fit_citer_calibrator(citer, dev)
+        out.append((citer, stats))
+    return out
 
 
 def soup(fitted: list[FittedCiter], folder: Path) -> Citer:
@@ -183,7 +187,7 @@ def main() -> None:
         )
         fitted = [fit_citer(cfg, data, work, progress)]
         loaded = [fitted[0].load()]
-    citers = [calibrated(c, data, args.open_k) for c in loaded]
+    citers = calibrated(loaded, data, args.open_k)
     policy = VerifyPolicy(max_rationales=args.max_rationales, min_quoted=args.min_quoted)
 
     with gzip.open(src, "rt", encoding="utf-8") as lines:
