@@ -162,6 +162,13 @@ def quoted_sentences(card) -> list[tuple[int, str]]:
     return out
 
 
+def assert_sentences_headed(card, undecided: bool) -> None:
+    """An abstract decided NOT ENOUGH INFO heads its sentences as its closest, not as
+    rationales (the heading is upper-cased by CSS only)."""
+    heading = card.locator(".rationales h4").inner_text().lower()
+    assert heading.startswith("closest sentences" if undecided else "rationale sentences")
+
+
 def test_ask_streams_stages_and_shows_cited_evidence_safely(page, corpus, tmp_path):
     page.wait_for_selector("#corpus option", state="attached")
     page.get_by_role("textbox", name="Question").fill(CLAIM)
@@ -201,11 +208,9 @@ def test_ask_streams_stages_and_shows_cited_evidence_safely(page, corpus, tmp_pa
             assert sentence and sentence in abstracts[doc], (doc, sentence)
         marks = card.locator(".texts mark").all_text_contents()
         assert set(marks) <= {t for _, t in quoted_sentences(card)}
-        if quoted_sentences(card):  # an undecided abstract's sentences are not rationales
+        if quoted_sentences(card):
             badges = card.locator(".status .badge").all_text_contents()  # "LABEL 0.80"
-            nei = any(b.startswith("NOT ENOUGH INFO") for b in badges)
-            heading = card.locator(".rationales h4").inner_text().lower()
-            assert heading.startswith("closest sentences" if nei else "rationale sentences")
+            assert_sentences_headed(card, any(b.startswith("NOT ENOUGH INFO") for b in badges))
     # cited abstracts below tau are shown apart, each with the sentences it is cited for
     assert page.locator("#below-box").is_visible() == (below.count() > 0)
     if below.count():
@@ -292,10 +297,8 @@ def test_verify_view_shows_the_verdict_and_each_abstracts_sentences(page, server
         assert ("Not read by the verdict model" in card.inner_text()) == (not want["read"])
         quoted = quoted_sentences(card)
         assert quoted == [(r["index"], r["text"]) for r in want["rationales"]]
-        if quoted:  # an undecided abstract's sentences are not called its rationales
-            heading = card.locator(".rationales h4").inner_text().lower()
-            nei = want["label"] == "NOT ENOUGH INFO"
-            assert heading.startswith("closest sentences" if nei else "rationale sentences")
+        if quoted:
+            assert_sentences_headed(card, want["label"] == "NOT ENOUGH INFO")
         for _, sentence in quoted:
             assert sentence in abstracts[want["doc_id"]]
     assert GOLD in [a["doc_id"] for a in expected["abstracts"]]
