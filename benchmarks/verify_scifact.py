@@ -154,14 +154,22 @@ def claim_level(gold: GoldClaim, v: Verification | None, pred: ClaimPrediction) 
 
 
 def claim_summary(rows: Sequence[Mapping[str, str]]) -> dict[str, float]:
+    """Claim-level refusals of answerable claims (gold evidence in the corpus) and the
+    precision of the decisions given: over every claim (``precision``, what
+    ``sciera train verifier`` chooses ``strong`` by) and over the answerable claims alone
+    (``answerable_precision``, the issue's refusal target's set)."""
     answerable = [r for r in rows if r["gold"] != NOT_ENOUGH_INFO]
     decided = [r for r in rows if r["label"] != NOT_ENOUGH_INFO]
+    decided_answerable = [r for r in answerable if r["label"] != NOT_ENOUGH_INFO]
     return {
         "answerable": len(answerable),
         "refusal_rate": sum(r["label"] == NOT_ENOUGH_INFO for r in answerable)
         / max(1, len(answerable)),
         "decided": len(decided),
         "precision": sum(r["label"] == r["gold"] for r in decided) / max(1, len(decided)),
+        "decided_answerable": len(decided_answerable),
+        "answerable_precision": sum(r["label"] == r["gold"] for r in decided_answerable)
+        / max(1, len(decided_answerable)),
         "accuracy": sum(r["label"] == r["gold"] for r in rows) / max(1, len(rows)),
     }
 
