@@ -7,6 +7,9 @@ Run from the repository root with the venv active (no network needed)::
     sciera verify --claims /tmp/dev_claims.jsonl --corpus CORPUS --out PRED.jsonl
     python benchmarks/verify_product_path.py --pred PRED.jsonl --name NAME
 
+``--versus OTHER.jsonl`` pairs the predictions with another ``sciera verify --claims`` run
+on the same claims (say, over a corpus ingested otherwise) instead of those rows.
+
 ``--write-claims`` writes the model card's dev claims (``id`` and ``claim`` only, never
 their labels). ``PRED.jsonl`` is the prediction file of the product's own path: retrieval,
 DeepEra and the verify stage over the top 5 abstracts, the sentences the corpus stores.
@@ -105,6 +108,12 @@ def main() -> None:
     ap.add_argument("--rows", type=Path, default=OUT / "scifact-verifier_dev_llm_rows.jsonl.gz")
     ap.add_argument("--system", default="combined", help="verify_scifact.py's system")
     ap.add_argument("--setting", default="open@5")
+    ap.add_argument(
+        "--versus",
+        type=Path,
+        help="pair with another sciera verify --claims output (e.g. over a corpus ingested "
+        "otherwise) instead of verify_scifact.py's rows",
+    )
     args = ap.parse_args()
     ids = set(dev_ids(args.model))
     golds = [g for g in read_gold(DATA / "claims_train.jsonl") if g.id in ids]
@@ -120,14 +129,21 @@ def main() -> None:
     missing = [g.id for g in golds if g.id not in product]
     if missing:
         sys.exit(f"{args.pred}: no prediction for {len(missing)} dev claims (first {missing[0]})")
-    bench = benchmark_rows(args.rows, args.setting, args.system)
+    if args.versus:
+        bench = {p.id: p for p in predictions(args.versus)}
+        if missing := [g.id for g in golds if g.id not in bench]:
+            sys.exit(f"{args.versus}: no prediction for {len(missing)} dev claims")
+        against = str(args.versus)
+    else:
+        bench = benchmark_rows(args.rows, args.setting, args.system)
+        against = f"{args.rows.name}: {args.setting} {args.system}"
     scores, tests, differ = compare(golds, product, bench)
     out = {
         "command": "python " + shlex.join(sys.argv),
         "model": args.model,
         "claims": len(golds),
         "predictions": str(args.pred),
-        "benchmark": f"{args.rows.name}: {args.setting} {args.system}",
+        "benchmark": against,
         "scores": {k: {m: round(x, 4) for m, x in v.items()} for k, v in scores.items()},
         "paired_product_vs_benchmark": tests,
         "claims_deciding_other_abstracts": differ,

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from sciera.corpus.sentences import sentence_spans
+from sciera.corpus.sentences import sentence_spans, unglue
 from sciera.types import Document, Passage
 
 DEFAULT_MAX_WORDS = 250
@@ -158,26 +158,6 @@ def chunk_with_sentences(
         n = max(bisect_right(starts, first) - 1, 0)
         out.append(Sentence(doc.doc_id, i, passages[n].passage_id, body))
     return passages, out
-
-
-_GLUED = re.compile(r"(?<=[A-Za-z0-9%)\]][a-z0-9%)\]A-Z])[.?!](?=[A-Z])")
-"""A sentence end with no space before the next sentence ("disabilities.A line"): how
-BEIR's SciFact text joins the abstracts' sentences. Abbreviations ("e.g.", "U.S.") and
-decimals are not matched (two letters, digits or closing brackets must precede and an
-upper-case letter follow)."""
-
-
-def unglue(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    """``spans`` with each sentence cut again where two sentences are glued together
-    without a space; every piece stays inside its span (so inside its passage)."""
-    out: list[tuple[int, int]] = []
-    for start, end in spans:
-        cut = start
-        for m in _GLUED.finditer(text, start, end):
-            out.append((cut, m.end()))
-            cut = m.end()
-        out.append((cut, end))
-    return out
 
 
 def passage_sentences(passages: Sequence[Passage]) -> list[Sentence]:

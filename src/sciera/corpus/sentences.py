@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ctypes
 import re
+from collections.abc import Sequence
 
 import blingfire
 
@@ -157,3 +158,66 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 def split_sentences(text: str) -> list[str]:
     """The sentences of ``text`` as substrings of it (surrounding spaces removed)."""
     return [text[start:end] for start, end in sentence_spans(text)]
+
+
+_GLUED = re.compile(r"[.?!][\"\u201d\u2019']?(?=\S)")
+_CLOSING = ".,;:)]}\"'\u201d\u2019"
+_ABBREVIATION = re.compile(r"[^\W\d_]\.[^\W\d_]")  # "U.S", "e.g", "s.c", "www.lmmd"
+_WEB = _words("com org net edu gov int info io uk de fr html htm php pdf")
+
+
+def _token_around(text: str, dot: int, cut: int, start: int, end: int) -> tuple[str, str]:
+    """The text before ``dot`` back to the last space (opening brackets and quotes
+    dropped) and from ``cut`` to the next space, both inside ``start:end``."""
+    before = dot
+    while before > start and not text[before - 1].isspace():
+        before -= 1
+    after = cut
+    while after < end and not text[after].isspace():
+        after += 1
+    return text[before:dot].lstrip(_OPENING_PUNCT + "\u201c\u2018"), text[cut:after]
+
+
+def _glued(text: str, dot: int, cut: int, start: int, end: int) -> bool:
+    """Whether the sentence mark at ``dot`` (with a closing quote, up to ``cut``) ends a
+    sentence glued to the next one without a space ("disabilities.A line", "GTP.2,3-DPG
+    activates", "precursors.p62 binds", "cancer.(Funded by"): how BEIR's SciFact text joins
+    an abstract's sentences. Not a boundary: abbreviations and initials ("U.S.", "e.g.",
+    "E.coli", "Fig.2"), decimals and citation numbers ("0.5", "aging.1-3 The"), a lone
+    capital ("H2A.Z variant"), gene notation ("IL28B.rs12979860"), web addresses
+    ("ClinicalTrials.gov", "www.x.org/")."""
+    prev, nxt = _token_around(text, dot, cut, start, end)
+    if not prev or not nxt or _ABBREVIATION.search(prev):
+        return False
+    if len(prev) == 1 and prev.isalpha():  # an initial: "E.coli"
+        return False
+    if not prev.isupper() and (prev + ".").lower() in _ALWAYS | _CONTINUATION:
+        return False  # "Fig.2", "et al.The"; an acronym is none of them ("of MS.It is")
+    last, first, second = prev[-1], nxt[0], nxt[1:2]
+    word = nxt.rstrip(_CLOSING)
+    after_word = last.islower() or last in ")%"  # "methylation.", "(75%).", not "IL28B."
+    if first in "([":  # "cancer.(Funded by", "function.(2) The"
+        return second.isupper() or (after_word and second.isdigit())
+    if first.isupper():  # a capital alone is no first word ("H2A.Z variant"), but "A" is
+        return second.isalnum() or second == "-" or (first == "A" and len(nxt) == 1)
+    if first.isdigit():  # "GTP.2,3-Diphosphoglycerate", "outcome.6MP dose"
+        return not last.isdigit() and any(c.isalpha() for c in word)
+    if first.isalpha():  # "methylation.heso1-2", "(75%).beta-amyloid"
+        web = "/" in nxt or "@" in nxt or "." in word or word.lower() in _WEB
+        return after_word and not web and len(word) > 1
+    return False
+
+
+def unglue(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` with each sentence cut again where two sentences are glued together
+    without a space (:func:`_glued`); every piece stays inside its span (so inside its
+    passage)."""
+    out: list[tuple[int, int]] = []
+    for start, end in spans:
+        cut = start
+        for m in _GLUED.finditer(text, start, end):
+            if m.end() < end and _glued(text, m.start(), m.end(), start, end):
+                out.append((cut, m.end()))
+                cut = m.end()
+        out.append((cut, end))
+    return out

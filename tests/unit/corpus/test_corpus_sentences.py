@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from sciera.corpus.sentences import merge_abbreviations, sentence_spans, split_sentences
+from sciera.corpus.sentences import (
+    merge_abbreviations,
+    sentence_spans,
+    split_sentences,
+    unglue,
+)
 
 
 @pytest.mark.parametrize(
@@ -113,3 +118,36 @@ def test_blank_lines_are_paragraph_boundaries() -> None:
 def test_empty_text_has_no_sentences() -> None:
     assert split_sentences("") == []
     assert split_sentences(" \n\t ") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # glued sentence ends, as BEIR's SciFact text joins an abstract's sentences
+        ("It binds ATP.2,3-DPG does too.", ["It binds ATP.", "2,3-DPG does too."]),
+        ("Made from precursors.p62 binds it.", ["Made from precursors.", "p62 binds it."]),
+        ("It rose (75%).β-amyloid fell.", ["It rose (75%).", "β-amyloid fell."]),
+        ("It is approved.(Funded by NIH.)", ["It is approved.", "(Funded by NIH.)"]),
+        ("The first step.(2) The next.", ["The first step.", "(2) The next."]),
+        ("Seen at 37°C.The rest failed.", ["Seen at 37°C.", "The rest failed."]),
+        ("Found in telomeres.G-quadruplex forms.", ["Found in telomeres.", "G-quadruplex forms."]),
+        ('A firm "stroma."At day 4 it fell.', ['A firm "stroma."', "At day 4 it fell."]),
+        ("It was low.A total of 5 died.", ["It was low.", "A total of 5 died."]),
+        ("A model of MS.It is known.", ["A model of MS.", "It is known."]),
+        # not sentence ends: abbreviations, initials, decimals, notation, addresses
+        ("Cells of E.coli grew.", ["Cells of E.coli grew."]),
+        ("Given s.c.and i.p.daily.", ["Given s.c.and i.p.daily."]),
+        ("It binds H2A.Z variant nucleosomes.", ["It binds H2A.Z variant nucleosomes."]),
+        ("Carriers of IL28B.rs12979860 responded.", ["Carriers of IL28B.rs12979860 responded."]),
+        ("See ClinicalTrials.gov now.", ["See ClinicalTrials.gov now."]),
+        ("At www.lmmd.org/online it is free.", ["At www.lmmd.org/online it is free."]),
+        ("It was 3.5 T and p<0.05.", ["It was 3.5 T and p<0.05."]),
+        ("As in Fig.2 and ref.3 shown.", ["As in Fig.2 and ref.3 shown."]),
+        (
+            "In premature aging.1-3 Affected men died.",
+            ["In premature aging.1-3 Affected men died."],
+        ),
+    ],
+)
+def test_glued_sentences_are_cut_apart(text: str, expected: list[str]) -> None:
+    assert [text[a:b] for a, b in unglue(text, sentence_spans(text))] == expected
