@@ -178,14 +178,21 @@ def _token_around(text: str, dot: int, cut: int, start: int, end: int) -> tuple[
     return text[before:dot].lstrip(_OPENING_PUNCT + "\u201c\u2018"), text[cut:after]
 
 
+def _next_word(text: str, at: int, end: int) -> str:
+    """The first character of the word after the spaces at ``at`` (empty at ``end``)."""
+    while at < end and text[at].isspace():
+        at += 1
+    return text[at : at + 1] if at < end else ""
+
+
 def _glued(text: str, dot: int, cut: int, start: int, end: int) -> bool:
     """Whether the sentence mark at ``dot`` (with a closing quote, up to ``cut``) ends a
     sentence glued to the next one without a space ("disabilities.A line", "GTP.2,3-DPG
-    activates", "precursors.p62 binds", "cancer.(Funded by"): how BEIR's SciFact text joins
-    an abstract's sentences. Not a boundary: abbreviations and initials ("U.S.", "e.g.",
-    "E.coli", "Fig.2"), decimals and citation numbers ("0.5", "aging.1-3 The"), a lone
-    capital ("H2A.Z variant"), gene notation ("IL28B.rs12979860"), web addresses
-    ("ClinicalTrials.gov", "www.x.org/")."""
+    activates", "precursors.p62 binds", "cancer.(Funded by", "summer.15 of the"): how BEIR's
+    SciFact text joins an abstract's sentences. Not a boundary: abbreviations and initials
+    ("U.S.", "e.g.", "E.coli", "Fig.2"), decimals and citation numbers ("0.5", "and.039,",
+    "aging.1-3 The"), a lone capital ("H2A.Z variant"), gene notation ("IL28B.rs12979860"),
+    web addresses ("ClinicalTrials.gov", "www.x.org/")."""
     prev, nxt = _token_around(text, dot, cut, start, end)
     if not prev or not nxt or _ABBREVIATION.search(prev):
         return False
@@ -200,8 +207,11 @@ def _glued(text: str, dot: int, cut: int, start: int, end: int) -> bool:
         return second.isupper() or (after_word and second.isdigit())
     if first.isupper():  # a capital alone is no first word ("H2A.Z variant"), but "A" is
         return second.isalnum() or second == "-" or (first == "A" and len(nxt) == 1)
-    if first.isdigit():  # "GTP.2,3-Diphosphoglycerate", "outcome.6MP dose"
-        return not last.isdigit() and any(c.isalpha() for c in word)
+    if first.isdigit():  # "GTP.2,3-Diphosphoglycerate", "outcome.6MP dose", "study.31 were"
+        if last.isdigit():
+            return False
+        counted = after_word and first != "0" and _next_word(text, cut + len(nxt), end).islower()
+        return counted or any(c.isalpha() for c in word)
     if first.isalpha():  # "methylation.heso1-2", "(75%).beta-amyloid"
         web = "/" in nxt or "@" in nxt or "." in word or word.lower() in _WEB
         return after_word and not web and len(word) > 1

@@ -134,6 +134,7 @@ def test_empty_text_has_no_sentences() -> None:
         ('A firm "stroma."At day 4 it fell.', ['A firm "stroma."', "At day 4 it fell."]),
         ("It was low.A total of 5 died.", ["It was low.", "A total of 5 died."]),
         ("A model of MS.It is known.", ["A model of MS.", "It is known."]),
+        ("Seen in summer.15 of the 42 died.", ["Seen in summer.", "15 of the 42 died."]),
         # not sentence ends: abbreviations, initials, decimals, notation, addresses
         ("Cells of E.coli grew.", ["Cells of E.coli grew."]),
         ("Given s.c.and i.p.daily.", ["Given s.c.and i.p.daily."]),
