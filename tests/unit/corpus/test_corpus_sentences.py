@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sciera.corpus.sentences import (
     merge_abbreviations,
@@ -152,3 +156,19 @@ def test_empty_text_has_no_sentences() -> None:
 )
 def test_glued_sentences_are_cut_apart(text: str, expected: list[str]) -> None:
     assert [text[a:b] for a, b in unglue(text, sentence_spans(text))] == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="aZ9 .?!()[]\"'”%/-,:;\nβ°", max_size=80))
+def test_unglue_cuts_each_sentence_into_pieces_that_cover_it(text: str) -> None:
+    spans = sentence_spans(text)
+    pieces = unglue(text, spans)
+    # every piece is non-empty and inside one span; the pieces of a span tile it in order
+    at = 0
+    for start, end in spans:
+        mine = [p for p in pieces[at:] if start <= p[0] < end]
+        assert mine and mine[0][0] == start and mine[-1][1] == end
+        assert all(a < b for a, b in mine)
+        assert all(x[1] == y[0] for x, y in pairwise(mine))
+        at += len(mine)
+    assert at == len(pieces)
