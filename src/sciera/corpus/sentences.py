@@ -16,6 +16,10 @@ fragment with the next one when the fragment ends with
 * a single capital initial ("J.", "A."), unless the next fragment starts with a
   common sentence opener ("The", "We", "In" ...), which keeps "vitamin D. The
   results" as two sentences and "J. Smith" as one.
+
+blingfire does not end a sentence glued to the next without a space ("disease.Recent", as
+BEIR's SciFact text joins an abstract's sentences); :func:`unglue` cuts such spans apart
+for the sentences the store keeps (passages are cut on the splitter's spans alone).
 """
 
 from __future__ import annotations
