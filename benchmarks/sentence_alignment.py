@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from sciera.corpus.store import PassageStore
+from sciera.datasets.claims import read_gold
 from sciera.eval.significance import mcnemar_exact
 from verify_common import DATA, ROOT, log
 
@@ -87,11 +88,13 @@ def main() -> None:
     ap.add_argument("--name", default="sentence_alignment", help="result name")
     args = ap.parse_args()
     gold = scifact_sentences()
-    rationales = []
-    with (DATA / "scifact" / "claims_train.jsonl").open(encoding="utf-8") as fh:
-        for line in fh:
-            for doc, sets in json.loads(line)["evidence"].items():
-                rationales += [(doc, i) for s in sets for i in s["sentences"]]
+    rationales = [
+        (doc, i)
+        for claim in read_gold(DATA / "scifact" / "claims_train.jsonl")
+        for doc, evidence in claim.evidence.items()
+        for rationale in evidence.rationales
+        for i in sorted(rationale)
+    ]
     sides = [score(args.corpus, gold, rationales)]
     if args.versus:
         sides.append(score(args.versus, gold, rationales))

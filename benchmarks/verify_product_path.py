@@ -99,6 +99,15 @@ def compare(golds: list, product: dict, bench: dict) -> tuple[dict, dict, int]:
     return scores, tests, differ
 
 
+def dev_predictions(path: Path, golds: list) -> dict:
+    """``sciera verify --claims`` predictions by claim id; a one-line exit when a dev claim
+    has none."""
+    preds = {p.id: p for p in predictions(path)}
+    if missing := [g.id for g in golds if g.id not in preds]:
+        sys.exit(f"{path}: no prediction for {len(missing)} dev claims (first {missing[0]})")
+    return preds
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="scifact-verifier")
@@ -125,14 +134,9 @@ def main() -> None:
         return
     if args.pred is None or args.name is None:
         sys.exit("--pred and --name are needed (or --write-claims)")
-    product = {p.id: p for p in predictions(args.pred)}
-    missing = [g.id for g in golds if g.id not in product]
-    if missing:
-        sys.exit(f"{args.pred}: no prediction for {len(missing)} dev claims (first {missing[0]})")
+    product = dev_predictions(args.pred, golds)
     if args.versus:
-        bench = {p.id: p for p in predictions(args.versus)}
-        if missing := [g.id for g in golds if g.id not in bench]:
-            sys.exit(f"{args.versus}: no prediction for {len(missing)} dev claims")
+        bench = dev_predictions(args.versus, golds)
         against = str(args.versus)
     else:
         bench = benchmark_rows(args.rows, args.setting, args.system)

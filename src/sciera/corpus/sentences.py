@@ -168,6 +168,8 @@ _GLUED = re.compile(r"[.?!][\"\u201d\u2019']?(?=\S)")
 _CLOSING = ".,;:)]}\"'\u201d\u2019"
 _ABBREVIATION = re.compile(r"[^\W\d_]\.[^\W\d_]")  # "U.S", "e.g", "s.c", "www.lmmd"
 _WEB = _words("com org net edu gov int info io uk de fr html htm php pdf")
+_NEVER_FINAL = _ALWAYS | _CONTINUATION
+_OPENING = _OPENING_PUNCT + "\u201c\u2018"
 
 
 def _token_around(text: str, dot: int, cut: int, start: int, end: int) -> tuple[str, str]:
@@ -179,7 +181,7 @@ def _token_around(text: str, dot: int, cut: int, start: int, end: int) -> tuple[
     after = cut
     while after < end and not text[after].isspace():
         after += 1
-    return text[before:dot].lstrip(_OPENING_PUNCT + "\u201c\u2018"), text[cut:after]
+    return text[before:dot].lstrip(_OPENING), text[cut:after]
 
 
 def _next_word(text: str, at: int, end: int) -> str:
@@ -202,7 +204,7 @@ def _glued(text: str, dot: int, cut: int, start: int, end: int) -> bool:
         return False
     if len(prev) == 1 and prev.isalpha():  # an initial: "E.coli"
         return False
-    if not prev.isupper() and (prev + ".").lower() in _ALWAYS | _CONTINUATION:
+    if not prev.isupper() and (prev + ".").lower() in _NEVER_FINAL:
         return False  # "Fig.2", "et al.The"; an acronym is none of them ("of MS.It is")
     last, first, second = prev[-1], nxt[0], nxt[1:2]
     word = nxt.rstrip(_CLOSING)
