@@ -143,3 +143,46 @@ def test_nothing_kept_a_summary_question_or_closest_zero_is_refused_without_answ
         assert a.insufficient and a.evidence == ()
         assert a.trace["refused"] == "no evidence survived the filter"
         assert not any("short candidate answers" in c.prompt for c in llm.calls)
+
+
+def test_a_corpus_with_sentences_cut_by_older_rules_is_named_once(tmp_path, monkeypatch):
+    """The verify stage's sentence source warns once per corpus and process when some of
+    its files were ingested under older splitter rules, naming the command that refreshes
+    them; a current corpus is not named."""
+    import logging
+    import sqlite3
+
+    from sciera.corpus import ingest
+    from sciera.pipeline import build
+
+    file = tmp_path / "docs.jsonl"
+    file.write_text(json.dumps({"id": "d", "text": "One. Two."}) + "\n", encoding="utf-8")
+    current, older = tmp_path / "current", tmp_path / "older"
+    for corpus in (current, older):
+        ingest(file, corpus)
+    conn = sqlite3.connect(older / "store.sqlite")
+    conn.execute("UPDATE journal SET params = json_remove(params, '$.sentences')")
+    conn.commit()
+    conn.close()
+
+    class Records(logging.Handler):  # on the logger itself: whatever propagation is set to
+        def __init__(self) -> None:
+            super().__init__(logging.WARNING)
+            self.messages: list[str] = []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.messages.append(record.getMessage())
+
+    seen = Records()
+    # import-linter's CLI (test_architecture.py, earlier in the session) configures logging
+    # with dictConfig, which disables the loggers that exist by then
+    monkeypatch.setattr(build.logger, "disabled", False)
+    build.logger.addHandler(seen)
+    try:
+        for corpus in (current, older, older):
+            build._store(corpus).close()
+    finally:
+        build.logger.removeHandler(seen)
+    (message,) = seen.messages
+    assert str(older) in message and str(current) not in message
+    assert f"sciera ingest {file.resolve()} --corpus {older}" in message

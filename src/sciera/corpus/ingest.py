@@ -16,6 +16,10 @@ references are stored apart.
 Each document's sentences are stored with its passages (the format's own sentence list for
 ``scifact-sentences``, the sentence splitter's for every other format), so a rationale is a
 (document, sentence index) pair: :meth:`~sciera.corpus.store.PassageStore.sentences`.
+The journal records the splitter's rules (:data:`~sciera.corpus.sentences.RULES_VERSION`)
+with each file; a file read under older rules is read again by the next run on it, which
+rewrites only its documents' sentences (unchanged passages stay, and so does the
+fingerprint the indexes are built for). :func:`stale_sentences` lists such files.
 
 A bad record stops the run with an :class:`~sciera.errors.InputError` (records
 before it are committed). With ``skip_bad`` it is skipped instead and listed in
@@ -36,7 +40,8 @@ from typing import Any
 from sciera.corpus.chunker import chunk_with_sentences
 from sciera.corpus.fulltext.chunk import chunk_paper
 from sciera.corpus.journal import JournalEntry, file_sha256
-from sciera.corpus.readers import Fields, RecordReader, detect_format, get_reader
+from sciera.corpus.readers import READERS, Fields, RecordReader, detect_format, get_reader
+from sciera.corpus.sentences import RULES_VERSION
 from sciera.corpus.store import DuplicateDocumentError, PassageStore, StoreTransaction
 from sciera.errors import InputError, ScieraError
 from sciera.progress import ProgressCallback, ingest_progress
@@ -62,6 +67,8 @@ class IngestReport:
     seconds: float
     skip_report: str | None = None  # the skipped-records listing, if any record was skipped
     updated_ids: tuple[str, ...] = field(default=())  # first 100 updated doc ids
+    # unchanged documents whose stored sentences were rewritten (new splitter rules)
+    sentences_refreshed: int = 0
 
     @property
     def passages_per_second(self) -> float:
@@ -73,6 +80,8 @@ class IngestReport:
             f"{Path(self.source).name}: {self.added} documents added, {self.updated} updated, "
             f"{self.unchanged} unchanged; {self.passages} passages; {self.skipped} skipped"
         ]
+        if self.sentences_refreshed:
+            parts.append(f"sentences refreshed in {self.sentences_refreshed} unchanged documents")
         if self.resumed_after:
             parts.append(f"{self.resumed_after} records already ingested")
         parts.append(f"{self.seconds:.1f} s")
@@ -114,7 +123,13 @@ class _Run:
         self.store, self.reader, self.file = store, reader, file
         self.journal, self.max_words = journal, max_words
         self.skip_log, self.batch_size = skip_log, batch_size
-        self.counts = {"added": 0, "updated": 0, "unchanged": 0, "skipped": 0}
+        self.counts = {
+            "added": 0,
+            "updated": 0,
+            "unchanged": 0,
+            "skipped": 0,
+            "sentences_refreshed": 0,
+        }
         self.passages = self.records = 0
         self.last = journal.last_record
         self.updated_ids: list[str] = []
@@ -154,6 +169,7 @@ class _Run:
                     passages, sentences, places = chunk_paper(doc, record.layout, self.max_words)
             except ValueError as exc:
                 raise InputError(self.file, record_no, "sentences", str(exc)) from exc
+            before = tx.sentences_rewritten
             try:
                 result = tx.put(
                     doc,
@@ -175,6 +191,7 @@ class _Run:
             logger.info("skipped %s", err)
             return
         self.counts[result] += 1
+        self.counts["sentences_refreshed"] += tx.sentences_rewritten - before
         if result != "unchanged":
             self.passages += len(passages)
         if result == "updated":
@@ -231,7 +248,12 @@ def ingest(
         max_words = load_settings().corpus.max_words
     if max_words < 1 or batch_size < 1:
         raise ScieraError(f"max_words and batch_size must be positive ({max_words}, {batch_size})")
-    params = {"format": name, "fields": (fields or Fields()).as_dict(), "max_words": max_words}
+    params = {
+        "format": name,
+        "fields": (fields or Fields()).as_dict(),
+        "max_words": max_words,
+        "sentences": _sentence_rules(reader),
+    }
     with PassageStore.open(corpus_dir, create=True) as store:
         store.check()  # never write into a damaged file
         store.upgrade()  # a corpus from before sentences were kept: read its files again
@@ -253,6 +275,28 @@ def ingest(
         updated_ids=tuple(run.updated_ids),
         **run.counts,
     )
+
+
+def _sentence_rules(reader: RecordReader) -> int | str:
+    """What cut a file's stored sentences: the format (``given``) or the splitter's rules."""
+    return "given" if reader.gives_sentences else RULES_VERSION
+
+
+def stale_sentences(store: PassageStore) -> list[str]:
+    """The source files whose stored sentences were cut by older rules of the splitter
+    (ingesting such a file again refreshes them in place); files whose format gives its
+    sentences never are."""
+    stale = []
+    for source in store.journal_sources():
+        entry = store.journal_entry(source)
+        if entry is None:
+            continue
+        reader = READERS.get(str(entry.params.get("format")))
+        if reader is not None and reader.gives_sentences:
+            continue
+        if entry.params.get("sentences") != RULES_VERSION:
+            stale.append(source)
+    return stale
 
 
 def _start_entry(store: PassageStore, file: Path, params: dict[str, Any]) -> JournalEntry:

@@ -5,7 +5,8 @@ hidden files and folders skipped) with the reader its content or name calls for 
 a JATS article, PubMed XML, JSON lines ...). Files whose format cannot be told are listed
 as ignored. Each file is ingested as :func:`~sciera.corpus.ingest.ingest` does: a file
 already read to the end and unchanged (same size and modification time, or same sha256)
-is not read again; a changed file is read again and its documents updated. PDFs are read
+is not read again, unless its sentences were cut by older splitter rules (then only they
+are rewritten); a changed file is read again and its documents updated. PDFs are read
 first: a paper given both as PDF and as JATS XML (the same DOI, so the same document id)
 keeps the XML's text and structure.
 
@@ -39,12 +40,15 @@ class FolderReport:
 
     def summary(self) -> str:
         total = {k: sum(getattr(r, k) for r in self.reports) for k in
-                 ("added", "updated", "unchanged", "skipped", "passages")}  # fmt: skip
+                 ("added", "updated", "unchanged", "skipped", "passages",
+                  "sentences_refreshed")}  # fmt: skip
+        refreshed = total["sentences_refreshed"]
         return (
             f"{len(self.reports)} files: {total['added']} documents added, "
             f"{total['updated']} updated, {total['unchanged']} unchanged; "
             f"{total['passages']} passages; {total['skipped']} skipped; "
             f"{len(self.ignored)} files of unknown format ignored"
+            + (f"; sentences refreshed in {refreshed} unchanged documents" if refreshed else "")
             + (f"; {len(self.failed)} files could not be read" if self.failed else "")
         )
 

@@ -20,6 +20,10 @@ fragment with the next one when the fragment ends with
 blingfire does not end a sentence glued to the next without a space ("disease.Recent", as
 BEIR's SciFact text joins an abstract's sentences); :func:`unglue` cuts such spans apart
 for the sentences the store keeps (passages are cut on the splitter's spans alone).
+
+:data:`RULES_VERSION` names these rules; ingest records it with every file it reads, so a
+file read under older rules is read again by the next ``sciera ingest`` of it, which rewrites
+its documents' sentences in place (passages, and so embeddings and indexes, stay).
 """
 
 from __future__ import annotations
@@ -29,6 +33,11 @@ import re
 from collections.abc import Sequence
 
 import blingfire
+
+RULES_VERSION = 2
+"""The version of the rules that cut text into the sentences the store keeps: 1 before
+:func:`unglue` cut glued sentences apart (2026-12-01), 2 since. Raise it with every change
+that moves a stored sentence boundary."""
 
 
 def _words(spaced: str) -> frozenset[str]:

@@ -96,6 +96,7 @@ class StoreTransaction:
         self._changes = hashlib.blake2b(digest_size=16)
         self._changed = False
         self._open = True
+        self.sentences_rewritten = 0  # unchanged documents whose sentences were rewritten
 
     def put(
         self,
@@ -139,6 +140,7 @@ class StoreTransaction:
         if row is not None and row[0] == new_hash:
             if row[4] != new_sentence_hash:
                 self._write_sentences(doc.doc_id, sentences, new_sentence_hash)
+                self.sentences_rewritten += 1
             if (row[1], row[2], row[3]) != (source, source_hash, record_no):
                 self._conn.execute(
                     "UPDATE documents SET source = ?, source_hash = ?, record_no = ? "

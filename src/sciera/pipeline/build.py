@@ -3,6 +3,7 @@ from its registry by its explicit name, one LLM shared by all (metered per stage
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,8 +13,12 @@ from sciera.pipeline.spec import CANDIDATES, PipelineSpec
 from sciera.settings import Settings
 
 if TYPE_CHECKING:
+    from sciera.corpus.store import PassageStore
     from sciera.llm.base import LLM
     from sciera.retrieve.base import Retriever
+
+logger = logging.getLogger(__name__)
+_warned: set[str] = set()  # corpora whose stale sentences this process has warned about
 
 
 def build_pipeline(
@@ -92,7 +97,33 @@ def _store(corpus: str | Path | None) -> Any:
         return None
     from sciera.corpus.store import PassageStore
 
-    return PassageStore.open(corpus)
+    store = PassageStore.open(corpus)
+    _warn_stale_sentences(store, Path(corpus))
+    return store
+
+
+def _warn_stale_sentences(store: PassageStore, corpus: Path) -> None:
+    """One warning per corpus and process when some of its files' sentences were cut by
+    older rules of the splitter (rationale indices may then differ from a new ingest's)."""
+    from sciera.corpus.ingest import stale_sentences
+
+    key = str(corpus.resolve())
+    if key in _warned:
+        return
+    _warned.add(key)
+    stale = stale_sentences(store)
+    if stale:
+        more = f" and {len(stale) - 1} more files" if len(stale) > 1 else ""
+        logger.warning(
+            "%s: the sentences of %s%s were cut by an older sentence splitter; ingest it "
+            "again (`sciera ingest %s --corpus %s`) to refresh them in place (passages and "
+            "indexes stay)",
+            corpus,
+            stale[0],
+            more,
+            stale[0],
+            corpus,
+        )
 
 
 def pipeline_from_settings(

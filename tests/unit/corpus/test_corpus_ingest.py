@@ -267,3 +267,68 @@ def test_reingesting_a_corpus_from_before_sentences_fills_them_in(tmp_path: Path
     with PassageStore.open(tmp_path / "c") as store:
         assert store.fingerprint() == fp  # passages untouched: indexes stay valid
         assert store.sentences(["d1"])["d1"][1] == [sentence(j) for j in range(3)]
+
+
+def _as_if_older_rules(corpus: Path, doc_id: str, merged: str) -> None:
+    """The store as an ingest under older splitter rules left it: the journal without the
+    rules' version, and ``doc_id``'s sentences before unglue (one merged sentence)."""
+    import sqlite3
+
+    conn = sqlite3.connect(corpus / "store.sqlite")
+    params = json.loads(conn.execute("SELECT params FROM journal").fetchone()[0])
+    del params["sentences"]
+    conn.execute("UPDATE journal SET params = ?", (json.dumps(params),))
+    conn.execute("DELETE FROM sentences WHERE doc_id = ?", (doc_id,))
+    conn.execute(
+        "INSERT INTO sentences (doc_id, idx, passage_id, text) VALUES (?, 0, ?, ?)",
+        (doc_id, f"{doc_id}#0", merged),
+    )
+    conn.execute("UPDATE documents SET sentence_hash = 'old' WHERE doc_id = ?", (doc_id,))
+    conn.commit()
+    conn.close()
+
+
+def test_sentences_cut_by_older_rules_are_refreshed_in_place(tmp_path: Path) -> None:
+    from sciera.corpus.ingest import stale_sentences
+
+    glued = "Cells grew at 37°C.The yield rose."
+    file = write_docs(tmp_path / "docs.jsonl", [*rows(2), {"id": "g", "text": glued}])
+    ingest(file, tmp_path / "c", max_words=10)
+    with PassageStore.open(tmp_path / "c") as store:
+        fp, new = store.fingerprint(), store.sentences(["g"])["g"][1]
+        assert new == ["Cells grew at 37°C.", "The yield rose."] and stale_sentences(store) == []
+    _as_if_older_rules(tmp_path / "c", "g", glued)
+    with PassageStore.open(tmp_path / "c") as store:
+        assert stale_sentences(store) == [str(file.resolve())]
+    report = ingest(file, tmp_path / "c", max_words=10)  # the same command as before
+    assert (report.added, report.updated, report.unchanged) == (0, 0, 3)
+    assert report.sentences_refreshed == 1
+    assert "sentences refreshed in 1 unchanged documents" in report.summary()
+    with PassageStore.open(tmp_path / "c") as store:
+        assert store.sentences(["g"])["g"][1] == new
+        assert store.fingerprint() == fp  # passages untouched: indexes stay valid
+        assert stale_sentences(store) == []
+    again = ingest(file, tmp_path / "c", max_words=10)
+    assert again.records == 0 and again.sentences_refreshed == 0
+
+
+def test_a_format_that_gives_its_sentences_is_never_stale(tmp_path: Path) -> None:
+    import sqlite3
+
+    from sciera.corpus.ingest import stale_sentences
+
+    file = write_docs(
+        tmp_path / "corpus_sentences.jsonl",
+        [{"doc_id": 7, "title": "T7", "abstract": ["One.", "Two."], "structured": False}],
+    )
+    ingest(file, tmp_path / "c")
+    conn = sqlite3.connect(tmp_path / "c" / "store.sqlite")
+    (params,) = conn.execute("SELECT params FROM journal").fetchone()
+    assert json.loads(params)["sentences"] == "given"
+    older = params.replace(', "sentences": "given"', "")
+    assert "sentences" not in json.loads(older)
+    conn.execute("UPDATE journal SET params = ?", (older,))
+    conn.commit()
+    conn.close()
+    with PassageStore.open(tmp_path / "c") as store:  # ingested before the rules' version
+        assert stale_sentences(store) == []

@@ -68,6 +68,8 @@ class Reader(Protocol):
 
     name: ClassVar[str]
     id_field: str
+    gives_sentences: ClassVar[bool]
+    """Whether the format gives each document's sentences (else the splitter finds them)."""
 
     def source_file(self, path: Path) -> Path:
         """The data file behind ``path`` (a BEIR folder's corpus.jsonl, else ``path``)."""
@@ -101,6 +103,7 @@ class RecordReader:
 
     name: ClassVar[str] = ""
     id_field: str = "id"  # named in errors about the document id (e.g. duplicates)
+    gives_sentences: ClassVar[bool] = False
 
     def source_file(self, path: Path) -> Path:
         path = Path(path)

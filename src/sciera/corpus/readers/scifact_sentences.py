@@ -36,6 +36,7 @@ def looks_like_scifact_sentences(record: Any) -> bool:
 
 class ScifactSentencesReader(JsonlReader):
     name: ClassVar[str] = "scifact-sentences"
+    gives_sentences: ClassVar[bool] = True
     default_fields: ClassVar[Fields] = Fields(id="doc_id", title="title", text=SENTENCES_FIELD)
 
     def __init__(self, fields: Fields | None = None) -> None:
