@@ -332,3 +332,19 @@ def test_a_format_that_gives_its_sentences_is_never_stale(tmp_path: Path) -> Non
     conn.close()
     with PassageStore.open(tmp_path / "c") as store:  # ingested before the rules' version
         assert stale_sentences(store) == []
+
+
+def test_a_folder_ingest_says_how_many_documents_got_new_sentences(tmp_path: Path) -> None:
+    from sciera.corpus.library import ingest_folder
+
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    write_docs(folder / "docs.jsonl", [*rows(1), {"id": "g", "text": "At 37°C.The end."}])
+    ingest_folder(folder, tmp_path / "c", max_words=10)
+    _as_if_older_rules(tmp_path / "c", "g", "At 37°C.The end.")
+    again = ingest_folder(folder, tmp_path / "c", max_words=10)
+    assert "2 unchanged" in again.summary()
+    assert "sentences refreshed in 1 unchanged documents" in again.summary()
+    assert (
+        "sentences refreshed" not in ingest_folder(folder, tmp_path / "c", max_words=10).summary()
+    )
