@@ -31,7 +31,17 @@ ROOT = Path(__file__).resolve().parents[1]
 PUBMED_URL = "http://www.ncbi.nlm.nih.gov/pubmed/"
 
 
-def _snippet(pmid: str, text: str, start: int) -> dict[str, Any]:
+def joined_starts(texts: Sequence[str]) -> list[int]:
+    """Where each of ``texts`` starts in them joined by one space (an abstract's text)."""
+    starts, at = [], 0
+    for text in texts:
+        starts.append(at)
+        at += len(text) + 1
+    return starts
+
+
+def snippet(pmid: str, text: str, start: int) -> dict[str, Any]:
+    """A BioASQ snippet: ``text`` at ``start`` in the abstract of document ``pmid``."""
     return {
         "offsetInBeginSection": start,
         "offsetInEndSection": start + len(text),
@@ -49,12 +59,9 @@ def to_question(pmid: str, item: Mapping[str, Any]) -> dict[str, Any] | None:
         return None
     contexts = [str(c) for c in item["CONTEXTS"]]
     long_answer = str(item["LONG_ANSWER"]).strip()
-    starts, at = [], 0
-    for text in [*contexts, long_answer]:
-        starts.append(at)
-        at += len(text) + 1  # the abstract: contexts then conclusion, one space apart
-    snippets = [_snippet(pmid, long_answer, starts[-1])]
-    snippets += [_snippet(pmid, c, s) for c, s in zip(contexts, starts, strict=False)]
+    starts = joined_starts([*contexts, long_answer])  # the abstract: contexts, conclusion
+    snippets = [snippet(pmid, long_answer, starts[-1])]
+    snippets += [snippet(pmid, c, s) for c, s in zip(contexts, starts, strict=False)]
     return {
         "id": f"pqal-{pmid}",
         "body": str(item["QUESTION"]).strip(),

@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pubmedqa_to_bioasq import PUBMED_URL, _snippet
+from pubmedqa_to_bioasq import PUBMED_URL, joined_starts, snippet
 from verify_common import DATA, log
 
 REWRITE = (
@@ -65,9 +65,9 @@ def to_question(claim: Any, question: str, abstracts: Mapping[str, Any]) -> dict
     snippets = []
     for doc, gold in sorted(claim.evidence.items()):
         sentences = abstracts[doc].sentences
-        starts = [sum(len(s) + 1 for s in sentences[:i]) for i in range(len(sentences))]
+        starts = joined_starts(sentences)
         for i in sorted(set().union(*gold.rationales)):
-            snippets.append(_snippet(doc, sentences[i], starts[i]))
+            snippets.append(snippet(doc, sentences[i], starts[i]))
     return {
         "id": f"scifact-{claim.id}",
         "body": question,
