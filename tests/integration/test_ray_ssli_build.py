@@ -1,11 +1,13 @@
 """`sciera dataset build --ray` on a real Ray cluster on loopback (head + one worker node,
 the embedded 0.5B in each actor, one thread, no response cache, no KV prefix reuse): the
-Ray build writes the instances a single-process build writes; a context line lost (a
-killed driver) is made again, and only it. The build asks for questions straight from the
-passage (``lmqg``: one LLM call per passage fewer than ``ours``, whose notes step the
-single-process tests cover) over a pool of 20 abstracts, so the three builds take about
-two minutes; seed 2 gives two questions (two context shards) and a distractor reply cut at
-the token limit (the salvage path)."""
+Ray build writes the instances and log lines a single-process build writes. The build asks
+for questions straight from the passage (``lmqg``: one LLM call per passage fewer than
+``ours``, whose notes step the single-process tests cover) over a pool of 20 abstracts;
+seed 2 gives two questions (two context shards) and a distractor reply cut at the token
+limit (the salvage path). What the driver does with the shards' lines (a lost line made
+again and only it, a worker with another LLM refused) does not depend on the executor: the
+unit tests check it on the in-process one, with a scripted LLM
+(``tests/unit/datasets/test_ssli_builder.py``)."""
 
 from __future__ import annotations
 
@@ -61,13 +63,3 @@ def test_ray_build_equals_the_single_process_build(
     assert _instances(sharded) == _instances(alone)
     # each passage's lines, made on the workers
     assert _lines(sharded / "qa.jsonl") == _lines(alone / "qa.jsonl")
-
-    log = sharded / "contexts.jsonl"
-    lines = log.read_text().splitlines()
-    log.write_text("".join(line + "\n" for line in lines[:-1]))  # died before the last line
-    with executor:
-        again = SSLIBuilder(scifact_slice, sharded, CONFIG, settings=settings, executor=executor)
-        again = again.run()
-    assert len(log.read_text().splitlines()) == len(lines)  # one line made again, no more
-    assert again["questions"] == stats["questions"]
-    assert _instances(sharded) == _instances(alone)

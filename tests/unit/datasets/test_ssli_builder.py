@@ -16,11 +16,12 @@ import pytest
 
 from fakes import ScriptedLLM
 from sciera.corpus import ingest
-from sciera.datasets.ssli.builder import SSLIBuilder
+from sciera.datasets.ssli.builder import BuildTask, SSLIBuilder, _BuildWorker
 from sciera.datasets.ssli.config import BuildConfig
 from sciera.datasets.ssli.io import load_ssli
 from sciera.datasets.ssli.questions import question_id
 from sciera.errors import ScieraError
+from sciera.executor import LocalExecutor
 from sciera.retrieve import build_indexes, open_retriever
 from sciera.settings import load_settings
 
@@ -57,12 +58,17 @@ def _doc(i: int) -> dict:
     }
 
 
-def _llm(crash_after: int | None = None, repair: bool = False, vague: bool = False) -> ScriptedLLM:
+def _llm(
+    crash_after: int | None = None,
+    repair: bool = False,
+    vague: bool = False,
+    model_id: str = "scripted:test",
+) -> ScriptedLLM:
     """``repair``: the question-repair call names the subject (else it points at "this
     study" again, and the pair stays rejected). ``vague``: each passage's second question
     names no subject ("What was the result of the randomized trial?": every abstract
     reports one) instead of pointing at "this study"."""
-    llm = ScriptedLLM()
+    llm = ScriptedLLM(model_id=model_id)
     if crash_after is not None:
         llm.on(lambda _: len(llm.calls) > crash_after, raises=RuntimeError("killed"))
     llm.on(
@@ -154,6 +160,37 @@ def _build(corpus: Path, out: Path, llm: ScriptedLLM, config: BuildConfig = CONF
         embedder=HashEmbedder(),
     )
     return builder.run()
+
+
+def _sharded_build(
+    corpus: Path,
+    out: Path,
+    llm: ScriptedLLM,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    worker_llm: ScriptedLLM | None = None,
+    shard_size: int = 1,
+) -> dict:
+    """The build with its questions and contexts made in shards by an executor's worker
+    (the path ``--ray`` takes, here on a :class:`LocalExecutor`); the worker's own builder
+    holds ``worker_llm`` (default: the same scripted LLM)."""
+    settings = load_settings()
+    retriever = open_retriever(corpus, "bm25", settings)
+    embedder = HashEmbedder()
+
+    def setup(task: BuildTask, threads: int | None) -> _BuildWorker:
+        kept = {"llm": worker_llm or llm, "retriever": retriever, "embedder": embedder}
+        return _BuildWorker(SSLIBuilder(task.corpus, task.out, task.config, **kept))
+
+    monkeypatch.setattr(BuildTask, "setup", setup)
+    executor = LocalExecutor(shard_size)
+    kept = {"llm": llm, "retriever": retriever, "embedder": embedder, "executor": executor}
+    return SSLIBuilder(corpus, out, CONFIG, settings=settings, **kept).run()
+
+
+def _log_lines(path: Path) -> list[dict]:
+    rows = [{**json.loads(line), "seconds": 0} for line in path.read_text().splitlines()]
+    return sorted(rows, key=lambda r: r.get("passage_id") or r.get("qid") or "")
 
 
 def _without_timings(path: Path) -> list[dict]:
@@ -370,3 +407,49 @@ def test_excluded_abstracts_are_never_a_source(corpus: Path, tmp_path: Path) -> 
     # the exclusions are build options: a resume without them is refused
     with pytest.raises(ScieraError, match="exclude_qrels, exclude_ssli"):
         _build(corpus, train, _llm(repair=True))
+
+
+@pytest.mark.parametrize("shard_size", [1, 3])
+def test_a_sharded_build_writes_the_single_process_build(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shard_size: int
+) -> None:
+    clean = _build(corpus, tmp_path / "clean", _llm(repair=True))
+    llm = _llm(repair=True)
+    sharded = _sharded_build(corpus, tmp_path / "sharded", llm, monkeypatch, shard_size=shard_size)
+    assert sharded["questions"] == clean["questions"] == 8
+    assert sharded["qa"] == {**clean["qa"], "mean_seconds": sharded["qa"]["mean_seconds"]}
+    for name in ("extract.jsonl", "qa.jsonl"):
+        assert _log_lines(tmp_path / "sharded" / name) == _log_lines(tmp_path / "clean" / name)
+    assert _without_timings(tmp_path / "sharded" / "instances.jsonl") == _without_timings(
+        tmp_path / "clean" / "instances.jsonl"
+    )
+
+
+def test_a_lost_context_line_is_made_again_by_the_workers_and_only_it(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "sharded"
+    first = _sharded_build(corpus, out, _llm(), monkeypatch)
+    clean = _without_timings(out / "instances.jsonl")
+    log = out / "contexts.jsonl"
+    lines = log.read_text().splitlines()
+    log.write_text("".join(line + "\n" for line in lines[:-1]))  # died before the last line
+
+    llm = _llm()
+    again = _sharded_build(corpus, out, llm, monkeypatch)
+    # one question's guidance, then its distractors; no question made again
+    guidance = [c for c in llm.calls if "design distractor passages" in c.prompt]
+    assert len(guidance) == 1 and all("distractor" in c.prompt for c in llm.calls)
+    assert len(log.read_text().splitlines()) == len(lines)
+    assert again["questions"] == first["questions"]
+    assert _without_timings(out / "instances.jsonl") == clean
+
+
+def test_a_worker_with_another_llm_is_refused_before_its_lines_are_kept(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = _llm(model_id="scripted:other")
+    with pytest.raises(ScieraError, match=r"a worker's LLM \(scripted:other\) differs"):
+        _sharded_build(corpus, tmp_path, _llm(), monkeypatch, worker_llm=other)
+    for name in ("extract.jsonl", "qa.jsonl"):
+        assert not (tmp_path / name).exists() or not (tmp_path / name).read_text()
