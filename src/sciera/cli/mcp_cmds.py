@@ -30,14 +30,14 @@ def mcp(
     ] = 4,
     preset: Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")] = None,
 ) -> None:
-    """Serve the corpora to an MCP host over stdio: tools search, rerank and ask."""
+    """Serve the corpora to an MCP host over stdio: tools search, rerank, ask and verify."""
     from sciera.errors import require
 
     require("fastapi", "server")
     require("mcp", "server")
     import anyio
 
-    from sciera.serve.mcp_server import ScieraMCP
+    from sciera.serve.mcp_server import TOOLS, ScieraMCP
 
     settings = options_settings(preset, {})
     corpora = parse_corpora(corpus)
@@ -48,5 +48,6 @@ def mcp(
         if not indexes or any(rec["stale"] for rec in indexes.values()):
             typer.echo(f"warning: {name}: index missing or stale; run `sciera index`", err=True)
     names = ", ".join(corpora)
-    typer.echo(f"sciera mcp: serving {names} over stdio (tools: search, rerank, ask)", err=True)
+    tools = ", ".join(TOOLS)
+    typer.echo(f"sciera mcp: serving {names} over stdio (tools: {tools})", err=True)
     anyio.run(server.run_stdio)

@@ -1,4 +1,4 @@
-"""The ``/v1`` endpoints: corpora, search, rerank, ask (JSON or Server-Sent Events), and
+"""The ``/v1`` endpoints: corpora, search, rerank, ask and verify (JSON or Server-Sent Events), and
 the experiment reports.
 
 Retrieval runs in Starlette's thread pool; anything that calls the LLM (``ask``, an LLM
@@ -60,7 +60,7 @@ def wants_events(request: Request) -> bool:
 
 
 def api_router(res: Resources, gate: LLMGate) -> APIRouter:
-    """Corpora, search, rerank and ask over ``res``; LLM work through ``gate``."""
+    """Corpora, search, rerank, ask and verify over ``res``; LLM work through ``gate``."""
     router = APIRouter(prefix=PREFIX, responses=_ERRORS)
 
     @router.get("/corpora", response_model=list[CorpusInfo])

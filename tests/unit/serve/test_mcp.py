@@ -119,7 +119,7 @@ def test_search_ranks_the_matching_passage_first(make_mcp, mode):
         ("ask", {"question": "   "}, "question: must not be empty"),
         ("ask", {"question": Q, "stream": True}, "stream: not an argument of the ask tool"),
         ("ask", {"question": Q, "corpus": "nope"}, "unknown corpus 'nope'; served: tiny"),
-        ("grep", {"query": "x"}, "unknown tool 'grep'; tools: search, rerank, ask"),
+        ("grep", {"query": "x"}, "unknown tool 'grep'; tools: search, rerank, ask, verify"),
     ],
 )
 def test_a_bad_call_is_a_one_line_tool_error_and_the_server_serves_on(
