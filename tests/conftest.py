@@ -74,6 +74,30 @@ def llm_1p5b(gguf_path: Path):
     return LlamaCppLLM(gguf_path, model_id=f"llamacpp:{resolved.model_id}", threads=2)
 
 
+# --- fresh SCIERA_HOMEs that share what is slow to make ----------------------------------------
+
+
+@pytest.fixture(scope="session")
+def fresh_home(gguf_path: Path):
+    """Makes a fresh SCIERA_HOME (a test's own LLM response cache, calibrators and embedding
+    cache) with two folders of Settings().home linked in: the LLM weights (``llm=True``) and
+    the int8 ONNX exports of cross-encoders, which the README's main job leaves there for the
+    shipped one (each home would otherwise export it again: about 20 s)."""
+    from sciera.settings import Settings
+
+    onnx = Path(Settings().home) / "cache" / "onnx"
+    onnx.mkdir(parents=True, exist_ok=True)
+
+    def make(folder: Path, *, llm: bool = True) -> Path:
+        (folder / "cache").mkdir(parents=True)
+        (folder / "cache" / "onnx").symlink_to(onnx, target_is_directory=True)
+        if llm:
+            (folder / "models").symlink_to(gguf_path.parent, target_is_directory=True)
+        return folder
+
+    return make
+
+
 # --- full SciFact corpus, ingested and indexed once per session (e2e experiments) ----------
 # the default embedder (the shipped scifact-minilm): the README's main job has embedded
 # these very passages into the embedding cache of SCIERA_HOME, so CI does not embed again

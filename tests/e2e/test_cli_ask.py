@@ -27,9 +27,8 @@ GOLD = "33370"
 
 
 @pytest.fixture(scope="module")
-def env(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    home = tmp_path_factory.mktemp("home")
-    (home / "models").symlink_to(gguf_path.parent, target_is_directory=True)
+def env(fresh_home, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    home = fresh_home(tmp_path_factory.mktemp("home"))
     return {**os.environ, "SCIERA_HOME": str(home), "HF_HUB_OFFLINE": "1"}
 
 

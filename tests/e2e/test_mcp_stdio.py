@@ -29,14 +29,14 @@ def corpus(scifact_slice: Path) -> Path:
 
 
 def test_a_client_session_over_stdio_searches_reranks_and_gets_one_line_errors(
-    corpus: Path, tmp_path: Path
+    corpus: Path, fresh_home, tmp_path: Path
 ) -> None:
     params = StdioServerParameters(
         command=sciera_exe(),
         args=["mcp", "--corpus", f"scifact={corpus}"],
         env={
             **os.environ,
-            "SCIERA_HOME": str(tmp_path / "home"),
+            "SCIERA_HOME": str(fresh_home(tmp_path / "home", llm=False)),
             "HF_HUB_OFFLINE": "1",
             "SCIERA_RETRIEVE__RETRIEVER": "bm25",
         },
@@ -66,7 +66,8 @@ def test_a_client_session_over_stdio_searches_reranks_and_gets_one_line_errors(
     finally:
         print(log_path.read_text() if log_path.exists() else "(no server log)")
     log = log_path.read_text()
-    assert "serving scifact over stdio" in log and "Traceback" not in log
+    assert "serving scifact over stdio (tools: search, rerank, ask, verify)" in log
+    assert "Traceback" not in log
 
     assert got["info"].name == "sciera"
     tools = {t.name: t for t in got["tools"]}

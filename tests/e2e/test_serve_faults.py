@@ -68,12 +68,9 @@ def post(url: str, route: str, body: dict, timeout: float = 600) -> dict:
 
 
 @pytest.fixture
-def home(gguf_path: Path, tmp_path: Path) -> Path:
+def home(fresh_home, tmp_path: Path) -> Path:
     """A fresh SCIERA_HOME with the LLM weights linked in."""
-    folder = tmp_path / "home"
-    folder.mkdir()
-    (folder / "models").symlink_to(gguf_path.parent, target_is_directory=True)
-    return folder
+    return fresh_home(tmp_path / "home")
 
 
 @pytest.mark.nightly

@@ -77,11 +77,10 @@ def experiments(scifact_full_corpus: Path, tmp_path_factory: pytest.TempPathFact
 
 
 @pytest.fixture(scope="module")
-def server(corpus: Path, experiments: Path, gguf_path: Path, tmp_path_factory):
+def server(corpus: Path, experiments: Path, fresh_home, tmp_path_factory):
     if not Path(CHROMIUM).is_file():
         pytest.skip("Debian chromium is not installed (apt-get install chromium)")
-    home = tmp_path_factory.mktemp("home")
-    (home / "models").symlink_to(gguf_path.parent, target_is_directory=True)
+    home = fresh_home(tmp_path_factory.mktemp("home"))
     env = {
         **os.environ,
         "SCIERA_HOME": str(home),
