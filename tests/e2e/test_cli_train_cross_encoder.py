@@ -117,6 +117,7 @@ def _recalibrate_in_place(out, home, card) -> None:
     int8 = run_sciera("train", "recalibrate", str(out), "--precision", "int8", env=env)
     assert int8.returncode == 0, int8.stderr
     assert "dev fused" in int8.stdout
+    assert f"sciera: exporting {out} to int8 ONNX at {home / 'cache' / 'onnx'}" in int8.stderr
     after = json.loads((out / "sciera-card.json").read_text())
     assert set(after["dev"]["modes_int8"]) == set(after["dev"]["modes"])
     assert all((out / f).is_file() for f in after["calibrators_int8"].values())

@@ -85,6 +85,7 @@ def test_main_says_a_settings_error_from_any_command_in_one_line(monkeypatch, ca
         monkeypatch.setattr(handler, "level", handler.level)
     monkeypatch.setattr(cli.logging, "basicConfig", lambda **kw: None)
     monkeypatch.setattr(cli.signal, "signal", lambda *args: None)
+    monkeypatch.setattr(cli, "show_one_time_work", lambda: None)
     monkeypatch.setattr(cli, "_register", lambda: None)
     monkeypatch.setattr(cli, "app", command)
     with pytest.raises(SystemExit) as done:

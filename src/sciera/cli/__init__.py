@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 from types import FrameType
+from typing import TextIO
 
 import typer
 
@@ -35,6 +36,25 @@ def _register() -> None:
     )
 
 
+ONE_TIME_WORK = ("sciera.llm.weights", "sciera.rerank.onnx_int8")
+"""Loggers whose INFO lines announce slow work done once per machine and model (LLM weights
+assembled from their packages and hashed, a cross-encoder exported to int8 ONNX): the
+command prints them, so a first run says what it is doing instead of pausing in silence."""
+
+
+def show_one_time_work(stream: TextIO | None = None) -> logging.Handler:
+    """Print the INFO lines of :data:`ONE_TIME_WORK` as ``sciera: ...`` on ``stream``
+    (stderr); warnings and errors keep to the root handler. Returns the handler added."""
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter("sciera: %(message)s"))
+    handler.addFilter(lambda record: record.levelno == logging.INFO)
+    for name in ONE_TIME_WORK:
+        logger = logging.getLogger(name)
+        logger.setLevel(logging.INFO)
+        logger.addHandler(handler)
+    return handler
+
+
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
@@ -49,6 +69,7 @@ def main() -> None:
     # Building index from IDs" once per query otherwise)
     for handler in logging.getLogger().handlers:
         handler.setLevel(logging.WARNING)
+    show_one_time_work()
     # SIGTERM (kill, a job scheduler, a container stop) unwinds like Ctrl-C: open
     # transactions roll back, files are closed, and the command can be run again to resume.
     signal.signal(signal.SIGTERM, _interrupt)

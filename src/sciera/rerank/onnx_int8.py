@@ -135,7 +135,7 @@ class OnnxInt8Runner:
         self.tokenizer, self.max_length = ce.tokenizer, _max_length(ce)
         path = Path(cache_root) / "onnx" / fingerprint(model_dir) / ONNX_FILE
         if not path.is_file():
-            log.info("exporting %s to int8 ONNX at %s", model_dir, path)
+            log.info("exporting %s to int8 ONNX at %s (once per model)", model_dir, path)
             export_int8(ce, path)
         self.path = path
         opts = ort.SessionOptions()
