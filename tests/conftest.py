@@ -80,19 +80,19 @@ def llm_1p5b(gguf_path: Path):
 @pytest.fixture(scope="session")
 def fresh_home(gguf_path: Path):
     """Makes a fresh SCIERA_HOME (a test's own LLM response cache, calibrators and embedding
-    cache) with two folders of Settings().home linked in: the LLM weights (``llm=True``) and
-    the int8 ONNX exports of cross-encoders, which the README's main job leaves there for the
-    shipped one (each home would otherwise export it again: about 20 s)."""
+    cache) with two folders of Settings().home linked in: the LLM weights and the int8 ONNX
+    exports of cross-encoders, which the README's main job leaves there for the shipped one
+    (each home would otherwise assemble the 1.5B again and export the cross-encoder again:
+    about 10 and 20 s)."""
     from sciera.settings import Settings
 
     onnx = Path(Settings().home) / "cache" / "onnx"
     onnx.mkdir(parents=True, exist_ok=True)
 
-    def make(folder: Path, *, llm: bool = True) -> Path:
+    def make(folder: Path) -> Path:
         (folder / "cache").mkdir(parents=True)
         (folder / "cache" / "onnx").symlink_to(onnx, target_is_directory=True)
-        if llm:
-            (folder / "models").symlink_to(gguf_path.parent, target_is_directory=True)
+        (folder / "models").symlink_to(gguf_path.parent, target_is_directory=True)
         return folder
 
     return make

@@ -1,6 +1,7 @@
 """`sciera mcp` end to end: a real MCP client session of the SDK over stdio, spawning
 `sciera mcp --corpus DIR` as a subprocess on a real SciFact slice (the first 300 abstracts,
-BM25 first stage); the verify tool reads the shipped cross-encoder and verifier, no LLM."""
+BM25 first stage); the verify tool reads the shipped cross-encoder and verifier, and the
+1.5B's label probabilities (the default combined verdict; the LLM writes no prose)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def test_a_client_session_over_stdio_searches_reranks_and_gets_one_line_errors(
         args=["mcp", "--corpus", f"scifact={corpus}"],
         env={
             **os.environ,
-            "SCIERA_HOME": str(fresh_home(tmp_path / "home", llm=False)),
+            "SCIERA_HOME": str(fresh_home(tmp_path / "home")),
             "HF_HUB_OFFLINE": "1",
             "SCIERA_RETRIEVE__RETRIEVER": "bm25",
         },

@@ -155,7 +155,8 @@ TOOLS: dict[str, ToolSpec] = {
             "SUPPORT, CONTRADICT or NOT ENOUGH INFO with a calibrated confidence and the "
             "rationale sentences quoted verbatim with their indices, then the overall "
             "verdict (CONFLICTING, naming the abstracts on each side, when they disagree). "
-            "No LLM by default: seconds, not minutes.",
+            "The LLM writes nothing here (by default it scores the labels of each abstract's "
+            "rationale sentences): seconds, not minutes.",
             VerifyRequest,
             VerifyResponse,
             http_only=("stream",),
