@@ -69,7 +69,7 @@ def post(url: str, route: str, body: dict, timeout: float = 600) -> dict:
 
 @pytest.fixture
 def home(fresh_home, tmp_path: Path) -> Path:
-    """A fresh SCIERA_HOME with the LLM weights linked in."""
+    """A fresh SCIERA_HOME with the LLM weights and int8 exports linked in."""
     return fresh_home(tmp_path / "home")
 
 

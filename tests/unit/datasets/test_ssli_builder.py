@@ -147,10 +147,16 @@ CONFIG = BuildConfig(
 )
 
 
-def _build(corpus: Path, out: Path, llm: ScriptedLLM, config: BuildConfig = CONFIG) -> dict:
+def _builder(
+    corpus: Path,
+    out: Path,
+    llm: ScriptedLLM,
+    config: BuildConfig = CONFIG,
+    executor: LocalExecutor | None = None,
+) -> SSLIBuilder:
     settings = load_settings()
     retriever = open_retriever(corpus, "bm25", settings)
-    builder = SSLIBuilder(
+    return SSLIBuilder(
         corpus,
         out,
         config,
@@ -158,8 +164,12 @@ def _build(corpus: Path, out: Path, llm: ScriptedLLM, config: BuildConfig = CONF
         llm=llm,
         retriever=retriever,
         embedder=HashEmbedder(),
+        executor=executor,
     )
-    return builder.run()
+
+
+def _build(corpus: Path, out: Path, llm: ScriptedLLM, config: BuildConfig = CONFIG) -> dict:
+    return _builder(corpus, out, llm, config).run()
 
 
 def _sharded_build(
@@ -174,18 +184,12 @@ def _sharded_build(
     """The build with its questions and contexts made in shards by an executor's worker
     (the path ``--ray`` takes, here on a :class:`LocalExecutor`); the worker's own builder
     holds ``worker_llm`` (default: the same scripted LLM)."""
-    settings = load_settings()
-    retriever = open_retriever(corpus, "bm25", settings)
-    embedder = HashEmbedder()
 
     def setup(task: BuildTask, threads: int | None) -> _BuildWorker:
-        kept = {"llm": worker_llm or llm, "retriever": retriever, "embedder": embedder}
-        return _BuildWorker(SSLIBuilder(task.corpus, task.out, task.config, **kept))
+        return _BuildWorker(_builder(Path(task.corpus), Path(task.out), worker_llm or llm))
 
     monkeypatch.setattr(BuildTask, "setup", setup)
-    executor = LocalExecutor(shard_size)
-    kept = {"llm": llm, "retriever": retriever, "embedder": embedder, "executor": executor}
-    return SSLIBuilder(corpus, out, CONFIG, settings=settings, **kept).run()
+    return _builder(corpus, out, llm, executor=LocalExecutor(shard_size)).run()
 
 
 def _log_lines(path: Path) -> list[dict]:
