@@ -9,7 +9,6 @@ from contextlib import contextmanager
 from typing import Any
 
 from sciera.errors import ScieraError, require
-from sciera.scale.options import RayOptions
 
 
 def check_reachable(address: str, timeout: float = 10.0) -> None:
@@ -56,33 +55,60 @@ def worker_cpus(ray: Any) -> int:
     return max(1, int(ray.cluster_resources().get("CPU", 1)))
 
 
-@contextmanager
-def actor_pool(
-    options: RayOptions, actor_class: Callable[[Any], Any], *args: Any
-) -> Iterator[tuple[Any, Any, list[Any]]]:
-    """``(ray, pool, actors)``: one actor per worker (``options``), each made with
-    ``args``, holding ``options.cpus_per_worker`` CPUs, in a Ray ``ActorPool``."""
-    with ray_cluster(options.address) as ray:
-        n = options.actors(worker_cpus(ray))
-        actor = actor_class(ray).options(num_cpus=options.cpus_per_worker)
-        actors = [actor.remote(*args) for _ in range(n)]
-        yield ray, ray.util.ActorPool(actors), actors
+class ShardPool:
+    """Shards sent to ``actors`` (``actor.<method>(*args)``), at most one in flight per
+    actor, results taken as they finish. It knows what is in flight, so :meth:`stop` can
+    wait for it: a task still in flight when the connection closes fails afterwards, Ray
+    retries it over the closed connection to the raylet, and then ends the whole process
+    ("the local Raylet is dead"), taking a driver that only meant to stop with it."""
+
+    def __init__(self, ray: Any, actors: list[Any], method: str) -> None:
+        self._ray, self._method = ray, method
+        self._actors, self._idle = list(actors), list(actors)
+        self._in_flight: dict[Any, Any] = {}  # ObjectRef -> its actor
+
+    def has_free(self) -> bool:
+        return bool(self._idle)
+
+    def has_next(self) -> bool:
+        return bool(self._in_flight)
+
+    def submit(self, *args: Any) -> None:
+        actor = self._idle.pop()
+        self._in_flight[getattr(actor, self._method).remote(*args)] = actor
+
+    def next_unordered(self) -> Any:
+        """The next finished shard's result (its task's error is raised here)."""
+        (ref,), _ = self._ray.wait(list(self._in_flight), num_returns=1)
+        self._idle.append(self._in_flight.pop(ref))
+        return self._ray.get(ref)
+
+    def stop(self, timeout: float = 60.0) -> None:
+        """Kill the actors (no restart) and wait until Ray has failed what they had in
+        flight, so that leaving the cluster next is safe."""
+        refs = list(self._in_flight)
+        for ref in refs:  # a cancelled task is not retried on its killed actor
+            self._ray.cancel(ref)
+        for actor in self._actors:
+            self._ray.kill(actor)
+        if refs:
+            self._ray.wait(refs, num_returns=len(refs), timeout=timeout)
+        self._actors, self._idle, self._in_flight = [], [], {}
 
 
 def stream(
-    pool: Any,
-    method: str,
+    pool: ShardPool,
     shards: Iterable[tuple[int, Any]],
     stop: Callable[[], bool] = lambda: False,
 ) -> Iterator[Any]:
-    """Each finished shard's result, as they finish: ``actor.<method>(index, shard)`` with
-    at most one shard per actor in flight (back-pressure); no new shard is sent once
+    """Each finished shard's result, as they finish: ``(index, shard)`` sent to a free
+    actor, at most one shard per actor in flight (back-pressure); no new shard is sent once
     ``stop()`` says so (those in flight still finish)."""
     for i, shard in shards:
         while not pool.has_free():
-            yield pool.get_next_unordered()
+            yield pool.next_unordered()
         if stop():
             break
-        pool.submit(lambda a, v: getattr(a, method).remote(*v), (i, shard))
+        pool.submit(i, shard)
     while pool.has_next():
-        yield pool.get_next_unordered()
+        yield pool.next_unordered()

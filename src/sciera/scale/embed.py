@@ -111,7 +111,7 @@ def embed_on_ray(
     from sciera.corpus.store import PassageStore
     from sciera.embed.cache import CachedEmbedder, with_cache
     from sciera.embed.registry import create_embedder
-    from sciera.scale.cluster import ray_cluster, worker_cpus
+    from sciera.scale.cluster import ShardPool, ray_cluster, stream, worker_cpus
 
     if not settings.embed.cache:
         raise ScieraError("--ray fills the embedding cache: turn embed.cache on")
@@ -140,25 +140,24 @@ def embed_on_ray(
                         f"({cache.identity}): install the same versions on every node"
                     )
             stats["workers"] = n
-            pool = ray.util.ActorPool(actors)
+            pool = ShardPool(ray, actors, "embed")
             in_flight: dict[int, list[str]] = {}
 
-            def collect() -> None:
-                shard, vectors = pool.get_next_unordered()
-                texts = in_flight.pop(shard)
-                cache.put(texts, vectors)
-                stats["embedded"] += len(texts)
-                stats["shards"] += 1
-                if progress is not None:
-                    progress(scan.cached + stats["embedded"], total)
+            def sent() -> Iterator[tuple[int, list[str]]]:
+                for i, texts in enumerate(itertools.chain([first], shards)):
+                    stats["missing"] += len(texts)
+                    in_flight[i] = texts
+                    yield i, texts
 
-            for i, texts in enumerate(itertools.chain([first], shards)):
-                while not pool.has_free():
-                    collect()
-                stats["missing"] += len(texts)
-                in_flight[i] = texts
-                pool.submit(lambda a, v: a.embed.remote(*v), (i, texts))
-            while pool.has_next():
-                collect()
+            try:
+                for shard, vectors in stream(pool, sent()):
+                    texts = in_flight.pop(shard)
+                    cache.put(texts, vectors)
+                    stats["embedded"] += len(texts)
+                    stats["shards"] += 1
+                    if progress is not None:
+                        progress(scan.cached + stats["embedded"], total)
+            finally:
+                pool.stop()  # before the connection closes (ShardPool)
     stats["seconds"] = round(time.perf_counter() - start, 3)
     return stats

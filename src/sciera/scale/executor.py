@@ -55,8 +55,7 @@ class RayExecutor:
         self._cluster = ExitStack()  # the connection, while open
         self._ray: Any = None
         self._task: Any = None
-        self._actors: list[Any] = []
-        self._pool: Any = None
+        self._pool: Any = None  # a ShardPool of the task's actors
 
     @property
     def shard_size(self) -> int:
@@ -74,7 +73,7 @@ class RayExecutor:
         pool = self._pool_for(task)
         finished = False
         try:
-            yield from stream(pool, "run", enumerate(shards), stop or (lambda: False))
+            yield from stream(pool, enumerate(shards), stop or (lambda: False))
             finished = True
         finally:
             if not finished:  # the caller stopped reading: results still in flight
@@ -88,23 +87,21 @@ class RayExecutor:
             from sciera.scale.cluster import ray_cluster
 
             self._ray = self._cluster.enter_context(ray_cluster(self.options.address))
-        from sciera.scale.cluster import worker_cpus
+        from sciera.scale.cluster import ShardPool, worker_cpus
 
         ray = self._ray
         n = self.options.actors(worker_cpus(ray))
         cpus = self.options.cpus_per_worker
         actor = _actor_class(ray).options(num_cpus=cpus)
         ref = ray.put(task)  # once into the object store, not once per actor
-        self._actors = [actor.remote(ref, cpus) for _ in range(n)]
-        self._pool = ray.util.ActorPool(self._actors)
+        self._pool = ShardPool(ray, [actor.remote(ref, cpus) for _ in range(n)], "run")
         self._task = task
         return self._pool
 
     def _release(self) -> None:
-        if self._ray is not None:
-            for a in self._actors:
-                self._ray.kill(a)
-        self._actors, self._pool, self._task = [], None, None
+        if self._pool is not None:
+            self._pool.stop()  # before the connection closes (ShardPool)
+        self._pool, self._task = None, None
 
     def close(self) -> None:
         self._release()
