@@ -34,7 +34,7 @@ def _train(small, tiny_base, out, *extra: str) -> subprocess.CompletedProcess[st
     )
 
 
-def test_train_tiny_cross_encoder_end_to_end(small_scifact, tiny_base, scifact_dir):
+def test_train_tiny_cross_encoder_end_to_end(small_scifact, tiny_base, scifact_dir, fresh_home):
     out = small_scifact["root"] / "models" / "tiny-ce"
     done = _train(small_scifact, tiny_base, out, "--epochs", "2")
     assert done.returncode == 0, done.stderr
@@ -95,7 +95,9 @@ def test_train_tiny_cross_encoder_end_to_end(small_scifact, tiny_base, scifact_d
     # an existing model folder is not overwritten by accident
     again = _train(small_scifact, tiny_base, out)
     assert again.returncode == 2 and "--overwrite" in again.stderr
-    _recalibrate_in_place(out, small_scifact["root"] / "home", card)
+    # its own home (the int8 export is checked there), the LLM weights linked in
+    home = fresh_home(small_scifact["root"] / "home", onnx_exports=False)
+    _recalibrate_in_place(out, home, card)
 
 
 def _recalibrate_in_place(out, home, card) -> None:
