@@ -84,8 +84,9 @@ class ShardPool:
         return self._ray.get(ref)
 
     def stop(self, timeout: float = 60.0) -> None:
-        """Kill the actors (no restart) and wait until Ray has failed what they had in
-        flight, so that leaving the cluster next is safe."""
+        """Cancel what is in flight (a cancelled task is not retried), kill the actors (no
+        restart) and wait until Ray has failed those tasks, so that leaving the cluster
+        next is safe; then the pool is empty."""
         refs = list(self._in_flight)
         for ref in refs:  # a cancelled task is not retried on its killed actor
             self._ray.cancel(ref)
