@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from train_cli import sciera_exe
 
+from sciera.cli import INTERRUPTED_LINE
+
 pytestmark = pytest.mark.e2e
 
 SENTENCES_PER_DOC, WORDS_PER_SENTENCE, MAX_WORDS = 12, 10, 50  # -> 3 passages per document
@@ -95,8 +97,9 @@ def test_killed_mid_ingest_then_resume(tmp_path: Path, sig: signal.Signals) -> N
         _, err = proc.communicate(timeout=30)
     if sig == signal.SIGKILL:
         assert proc.returncode == -signal.SIGKILL
-    else:  # unwinds like Ctrl-C: a clean exit, no traceback
+    else:  # unwinds like Ctrl-C: a clean exit, no traceback, one line saying so
         assert proc.returncode == 130 and "Traceback" not in err, err
+        assert err.splitlines()[-1] == INTERRUPTED_LINE, err
     last, complete = journal_state(store)
     assert not complete and 500 <= last < n, "the kill did not land mid-way"
     # Only whole batches survive, and the journal agrees with the store exactly.

@@ -101,3 +101,37 @@ def test_main_says_a_settings_error_from_any_command_in_one_line(monkeypatch, ca
     monkeypatch.setattr(cli, "app", other)
     with pytest.raises(RuntimeError, match="boom"):
         cli.main()
+
+
+def test_an_interrupted_command_says_so_in_one_line_and_exits_130(monkeypatch, capsys):
+    """Ctrl-C or SIGTERM (which main() turns into the same KeyboardInterrupt) in the middle
+    of a command: Typer exits 130 without a word; main() adds one line saying that finished
+    work is kept and the same command goes on. A normal end and other exits say nothing."""
+    import typer
+
+    import sciera.cli as cli
+
+    app = typer.Typer()
+
+    @app.command()
+    def work(stop: bool = False) -> None:
+        if stop:
+            raise KeyboardInterrupt
+        typer.echo("done")
+
+    monkeypatch.setattr(cli.logging, "basicConfig", lambda **kw: None)
+    monkeypatch.setattr(cli.signal, "signal", lambda *args: None)
+    monkeypatch.setattr(cli, "show_one_time_work", lambda: None)
+    monkeypatch.setattr(cli, "_register", lambda: None)
+    monkeypatch.setattr(cli, "app", app)
+    monkeypatch.setattr("sys.argv", ["sciera", "--stop"])
+    with pytest.raises(SystemExit) as done:
+        cli.main()
+    assert done.value.code == cli.INTERRUPTED == 130
+    assert capsys.readouterr().err.splitlines() == [cli.INTERRUPTED_LINE]
+    monkeypatch.setattr("sys.argv", ["sciera"])
+    with pytest.raises(SystemExit) as done:
+        cli.main()
+    assert done.value.code == 0
+    out = capsys.readouterr()
+    assert out.out == "done\n" and out.err == ""

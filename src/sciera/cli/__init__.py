@@ -59,6 +59,11 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+INTERRUPTED = 130
+"""The exit status of a command stopped by Ctrl-C or SIGTERM (Typer's, the shell's 128 + 2)."""
+INTERRUPTED_LINE = "interrupted: finished work is kept; the same command again goes on from there"
+
+
 def main() -> None:
     # model loading is not the user's long work: no third-party bars ("Loading weights")
     # between sciera's own lines (read when transformers is first imported)
@@ -76,6 +81,10 @@ def main() -> None:
     _register()
     try:
         app()
+    except SystemExit as done:
+        if done.code == INTERRUPTED:  # Typer's exit on KeyboardInterrupt, which says nothing
+            typer.echo(INTERRUPTED_LINE, err=True)
+        raise
     except ScieraError as err:
         typer.echo(f"error: {err}", err=True)
         sys.exit(2)
