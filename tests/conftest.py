@@ -83,8 +83,9 @@ def fresh_home(gguf_path: Path):
     cache) with two folders of Settings().home linked in: the LLM weights and the int8 ONNX
     exports of cross-encoders, which the README's main job leaves there for the shipped one
     (each home would otherwise assemble the 1.5B again and export the cross-encoder again:
-    about 10 and 20 s). ``onnx=False`` links the weights alone, for a test of the export
-    itself. Only weights may be written to the linked ``models`` (the default home's)."""
+    about 10 and 20 s). ``onnx_exports=False`` links the weights alone, for a test of the
+    export itself. Only weights may be written to the linked ``models`` (the default
+    home's)."""
     from sciera.settings import Settings
 
     onnx = Path(Settings().home) / "cache" / "onnx"

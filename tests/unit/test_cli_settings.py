@@ -71,15 +71,12 @@ def test_a_bad_setting_from_the_environment_is_one_line_from_any_command(tmp_pat
     )
 
 
-def test_main_says_a_settings_error_from_any_command_in_one_line(monkeypatch, capsys):
-    import sciera.cli as cli
-    from sciera.settings import load_settings
-
-    def command() -> None:  # a command that reads the settings itself, without the helper
-        load_settings(None, filter={"tau": 3})
-
-    # main() also sets up logging and SIGTERM for the process: not this test process's
+def _main_running(monkeypatch, app):
+    """``sciera.cli`` with ``app`` as its command, and main()'s set-up of the process
+    (logging, SIGTERM, the one-time-work lines, the commands) kept off this test process."""
     import logging
+
+    import sciera.cli as cli
 
     for handler in logging.getLogger().handlers:
         monkeypatch.setattr(handler, "level", handler.level)
@@ -87,7 +84,17 @@ def test_main_says_a_settings_error_from_any_command_in_one_line(monkeypatch, ca
     monkeypatch.setattr(cli.signal, "signal", lambda *args: None)
     monkeypatch.setattr(cli, "show_one_time_work", lambda: None)
     monkeypatch.setattr(cli, "_register", lambda: None)
-    monkeypatch.setattr(cli, "app", command)
+    monkeypatch.setattr(cli, "app", app)
+    return cli
+
+
+def test_main_says_a_settings_error_from_any_command_in_one_line(monkeypatch, capsys):
+    from sciera.settings import load_settings
+
+    def command() -> None:  # a command that reads the settings itself, without the helper
+        load_settings(None, filter={"tau": 3})
+
+    cli = _main_running(monkeypatch, command)
     with pytest.raises(SystemExit) as done:
         cli.main()
     assert done.value.code == 2
@@ -106,10 +113,8 @@ def test_main_says_a_settings_error_from_any_command_in_one_line(monkeypatch, ca
 def test_an_interrupted_command_says_so_in_one_line_and_exits_130(monkeypatch, capsys):
     """Ctrl-C or SIGTERM (which main() turns into the same KeyboardInterrupt) in the middle
     of a command: Typer exits 130 without a word; main() adds one line saying that finished
-    work is kept and the same command goes on. A normal end and other exits say nothing."""
+    work is kept and the same command goes on. A normal end says nothing."""
     import typer
-
-    import sciera.cli as cli
 
     app = typer.Typer()
 
@@ -119,11 +124,7 @@ def test_an_interrupted_command_says_so_in_one_line_and_exits_130(monkeypatch, c
             raise KeyboardInterrupt
         typer.echo("done")
 
-    monkeypatch.setattr(cli.logging, "basicConfig", lambda **kw: None)
-    monkeypatch.setattr(cli.signal, "signal", lambda *args: None)
-    monkeypatch.setattr(cli, "show_one_time_work", lambda: None)
-    monkeypatch.setattr(cli, "_register", lambda: None)
-    monkeypatch.setattr(cli, "app", app)
+    cli = _main_running(monkeypatch, app)
     monkeypatch.setattr("sys.argv", ["sciera", "--stop"])
     with pytest.raises(SystemExit) as done:
         cli.main()
