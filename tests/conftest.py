@@ -7,12 +7,33 @@ from pathlib import Path
 
 import pytest
 
+from workers import TEST_THREADS, pin_threads
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = (REPO_ROOT / ".." / "shared" / "data").resolve()
 
 # Tests never reach a model hub: everything loads from installed packages.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+# one core per pytest-xdist worker (tests/workers.py)
+pin_threads()
+RAY_TESTS = "tests/integration/test_ray_"
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's `load` distribution, except that the Ray tests go to one worker as one unit,
+    so one local cluster serves them all (an `xdist_group` mark would say the same, but
+    pytest 9.2 drops it: pytest-xdist issue 1386)."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class RayOnOneWorker(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "ray" if nodeid.startswith(RAY_TESTS) else nodeid
+
+    return RayOnOneWorker(config, log)
 
 
 # In CI every extra is installed, so a skipped test means something is missing: fail it.
@@ -65,13 +86,13 @@ def gguf_path() -> Path:
 
 @pytest.fixture(scope="session")
 def llm_1p5b(gguf_path: Path):
-    """One shared, uncached LlamaCppLLM on the 1.5B model (2 threads, n_ctx 4096)."""
+    """One shared, uncached LlamaCppLLM on the 1.5B model (TEST_THREADS, n_ctx 4096)."""
     from sciera.llm.llamacpp import LlamaCppLLM
     from sciera.llm.weights import resolve_model
     from sciera.settings import Settings
 
     resolved = resolve_model(DEFAULT_GGUF, Settings().home)
-    return LlamaCppLLM(gguf_path, model_id=f"llamacpp:{resolved.model_id}", threads=2)
+    return LlamaCppLLM(gguf_path, model_id=f"llamacpp:{resolved.model_id}", threads=TEST_THREADS)
 
 
 # --- fresh SCIERA_HOMEs that share what is slow to make ----------------------------------------

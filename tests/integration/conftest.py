@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from workers import TEST_THREADS
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -23,10 +25,10 @@ def ray_llm_settings():
     0.5B, no response cache, and no KV prefix reuse (llama.cpp's kernels are not
     batch-invariant, so with reuse a worker that evaluated other prompts before can flip a
     near-tie). Alone it runs two threads, each worker one (answers do not depend on the
-    thread count: tests/integration/test_llamacpp.py)."""
+    thread count: tests/integration/test_llamacpp.py; one under pytest-xdist)."""
     from sciera.settings import load_settings
 
-    llm = {"model": "qwen2.5-coder-0.5b-instruct-q4_k_m", "cache": False, "threads": 2}
+    llm = {"model": "qwen2.5-coder-0.5b-instruct-q4_k_m", "cache": False, "threads": TEST_THREADS}
     return load_settings(llm={**llm, "prefix_reuse": False})
 
 

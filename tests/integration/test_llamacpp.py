@@ -189,7 +189,7 @@ def test_without_prefix_reuse_an_answer_depends_on_neither_earlier_calls_nor_thr
     from sciera.llm.registry import make_llm
     from sciera.settings import Settings, load_settings
 
-    llm_settings = {"cache": False, "n_ctx": 1024, "prefix_reuse": False}
+    llm_settings = {"cache": False, "n_ctx": 1024, "prefix_reuse": False, "threads": 2}
     settings = load_settings("fast", home=Settings().home, llm=llm_settings)
     question, relevant, irrelevant = CASES[0]
     target = _yes_no(question, relevant)

@@ -23,6 +23,7 @@ from sciera.llm.base import Message
 from sciera.llm.cache import CachedLLM
 from sciera.llm.openai_compat import OpenAICompatLLM
 from sciera.llm.prompting import delimit_passages, load_prompt
+from workers import TEST_THREADS
 
 pytestmark = pytest.mark.integration
 
@@ -79,7 +80,8 @@ def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log = tmp_path_factory.mktemp("llama-server") / "server.log"
     cmd = [
         sys.executable, "-c", SERVE, "--model", str(gguf), "--model_alias", MODEL,
-        "--host", "127.0.0.1", "--port", str(port), "--n_threads", "2", "--n_ctx", "2048",
+        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
+        "--n_threads", str(TEST_THREADS),
     ]  # fmt: skip
     with log.open("w") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)

@@ -6,6 +6,7 @@ from sciera.settings import PRESETS, load_settings
 
 def test_defaults_follow_the_spec(monkeypatch):
     monkeypatch.delenv("SCIERA_DEEPERA__SCORER")  # pinned to llm for the unit tier
+    monkeypatch.delenv("SCIERA_LLM__THREADS", raising=False)  # one per pytest-xdist worker
     s = load_settings()
     # the trained models are the defaults (measured: README, benchmarks/rerank_trained.py)
     assert s.deepera.scorer == "cross_encoder" and s.deepera.scorer_model == "scifact-minilm"
