@@ -22,18 +22,20 @@ RAY_TESTS = "tests/integration/test_ray_"
 
 
 def pytest_xdist_make_scheduler(config, log):
-    """xdist's `load` distribution, except that the Ray tests go to one worker as one unit,
-    so one local cluster serves them all (an `xdist_group` mark would say the same, but
-    pytest 9.2 drops it: pytest-xdist issue 1386)."""
+    """Each test file goes to one worker as one unit, in the order collected (the slow tiers
+    first), so a module's fixtures are built once; the Ray tests go together, so one local
+    cluster serves them all (an `xdist_group` mark would say so, but pytest 9.2 drops it:
+    pytest-xdist issue 1386)."""
     if config.getvalue("dist") != "load":
         return None
     from xdist.scheduler import LoadScopeScheduling
 
-    class RayOnOneWorker(LoadScopeScheduling):
+    class ByFileRayTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return "ray" if nodeid.startswith(RAY_TESTS) else nodeid
+            return "ray" if nodeid.startswith(RAY_TESTS) else nodeid.split("::")[0]
 
-    return RayOnOneWorker(config, log)
+    config.option.loadscopereorder = False  # not the files with the most tests first
+    return ByFileRayTogether(config, log)
 
 
 # In CI every extra is installed, so a skipped test means something is missing: fail it.
