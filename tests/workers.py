@@ -17,7 +17,8 @@ TEST_THREADS = 1 if WORKER else 2
 
 
 def pin_threads() -> None:
-    """Make every thread count the worker's processes read one (before torch is imported)."""
+    """Set to one every thread count the worker and the processes it starts read (before
+    torch is imported)."""
     if not WORKER:
         return
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
