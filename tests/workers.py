@@ -22,7 +22,7 @@ def pin_threads() -> None:
     if not WORKER:
         return
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ[var] = "1"
-    os.environ["SCIERA_LLM__THREADS"] = "1"
+        os.environ[var] = str(TEST_THREADS)
+    os.environ["SCIERA_LLM__THREADS"] = str(TEST_THREADS)
     if "torch" in sys.modules:  # a plugin imported it first
-        sys.modules["torch"].set_num_threads(1)
+        sys.modules["torch"].set_num_threads(TEST_THREADS)

@@ -26,8 +26,9 @@ def ray_llm_settings():
     """Settings of the Ray tests that compare a worker's LLM output with a run alone: the
     0.5B, no response cache, and no KV prefix reuse (llama.cpp's kernels are not
     batch-invariant, so with reuse a worker that evaluated other prompts before can flip a
-    near-tie). Alone it runs two threads, each worker one (answers do not depend on the
-    thread count: tests/integration/test_llamacpp.py; one under pytest-xdist)."""
+    near-tie). The build alone runs TEST_THREADS threads (two, one under pytest-xdist), each
+    Ray worker one (answers do not depend on the thread count:
+    tests/integration/test_llamacpp.py)."""
     from sciera.settings import load_settings
 
     llm = {"model": "qwen2.5-coder-0.5b-instruct-q4_k_m", "cache": False, "threads": TEST_THREADS}
