@@ -1,0 +1,161 @@
+"""Training recipes: a YAML file validated by one pydantic model per trained kind.
+
+Shared by every ``sciera train KIND RECIPE.yaml [--set key=value ...]``:
+
+- :class:`Recipe`, the base of each kind's model: unknown keys are rejected and the
+  recipe is frozen;
+- :func:`load_recipe`: read the YAML, apply ``--set a.b=value`` overrides (the value is read
+  as YAML: ``2``, ``true``, ``null``, ``[a, b]``; a number in the path indexes a list:
+  ``ingredients.0.epochs=2``), validate, and read every relative :class:`~pathlib.Path`
+  field relative to the YAML file's folder; any error is one line
+  ``file: field.path: problem``;
+- :class:`StageLog`: which stages of a run are done and with what settings, so a rerun
+  skips them and a changed stage runs again, with every stage after it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from sciera.errors import ScieraError
+
+
+class Recipe(BaseModel):
+    """Base of a recipe's models (and of their parts): unknown keys are refused."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+R = TypeVar("R", bound=BaseModel)
+
+
+def where(loc: Sequence[Any]) -> str:
+    """A pydantic error location as a field path: ``stages.ingredients[0].epochs``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _step(node: Any, key: str, source: str, assignment: str) -> tuple[Any, str | int]:
+    if isinstance(node, list):
+        if not key.isdigit() or int(key) >= len(node):
+            raise ScieraError(f"{source}: --set {assignment}: no item {key} in that list")
+        return node, int(key)
+    if not isinstance(node, dict):
+        raise ScieraError(f"{source}: --set {assignment}: {key!r} is inside a value, not a mapping")
+    return node, key
+
+
+def apply_sets(data: dict[str, Any], sets: Sequence[str], source: str) -> dict[str, Any]:
+    """``data`` with each ``a.b=value`` applied (a copy; missing mappings are made)."""
+    data = json.loads(json.dumps(data, default=str))
+    for assignment in sets:
+        path, sep, text = assignment.partition("=")
+        keys = path.strip().split(".")
+        if not sep or not all(k.strip() for k in keys):
+            raise ScieraError(f"{source}: --set {assignment}: expected key.path=value")
+        try:
+            value = yaml.safe_load(text) if text.strip() else ""
+        except yaml.YAMLError as exc:
+            raise ScieraError(
+                f"{source}: --set {assignment}: not a YAML value: {str(exc).splitlines()[0]}"
+            ) from None
+        node: Any = data
+        for key in keys[:-1]:
+            node, k = _step(node, key.strip(), source, assignment)
+            if isinstance(k, str) and not isinstance(node.get(k), dict | list):
+                node[k] = {}
+            node = node[k]
+        node, k = _step(node, keys[-1].strip(), source, assignment)
+        node[k] = value
+    return data
+
+
+def _resolved(value: Any, base_dir: Path) -> Any:
+    if isinstance(value, Path):
+        return value if value.is_absolute() else Path(os.path.normpath(base_dir / value))
+    if isinstance(value, BaseModel):
+        return value.model_copy(
+            update={name: _resolved(getattr(value, name), base_dir) for name in type(value).model_fields}
+        )
+    if isinstance(value, tuple | list):
+        return type(value)(_resolved(v, base_dir) for v in value)
+    return value
+
+
+def parse_recipe(
+    model: type[R],
+    data: Any,
+    source: str,
+    base_dir: Path | None = None,
+    sets: Sequence[str] = (),
+) -> R:
+    """Validate a loaded mapping (after ``sets``); relative paths against ``base_dir``."""
+    if not isinstance(data, dict):
+        raise ScieraError(f"{source}: expected a mapping at the top level")
+    data = apply_sets(data, sets, source)
+    try:
+        recipe = model.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        extra = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise ScieraError(f"{source}: {where(err['loc']) or 'recipe'}: {msg}{extra}") from None
+    return _resolved(recipe, base_dir) if base_dir is not None else recipe
+
+
+def load_recipe(model: type[R], path: str | Path, sets: Sequence[str] = ()) -> R:
+    """Read, override (``--set``) and validate a recipe YAML file; errors are one line
+    naming the file and the field."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ScieraError(f"{path}: cannot read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise ScieraError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
+    return parse_recipe(model, data, str(path), path.resolve().parent, sets)
+
+
+def settings_key(settings: Any) -> str:
+    """A short hash of a stage's settings (a pydantic model, dataclass or plain data)."""
+    if isinstance(settings, BaseModel):
+        settings = settings.model_dump(mode="json")
+    blob = json.dumps(settings, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+class StageLog:
+    """The stages of one run done so far, in order, each with its settings' key
+    (a JSON file, rewritten after each stage). A stage is done when it is logged with the
+    same key and every stage before it is done; a stage run again drops the ones after it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._done: list[list[str]] = (
+            json.loads(path.read_text())["stages"] if path.is_file() else []
+        )
+        self._upto = 0  # how many logged stages matched so far in this run
+
+    def done(self, name: str, key: str) -> bool:
+        if self._upto < len(self._done) and self._done[self._upto] == [name, key]:
+            self._upto += 1
+            return True
+        return False
+
+    def record(self, name: str, key: str) -> None:
+        self._done = [*self._done[: self._upto], [name, key]]
+        self._upto = len(self._done)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"stages": self._done}, indent=1) + "\n")
+        tmp.replace(self.path)
