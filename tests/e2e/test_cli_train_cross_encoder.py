@@ -1,7 +1,8 @@
-"""`sciera train cross-encoder` end to end on real SciFact data with a tiny model built from
-scratch (randomly initialised two-layer BERT over MiniLM's vocabulary), so the training path
-stays working: mining, the split guard, the loop, dev selection, calibration, the card, the
-model loading by path in the reranker and in `sciera eval retrieval --reranker`. Then a
+"""`sciera train cross-encoder RECIPE.yaml` end to end on real SciFact data with a tiny model
+built from scratch (randomly initialised two-layer BERT over MiniLM's vocabulary), so the
+training path stays working: mining, the split guard, the loop, dev selection, calibration,
+the card, the model loading by path in the reranker and in `sciera eval retrieval
+--reranker`. Then a
 kill -9 in the middle of an epoch and a rerun that resumes from the last epoch checkpoint.
 The tiny model learns little; what is asserted is the contract, not quality (quality is
 measured by benchmarks/rerank_trained.py on the shipped model).
@@ -25,9 +26,9 @@ pytestmark = pytest.mark.e2e
 
 
 def _train(small, tiny_base, out, *extra: str) -> subprocess.CompletedProcess[str]:
-    args = train_args("cross-encoder", small["corpus"], tiny_base, out, "--negatives", "3")
+    args = train_args("cross-encoder", small["corpus"], tiny_base, out, "train.negatives=3")
     return subprocess.run(
-        [*args, "--exclude-ssli", str(SHIPPED_SSLI), *extra],
+        [*args, "--set", f"data.exclude_ssli=[{SHIPPED_SSLI}]", *extra],
         capture_output=True,
         text=True,
         timeout=900,
@@ -36,7 +37,7 @@ def _train(small, tiny_base, out, *extra: str) -> subprocess.CompletedProcess[st
 
 def test_train_tiny_cross_encoder_end_to_end(small_scifact, tiny_base, scifact_dir, fresh_home):
     out = small_scifact["root"] / "models" / "tiny-ce"
-    done = _train(small_scifact, tiny_base, out, "--epochs", "2")
+    done = _train(small_scifact, tiny_base, out, "--set", "train.epochs=2")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"model_dir": str(out)}
     card = json.loads((out / "sciera-card.json").read_text())
@@ -201,12 +202,9 @@ def test_killed_training_resumes_from_its_last_epoch(small_scifact, tiny_base):
         small_scifact["corpus"],
         tiny_base,
         out,
-        "--negatives",
-        "3",
-        "--epochs",
-        "3",
-        "--groups-per-batch",
-        "1",
+        "train.negatives=3",
+        "train.epochs=3",
+        "train.groups_per_batch=1",
     )
     proc = subprocess.Popen(
         args,
@@ -235,7 +233,15 @@ def test_spliced_negatives_are_made_and_counted(small_scifact, tiny_base):
     """`--spliced-negatives 2` cuts negatives from the real gold abstracts of the training
     claims (most SciFact abstracts have enough sentences) and the card counts them."""
     out = small_scifact["root"] / "models" / "tiny-ce-spliced"
-    done = _train(small_scifact, tiny_base, out, "--epochs", "1", "--spliced-negatives", "2")
+    done = _train(
+        small_scifact,
+        tiny_base,
+        out,
+        "--set",
+        "train.epochs=1",
+        "--set",
+        "data.spliced_negatives=2",
+    )
     assert done.returncode == 0, done.stderr
     card = json.loads((out / "sciera-card.json").read_text())
     sp = card["data"]["spliced_negatives"]

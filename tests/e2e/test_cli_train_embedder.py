@@ -1,4 +1,4 @@
-"""`sciera train embedder` end to end on real SciFact data with a tiny model built from
+"""`sciera train embedder RECIPE.yaml` end to end on real SciFact data with a tiny model built from
 scratch (a two-layer BERT, mean pooling added by sentence-transformers): mining, the split
 guard, the loop, dev selection, the card, a bare trained name found under SCIERA_HOME, the
 re-embedding with `sciera index --embedder sentence-transformers --model NAME`, the
@@ -26,9 +26,9 @@ def _run(args: list[str], env: dict) -> subprocess.CompletedProcess[str]:
 def test_train_tiny_embedder_index_and_evaluate(small_scifact, tiny_base, tmp_path):
     env = {**os.environ, "SCIERA_HOME": str(tmp_path / "home")}
     train = train_args(
-        "embedder", small_scifact["corpus"], tiny_base, "tiny-embed", "--batch-size", "8"
+        "embedder", small_scifact["corpus"], tiny_base, "tiny-embed", "train.batch_size=8"
     )
-    done = _run([*train, "--epochs", "2"], env)
+    done = _run([*train, "--set", "train.epochs=2"], env)
     assert done.returncode == 0, done.stderr
     model_dir = tmp_path / "home" / "models" / "tiny-embed"
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"model_dir": str(model_dir)}
@@ -64,7 +64,7 @@ def test_train_tiny_embedder_index_and_evaluate(small_scifact, tiny_base, tmp_pa
     assert json.loads(ev.stdout)["queries"] == 809
 
     # retrained under the same name: the index built with the old weights is refused
-    done = _run([*train, "--epochs", "1", "--seed", "1", "--overwrite"], env)
+    done = _run([*train, "--set", "train.epochs=1", "--set", "train.seed=1", "--overwrite"], env)
     assert done.returncode == 0, done.stderr
     stale = _run(evaluate, env)
     assert stale.returncode != 0 and "index" in stale.stderr.lower()
@@ -79,7 +79,7 @@ def test_synthetic_queries_from_the_embedded_llm_join_training(small_scifact, ti
     out = tmp_path / "syn-embed"
     args = train_args(
         "embedder", small_scifact["corpus"], tiny_base, out,
-        "--batch-size", "8", "--epochs", "1", "--synthetic", "3", "--synthetic-keep-top", "10",
+        "train.batch_size=8", "train.epochs=1", "data.synthetic=3", "data.synthetic_keep_top=10",
     )  # fmt: skip
     done = _run(args, env)
     assert done.returncode == 0, done.stderr
@@ -96,6 +96,7 @@ def test_synthetic_queries_from_the_embedded_llm_join_training(small_scifact, ti
         for line in (SCIFACT / "qrels" / "test.tsv").read_text().splitlines()[1:]
     }
     assert not {json.loads(x)["doc_id"] for x in lines} & test_gold
+    out.with_name(out.name + ".recipe.json").unlink()  # its stage log: train again
     again = _run([*args, "--overwrite"], env)
     assert again.returncode == 0, again.stderr
     assert (work / "synthetic.jsonl").read_text().splitlines() == lines
@@ -109,10 +110,10 @@ def test_ssli_negatives_from_training_side_only(small_scifact, tiny_base, tmp_pa
 
     env = dict(os.environ)
     args = train_args(
-        "embedder", small_scifact["corpus"], tiny_base, tmp_path / "m", "--epochs", "1",
-        "--batch-size", "8", "--exclude-ssli", str(SHIPPED_SSLI),
+        "embedder", small_scifact["corpus"], tiny_base, tmp_path / "m", "train.epochs=1",
+        "train.batch_size=8", f"data.exclude_ssli=[{SHIPPED_SSLI}]",
     )  # fmt: skip
-    refused = _run([*args, "--ssli-negatives", str(SHIPPED_SSLI)], env)
+    refused = _run([*args, "--set", f"data.ssli_negatives=[{SHIPPED_SSLI}]"], env)
     assert refused.returncode == 2 and "excluded from training" in refused.stderr
     assert "Traceback" not in refused.stderr
 
@@ -134,7 +135,7 @@ def test_ssli_negatives_from_training_side_only(small_scifact, tiny_base, tmp_pa
         )  # fmt: skip
     own = tmp_path / "train-ssli.jsonl"
     own.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    done = _run([*args, "--ssli-negatives", str(own)], env)
+    done = _run([*args, "--set", f"data.ssli_negatives=[{own}]"], env)
     assert done.returncode == 0, done.stderr
     card = json.loads((tmp_path / "m" / "sciera-card.json").read_text())
     sources = card["data"]["ssli_negatives"]

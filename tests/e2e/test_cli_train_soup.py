@@ -18,9 +18,15 @@ pytestmark = pytest.mark.e2e
 def _trained(small, tiny_base, name: str, negatives: str):
     out = small["root"] / "models" / f"soup-{name}"
     if not (out / "sciera-card.json").exists():
-        args = train_args("cross-encoder", small["corpus"], tiny_base, out, "--epochs", "1")
+        args = train_args("cross-encoder", small["corpus"], tiny_base, out, "train.epochs=1")
         done = subprocess.run(
-            [*args, "--negatives", negatives, "--exclude-ssli", str(SHIPPED_SSLI)],
+            [
+                *args,
+                "--set",
+                f"train.negatives={negatives}",
+                "--set",
+                f"data.exclude_ssli=[{SHIPPED_SSLI}]",
+            ],
             capture_output=True,
             text=True,
             timeout=900,

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import yaml
+
 REPO = Path(__file__).resolve().parents[2]
 SCIFACT = REPO / ".." / "shared" / "data" / "scifact"
 SHIPPED_SSLI = REPO / "benchmarks/results/ssli_scifact_100/build/instances.packed.jsonl.gz"
@@ -23,30 +25,30 @@ def run_sciera(*args: str, env: dict | None = None) -> subprocess.CompletedProce
     )
 
 
-def train_args(kind: str, corpus: Path, base: Path, out: Path, *extra: str) -> list[str]:
-    """`sciera train KIND` on the small corpus: BM25 negatives from the top 10, the tiny
-    model, the first N_QUERIES training claims."""
-    return [
-        sciera_exe(),
-        "train",
-        kind,
-        "--corpus",
-        str(corpus),
-        "--queries",
-        str(SCIFACT),
-        "--qrels",
-        str(SCIFACT / "qrels" / "train.tsv"),
-        "--retriever",
-        "bm25",
-        "--depth",
-        "10",
-        "--base",
-        str(base),
-        "--max-length",
-        "64",
-        "--max-queries",
-        str(N_QUERIES),
-        "--out",
-        str(out),
-        *extra,
-    ]
+def train_args(kind: str, corpus: Path, base: Path, out: Path | str, *sets: str) -> list[str]:
+    """`sciera train KIND RECIPE.yaml --set ...` on the small corpus: a recipe (written
+    beside the corpus) with BM25 negatives from the top 10, the tiny model and the first
+    N_QUERIES training claims; each of ``sets`` (``train.epochs=2``) a --set; a bare
+    ``--overwrite`` passes through."""
+    recipe = corpus.parent / "recipes" / f"{kind}-{Path(out).name}.yaml"
+    recipe.parent.mkdir(parents=True, exist_ok=True)
+    recipe.write_text(
+        yaml.safe_dump(
+            {
+                "out": str(out),
+                "data": {
+                    "corpus": str(corpus),
+                    "queries": str(SCIFACT),
+                    "qrels": str(SCIFACT / "qrels" / "train.tsv"),
+                    "retriever": "bm25",
+                    "depth": 10,
+                    "max_queries": N_QUERIES,
+                },
+                "train": {"base": str(base), "max_length": 64},
+            }
+        )
+    )
+    args = [sciera_exe(), "train", kind, str(recipe)]
+    for item in sets:
+        args += [item] if item.startswith("--") else ["--set", item]
+    return args

@@ -24,15 +24,16 @@ def test_shipped_model_files_and_card(shipped):
     card = json.loads((shipped / "sciera-card.json").read_text())
     # trained, or a soup of trained models: every model in it reproducible, none on SSLI
     # evaluation abstracts
-    if card["command"].startswith("sciera train soup"):
+    # made by its recipe (tests/unit/train/test_shipped_recipes.py maps it to this card)
+    assert card["command"] == f"sciera train cross-encoder {card['recipe']['path']}"
+    if "soup" in card:
         soup = card["soup"]
         trained = [i["command"] for i in soup["ingredients"] if i["name"] in soup["chosen"]]
         assert len(trained) >= 2
-    else:
-        trained = [card["command"]]
-    for command in trained:
-        assert command.startswith("sciera train cross-encoder")
-        assert "--exclude-ssli" in command
+        for command in trained:
+            assert command.startswith("sciera train cross-encoder")
+            assert "--exclude-ssli" in command
+    assert card["recipe"]["content"]["data"]["exclude_ssli"]
     kinds = {s["kind"] for s in card["splits"]["excluded"]}
     assert kinds == {"qrels", "ssli"}
     assert card["score_mode"] in ("ce", "fused")

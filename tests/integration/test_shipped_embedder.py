@@ -28,8 +28,8 @@ def test_shipped_embedder_files_and_card():
     size = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
     assert size <= 50 * 2**20, f"shipped embedder is {size / 2**20:.1f} MB (limit 50)"
     card = json.loads((folder / "sciera-card.json").read_text())
-    assert card["command"].startswith("sciera train embedder")
-    assert "--exclude-ssli" in card["command"]
+    assert card["command"] == f"sciera train embedder {card['recipe']['path']}"
+    assert card["recipe"]["content"]["data"]["exclude_ssli"]
     assert {s["kind"] for s in card["splits"]["excluded"]} == {"qrels", "ssli"}
     assert any(s["path"].endswith("qrels/test.tsv") for s in card["splits"]["excluded"])
 

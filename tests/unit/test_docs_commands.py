@@ -232,12 +232,17 @@ def test_pending_subcommands():
 def test_checker_catches_unknown_subcommands_and_flags():
     root = _cli()
     assert check_sciera(Command("x", "sciera search 'q' --corpus D -k 5"), root) is None
-    assert check_sciera(Command("x", "sciera train cross-encoder --fp16/--no-fp16"), root) is None
+    assert (
+        check_sciera(Command("x", "sciera train embedder R.yaml --overwrite/--no-overwrite"), root)
+        is None
+    )
     assert "no such subcommand" in check_sciera(Command("x", "sciera serach q"), root)
     assert "no option --bogus" in check_sciera(Command("x", "sciera ask q --bogus 1"), root)
     assert "no option --tau" in check_sciera(Command("x", "sciera search q --tau 0.5"), root)
     # an elided subcommand: the flag must belong to one of the group's commands
-    assert check_sciera(Command("x", "sciera train ... --synthetic N --ray"), root) is None
+    assert (
+        check_sciera(Command("x", "sciera train ... --calibration-questions N --ray"), root) is None
+    )
     assert "no option" in check_sciera(Command("x", "sciera train ... --port 1"), root)
 
 

@@ -210,6 +210,17 @@ def _continued_from(card: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def _reproduce(card: Mapping[str, Any], steps: str) -> str:
+    """The line before the command that made the model: a recipe's, or ``steps`` then it."""
+    recipe = card.get("recipe")
+    if recipe:
+        return (
+            f"Reproduce: every stage of its recipe `{recipe['path']}` (a rerun skips the "
+            "stages done):"
+        )
+    return f"Reproduce: {steps}" if steps else "Reproduce:"
+
+
 def _trained(card: Mapping[str, Any]) -> list[str]:
     """Header, data and training sections of a model trained by sciera."""
     data = card["data"]
@@ -218,7 +229,7 @@ def _trained(card: Mapping[str, Any]) -> list[str]:
         "",
         f"A {card['kind']} trained by sciera from `{card['base']}`.",
         "",
-        "Reproduce:",
+        _reproduce(card, ""),
         "",
         *_continued_from(card),
         "```bash",
@@ -269,7 +280,7 @@ def _soup(card: Mapping[str, Any]) -> list[str]:
         f"A {card['kind']} made by sciera as {card['base']} (the weights averaged; "
         f"ingredients chosen by {soup['selection']}).",
         "",
-        "Reproduce: make each ingredient below, then",
+        _reproduce(card, "make each ingredient below, then"),
         "",
         "```bash",
         card["command"],

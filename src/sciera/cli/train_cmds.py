@@ -24,22 +24,8 @@ def _quiet_transformers() -> None:
     hf_logging.disable_progress_bar()
 
 
-CorpusOpt = Annotated[Path, typer.Option("--corpus", help="Corpus directory (ingested, indexed).")]
-QueriesOpt = Annotated[
-    Path, typer.Option("--queries", help="BEIR queries.jsonl, or a BEIR folder holding it.")
-]
-QrelsOpt = Annotated[
-    Path, typer.Option("--qrels", help="Training judgments (BEIR .tsv or TREC qrels).")
-]
 OutOpt = Annotated[
     str, typer.Option("--out", help="Model name (SCIERA_HOME/models/NAME) or a path.")
-]
-BaseOpt = Annotated[
-    str,
-    typer.Option(
-        help="Start from: 'minilm' (offline all-MiniLM-L6-v2), 'e5' or 'e5-enpt' (offline "
-        "multilingual-e5-small, 4-bit, converted once) or a path/name."
-    ),
 ]
 DepthOpt = Annotated[int, typer.Option(min=2, help="First-stage documents mined.")]
 RetrieverOpt = Annotated[str, typer.Option(help="First stage that mines negatives.")]
@@ -65,156 +51,74 @@ TimeBudgetOpt = Annotated[
 ]
 OverwriteOpt = Annotated[bool, typer.Option(help="Replace an existing model folder.")]
 Fp16Opt = Annotated[bool, typer.Option(help="Save the weights in float16 (half the size).")]
-MaxQueriesOpt = Annotated[
-    int | None, typer.Option(min=1, help="Train on the first N training queries only.")
-]
 PresetOpt = Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")]
-SyntheticOpt = Annotated[
-    int,
-    typer.Option(
-        min=0,
-        help="Abstracts the local LLM writes one synthetic training query for (kept only if "
-        "the first stage finds the abstract in its top --synthetic-keep-top).",
-    ),
-]
-SsliNegativesOpt = Annotated[
-    list[Path] | None,
-    typer.Option(
-        "--ssli-negatives",
-        help="SSLI set built from TRAINING-side abstracts: its distractors join every group "
-        "of its questions as negatives (an evaluation set is refused).",
-    ),
-]
-SplicedNegativesOpt = Annotated[
-    int,
-    typer.Option(
-        min=0,
-        help="Per training query, SSLI-style negatives cut from its gold passage without an "
-        "LLM: its background alone, and that background followed by the results of a mined "
-        "negative (0: none).",
-    ),
-]
-CalibrationQuestionsOpt = Annotated[
-    int,
-    typer.Option(
-        min=0,
-        help="Held-out abstracts (dev queries' gold first; never a training query's gold or "
-        "an evaluation's) the local LLM writes a question for; the questions rescale the "
-        "calibrators, never training, so P(relevant) and τ also hold for question-style "
-        "queries (0: claims only).",
-    ),
-]
-CalibrationStylesOpt = Annotated[
-    str,
-    typer.Option(
-        help="Comma-separated styles of the calibration questions, one question of each per "
-        "abstract: question (what/how), yesno (answered yes or no, like PubMedQA's)."
-    ),
-]
-SyntheticStyleOpt = Annotated[
-    str, typer.Option(help="Synthetic queries: claim, question or yesno.")
-]
-SyntheticKeepOpt = Annotated[
-    int, typer.Option(min=1, help="Consistency filter: the abstract's first-stage rank limit.")
-]
-
-
-def _data_spec(options: dict, executor: Any = None):
-    """The :class:`~sciera.train.prepare.DataSpec` from a train command's options (its
-    fields are named alike: --corpus, --depth, --exclude-ssli, --synthetic, ...) and the
-    executor that writes its synthetic queries (``--ray``; ``None``: here)."""
-    from dataclasses import fields
-
-    from sciera.train.prepare import DataSpec
-
-    values = {f.name: options[f.name] for f in fields(DataSpec) if f.name in options}
-    for name in ("exclude_qrels", "exclude_ssli", "ssli_negatives"):
-        values[name] = values.get(name) or ()
-    if isinstance(values.get("calibration_styles"), str):
-        values["calibration_styles"] = _styles(values["calibration_styles"])
-    values["executor"] = executor
-    try:
-        return DataSpec(**values)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
 
 
 def _styles(text: str) -> tuple[str, ...]:
     return tuple(s.strip() for s in text.split(",") if s.strip())
 
 
+RecipeArg = Annotated[Path, typer.Argument(help="The recipe: a YAML file (see docs/train.md).")]
+SetOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        help="Override a recipe field: key.path=value, the value read as YAML (repeatable), "
+        "e.g. --set train.epochs=2 --set data.max_queries=40.",
+    ),
+]
+RecipeOverwriteOpt = Annotated[
+    bool, typer.Option(help="Replace existing model folders the stages to run write.")
+]
+
+
+def _run_recipe(kind: str, path: Path, sets: list[str] | None, how: tuple, preset) -> list:
+    """Load the recipe of ``kind`` (cross-encoder, embedder) and run its stages not done
+    before (``how``: the Ray options and --overwrite); what each stage run returned."""
+    from importlib import import_module
+
+    from sciera.progress import step_progress
+    from sciera.settings import load_settings
+    from sciera.train.recipe import load_recipe, recipe_record
+
+    module = import_module(f"sciera.train.{kind.replace('-', '_')}_recipe")
+    model = module.CrossEncoderRecipe if kind == "cross-encoder" else module.EmbedderRecipe
+    recipe = load_recipe(model, path, sets or ())
+    *ray, overwrite = how
+    _quiet_transformers()
+    with ray_executor(*ray) as executor, step_progress(transient=False) as update:
+        return module.train_recipe(
+            recipe,
+            recipe_record(path, sets or ()),
+            load_settings(preset),
+            update,
+            executor,
+            overwrite,
+            say=lambda line: typer.echo(line, err=True),
+        )
+
+
 @train_app.command("cross-encoder")
 def cross_encoder(
-    corpus: CorpusOpt,
-    queries: QueriesOpt,
-    qrels: QrelsOpt,
-    out: OutOpt,
-    base: BaseOpt = "minilm",
-    loss: Annotated[str, typer.Option(help="listwise (softmax CE over groups) or bce.")] = (
-        "listwise"
-    ),
-    epochs: Annotated[int, typer.Option(min=1)] = 4,
-    negatives: Annotated[int, typer.Option(min=1, help="Hard negatives per group.")] = 7,
-    groups_per_batch: Annotated[int, typer.Option(min=1)] = 4,
-    lr: Annotated[float, typer.Option(help="Learning rate of the pretrained body.")] = 5e-5,
-    head_lr: Annotated[float, typer.Option(help="Learning rate of the new head.")] = 1e-3,
-    max_length: Annotated[int, typer.Option(min=16, help="Tokens per (query, passage).")] = 320,
-    depth: DepthOpt = 30,
-    retriever: RetrieverOpt = "hybrid",
-    dev_fraction: DevFractionOpt = 0.12,
-    exclude_qrels: ExcludeQrelsOpt = None,
-    exclude_ssli: ExcludeSsliOpt = None,
-    seed: Annotated[int, typer.Option()] = 0,
-    time_budget: TimeBudgetOpt = None,
-    fp16: Fp16Opt = True,
-    overwrite: OverwriteOpt = False,
-    max_queries: MaxQueriesOpt = None,
-    synthetic: SyntheticOpt = 0,
-    synthetic_style: SyntheticStyleOpt = "claim",
-    synthetic_keep_top: SyntheticKeepOpt = 3,
-    ssli_negatives: SsliNegativesOpt = None,
-    spliced_negatives: SplicedNegativesOpt = 0,
-    calibration_questions: CalibrationQuestionsOpt = 0,
-    calibration_styles: CalibrationStylesOpt = "question",
+    recipe: RecipeArg,
+    set_: SetOpt = None,
+    overwrite: RecipeOverwriteOpt = False,
     ray: RayOpt = None,
     ray_workers: RayWorkersOpt = None,
     ray_cpus: RayCpusOpt = 1,
     shard_size: ShardOpt = 16,
     preset: PresetOpt = None,
 ) -> None:
-    """Fine-tune a cross-encoder on QRELS with first-stage hard negatives; resumable
-    (rerun the same command), the best dev epoch kept, calibrated on dev, with a model card."""
-    from sciera.progress import step_progress
-    from sciera.settings import load_settings
-    from sciera.train.ce_fit import TrainConfig
-    from sciera.train.cross_encoder_run import CrossEncoderJob, train_cross_encoder
-
-    try:
-        config = TrainConfig(
-            base=base,
-            loss=loss,
-            epochs=epochs,
-            negatives=negatives,
-            groups_per_batch=groups_per_batch,
-            lr=lr,
-            head_lr=head_lr,
-            max_length=max_length,
-            seed=seed,
-            time_budget_minutes=time_budget,
-        )
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
-    _quiet_transformers()
-    with (
-        ray_executor(ray, ray_workers, shard_size, ray_cpus) as executor,
-        step_progress(transient=False) as update,
-    ):
-        data = _data_spec(locals(), executor)
-        job = CrossEncoderJob(data, out, config, fp16=fp16, overwrite=overwrite)
-        result = train_cross_encoder(job, load_settings(preset), update)
-    _report(result)
-    typer.echo(f"default scoring: {result.card['score_mode']}")
-    typer.echo(json.dumps({"model_dir": str(result.model_dir)}))
+    """Make a cross-encoder by its recipe: fine-tune it on judgments with first-stage hard
+    negatives (the best dev epoch kept, calibrated on dev, with a model card), or train
+    ingredients and soup them, then refit its calibrators as the recipe says. Resumable:
+    rerun the same command (finished stages are skipped, training resumes from its last
+    epoch)."""
+    how = (ray, ray_workers, shard_size, ray_cpus, overwrite)
+    for result in _run_recipe("cross-encoder", recipe, set_, how, preset):
+        _report(result)
+        typer.echo(f"default scoring: {result.card['score_mode']}")
+        typer.echo(json.dumps({"model_dir": str(result.model_dir)}))
 
 
 def _modes(label: str, modes: dict) -> None:
@@ -240,72 +144,23 @@ def _report(result) -> None:
 
 @train_app.command("embedder")
 def embedder(
-    corpus: CorpusOpt,
-    queries: QueriesOpt,
-    qrels: QrelsOpt,
-    out: OutOpt,
-    base: BaseOpt = "minilm",
-    epochs: Annotated[int, typer.Option(min=1)] = 3,
-    negatives: Annotated[
-        int, typer.Option(min=0, help="Hard negatives per example (0: in-batch only).")
-    ] = 1,
-    batch_size: Annotated[int, typer.Option(min=2, help="Examples per batch.")] = 16,
-    lr: Annotated[float, typer.Option(help="Learning rate.")] = 2e-5,
-    scale: Annotated[float, typer.Option(help="Cosine scale of the softmax.")] = 20.0,
-    max_length: Annotated[int, typer.Option(min=16, help="Tokens per text.")] = 256,
-    depth: DepthOpt = 30,
-    retriever: RetrieverOpt = "hybrid",
-    dev_fraction: DevFractionOpt = 0.12,
-    exclude_qrels: ExcludeQrelsOpt = None,
-    exclude_ssli: ExcludeSsliOpt = None,
-    seed: Annotated[int, typer.Option()] = 0,
-    time_budget: TimeBudgetOpt = None,
-    fp16: Fp16Opt = True,
-    overwrite: OverwriteOpt = False,
-    max_queries: MaxQueriesOpt = None,
-    synthetic: SyntheticOpt = 0,
-    synthetic_style: SyntheticStyleOpt = "claim",
-    synthetic_keep_top: SyntheticKeepOpt = 3,
-    ssli_negatives: SsliNegativesOpt = None,
-    spliced_negatives: SplicedNegativesOpt = 0,
+    recipe: RecipeArg,
+    set_: SetOpt = None,
+    overwrite: RecipeOverwriteOpt = False,
     ray: RayOpt = None,
     ray_workers: RayWorkersOpt = None,
     ray_cpus: RayCpusOpt = 1,
     shard_size: ShardOpt = 16,
     preset: PresetOpt = None,
 ) -> None:
-    """Fine-tune the dense retriever's embedder on QRELS (in-batch + first-stage hard
-    negatives); resumable, the best dev epoch kept, with a model card. Re-embed a corpus with
-    it: sciera index --corpus DIR --dense-only --embedder sentence-transformers --model NAME."""
-    from sciera.progress import step_progress
-    from sciera.settings import load_settings
-    from sciera.train.embedder_fit import EmbedderConfig
-    from sciera.train.embedder_run import EmbedderJob, train_embedder
-
-    try:
-        config = EmbedderConfig(
-            base=base,
-            epochs=epochs,
-            negatives=negatives,
-            batch_size=batch_size,
-            lr=lr,
-            scale=scale,
-            max_length=max_length,
-            seed=seed,
-            time_budget_minutes=time_budget,
-        )
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
-    _quiet_transformers()
-    with (
-        ray_executor(ray, ray_workers, shard_size, ray_cpus) as executor,
-        step_progress(transient=False) as update,
-    ):
-        data = _data_spec(locals(), executor)
-        job = EmbedderJob(data, out, config, fp16=fp16, overwrite=overwrite)
-        result = train_embedder(job, load_settings(preset), update)
-    _report(result)
-    typer.echo(json.dumps({"model_dir": str(result.model_dir)}))
+    """Make the dense retriever's embedder by its recipe: fine-tune it on judgments
+    (in-batch + first-stage hard negatives); resumable, the best dev epoch kept, with a model
+    card. Re-embed a corpus with it: sciera index --corpus DIR --dense-only --embedder
+    sentence-transformers --model NAME."""
+    how = (ray, ray_workers, shard_size, ray_cpus, overwrite)
+    for result in _run_recipe("embedder", recipe, set_, how, preset):
+        _report(result)
+        typer.echo(json.dumps({"model_dir": str(result.model_dir)}))
 
 
 @train_app.command("recalibrate")
@@ -364,21 +219,20 @@ def recalibrate(
     card, checked against it), e.g. for the first stage you run; the weights are unchanged."""
     from sciera.progress import step_progress
     from sciera.settings import load_settings
+    from sciera.train.recalibrate import RecalibrationJob
     from sciera.train.recalibrate import recalibrate as run
 
     overrides = {"embed": {"backend": embedder}} if embedder else {}
+    job = RecalibrationJob(
+        precision=precision,
+        calibration_questions=calibration_questions,
+        calibration_styles=_styles(calibration_styles) if calibration_styles else None,
+        calibration_ssli=calibration_ssli,
+        calibration_ssli_weight=calibration_ssli_weight,
+    )
     _quiet_transformers()
     with step_progress(transient=False) as update:
-        result = run(
-            model,
-            load_settings(preset, **overrides),
-            update,
-            precision=precision,
-            calibration_questions=calibration_questions,
-            calibration_styles=_styles(calibration_styles) if calibration_styles else None,
-            calibration_ssli=calibration_ssli,
-            calibration_ssli_weight=calibration_ssli_weight,
-        )
+        result = run(model, load_settings(preset, **overrides), update, job=job)
     key = "modes" if precision == "fp32" else f"modes_{precision}"
     _modes("dev", result.card["dev"][key])
     questions = result.card["dev"].get("calibration_questions", {}).get(key)

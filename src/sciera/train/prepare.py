@@ -118,7 +118,7 @@ class Prepared:
 def prepare(
     spec: DataSpec, settings: Settings, work: Path, progress: Progress | None = None
 ) -> Prepared:
-    from sciera.corpus import PassageStore, load_beir_queries, load_qrels
+    from sciera.corpus import load_beir_queries, load_qrels
 
     queries = load_beir_queries(spec.queries)
     qrels = load_qrels(spec.qrels)
@@ -171,7 +171,41 @@ def prepare(
         cache=work / "mined.jsonl",
         progress=progress,
     )
-    with PassageStore.open(spec.corpus) as store:
+    fingerprint, train, dev, calibration, texts, skips = _records(
+        spec.corpus, queries, qrels, (train_ids, dev_ids, cal_ids), mined, guard
+    )
+    if ssli is not None:
+        train = [replace(r, hard=ssli.hard[r.qid]) if r.qid in ssli.hard else r for r in train]
+        texts.update(ssli.texts)
+    spliced_card = None
+    if spec.spliced_negatives:
+        from sciera.train import spliced_negatives
+
+        spliced = spliced_negatives.make(train, texts, spec.spliced_negatives, spec.seed)
+        train, spliced_card = spliced.train, spliced.card
+        texts.update(spliced.texts)
+    _check(guard, (*train, *dev, *calibration))
+    ssli_card = ssli.sources if ssli is not None else None
+    return Prepared(
+        train, dev, texts, fingerprint, guard, skips, synthetic_card, ssli_card, spliced_card,
+        calibration, cal_card,
+    )  # fmt: skip
+
+
+def _records(
+    corpus: str | Path,
+    queries: dict[str, str],
+    qrels: dict[str, dict[str, int]],
+    ids: tuple[list[str], list[str], list[str]],
+    mined: Any,
+    guard: SplitGuard,
+) -> tuple[str, list[TrainQuery], list[TrainQuery], list[TrainQuery], dict[str, str], dict]:
+    """The labelled train, dev and calibration records of the ``ids``, the texts of their
+    passages, the store's fingerprint and what was left out of each."""
+    from sciera.corpus import PassageStore
+
+    train_ids, dev_ids, cal_ids = ids
+    with PassageStore.open(corpus) as store:
         fingerprint = store.fingerprint()
         train, skipped = build_queries(
             store, queries, {q: qrels[q] for q in train_ids}, mined, guard
@@ -183,39 +217,20 @@ def prepare(
             store, queries, {q: qrels[q] for q in cal_ids}, mined, guard
         )
         texts = passage_texts(store, [*train, *dev, *calibration])
-    if ssli is not None:
-        train = [replace(r, hard=ssli.hard[r.qid]) if r.qid in ssli.hard else r for r in train]
-        texts.update(ssli.texts)
-    spliced_card = None
-    if spec.spliced_negatives:
-        from sciera.train import spliced_negatives
-
-        spliced = spliced_negatives.make(train, texts, spec.spliced_negatives, spec.seed)
-        train, spliced_card = spliced.train, spliced.card
-        texts.update(spliced.texts)
-    for rec in (*train, *dev, *calibration):
-        guard.check_query(rec.qid, rec.text)
-    guard.check_docs(
-        pid.split("#", 1)[0]
-        for rec in (*train, *dev, *calibration)
-        for pid in (*rec.positives, *(c for c, _ in rec.candidates))
-    )
     skips = {"train": skipped, "dev": dev_skipped}
     if cal_ids:
         skips["calibration"] = cal_skipped
-    ssli_card = ssli.sources if ssli is not None else None
-    return Prepared(
-        train,
-        dev,
-        texts,
-        fingerprint,
-        guard,
-        skips,
-        synthetic_card,
-        ssli_card,
-        spliced_card,
-        calibration,
-        cal_card,
+    return fingerprint, train, dev, calibration, texts, skips
+
+
+def _check(guard: SplitGuard, records: Sequence[TrainQuery]) -> None:
+    """The guard once more over every query and abstract that made it in."""
+    for rec in records:
+        guard.check_query(rec.qid, rec.text)
+    guard.check_docs(
+        pid.split("#", 1)[0]
+        for rec in records
+        for pid in (*rec.positives, *(c for c, _ in rec.candidates))
     )
 
 

@@ -27,7 +27,7 @@ import shlex
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,9 +35,14 @@ from sciera.artifacts.card import default_score_mode, read_card
 from sciera.artifacts.files import CALIBRATOR_FILES
 from sciera.errors import ScieraError
 from sciera.settings import Settings, load_settings
-from sciera.train.cross_encoder_run import FUSED_FEATURES, TrainResult, calibrate_on_dev
+from sciera.train.cross_encoder_run import (
+    FUSED_FEATURES,
+    Calibration,
+    TrainResult,
+    calibrate_on_dev,
+)
 from sciera.train.lineage import spec_from_card, trained_beyond_labels
-from sciera.train.prepare import Prepared, Progress, prepare
+from sciera.train.prepare import DataSpec, Prepared, Progress, prepare
 
 if TYPE_CHECKING:
     from sciera.train.calibration_ssli import SsliRows
@@ -51,61 +56,43 @@ def _check_dev_split(data: Prepared, card: dict[str, Any], model: str) -> None:
         )
 
 
+@dataclass(frozen=True)
+class RecalibrationJob:
+    """What to refit with (``None``: as the card records): the logits of ``precision``
+    (fp32 or int8), ``calibration_questions`` abstracts' questions, one of each of
+    ``calibration_styles``, and the SSLI sets ``calibration_ssli`` at
+    ``calibration_ssli_weight``."""
+
+    precision: str = "fp32"
+    calibration_questions: int | None = None
+    calibration_styles: Sequence[str] | None = None
+    calibration_ssli: Sequence[str] | None = None
+    calibration_ssli_weight: int | None = None
+
+
 def recalibrate(
     model: str,
     settings: Settings | None = None,
     progress: Progress | None = None,
     command: str | None = None,
-    precision: str = "fp32",
-    calibration_questions: int | None = None,
-    calibration_styles: Sequence[str] | None = None,
-    calibration_ssli: Sequence[str] | None = None,
-    calibration_ssli_weight: int | None = None,
+    job: RecalibrationJob | None = None,
 ) -> TrainResult:
-    """Refit ``model``'s calibrators (a shipped or trained name, or a folder) in place, for
-    the logits of ``precision`` (fp32 or int8), on its dev split plus
-    ``calibration_questions`` abstracts' questions, one of each of ``calibration_styles``,
-    and the SSLI sets ``calibration_ssli`` at ``calibration_ssli_weight`` (None: as the
-    card records)."""
-    from sciera.artifacts.card import write_card
-    from sciera.artifacts.manifest import write_manifest
+    """Refit ``model``'s calibrators (a shipped or trained name, or a folder) in place, as
+    ``job`` says."""
     from sciera.artifacts.registry import CROSS_ENCODER, resolve
-    from sciera.train import calibration_ssli as cal_ssli
-    from sciera.train.calibration_questions import bundle
-    from sciera.train.ce_fit import CALIBRATION, dev_rankings, load_cross_encoder
 
-    if precision not in CALIBRATOR_FILES:
+    job = job or RecalibrationJob()
+    if job.precision not in CALIBRATOR_FILES:
         raise ScieraError(
-            f"precision must be one of {', '.join(CALIBRATOR_FILES)}, got {precision!r}"
+            f"precision must be one of {', '.join(CALIBRATOR_FILES)}, got {job.precision!r}"
         )
     settings = settings or load_settings()
     model_dir = Path(resolve(CROSS_ENCODER, model, settings.home))
     card = read_card(model_dir) if model_dir.is_dir() else None
     if card is None or card.get("kind") != "cross-encoder reranker":
         raise ScieraError(f"{model}: not a cross-encoder trained by sciera (no model card)")
-    spec = spec_from_card(card)
-    if calibration_questions is not None:
-        spec = replace(spec, calibration_questions=calibration_questions)
-    if calibration_styles is not None:
-        try:
-            spec = replace(spec, calibration_styles=tuple(calibration_styles))
-        except ValueError as exc:
-            raise ScieraError(str(exc)) from None
-    recorded = card["config"].get("calibration_ssli") or {}
-    sets = [str(p) for p in (calibration_ssli or recorded.get("sets") or [])]
-    weight = calibration_ssli_weight
-    weight = int(recorded.get("weight", cal_ssli.DEFAULT_WEIGHT)) if weight is None else weight
-    if weight < 0:
-        raise ScieraError(f"calibration SSLI weight must be 0 or more, got {weight}")
-    for path in sets:  # before anything is computed
-        if weight and not Path(path).exists():
-            raise ScieraError(
-                f"{path}: no such SSLI set (--calibration-ssli)"
-                if calibration_ssli
-                else f"{path}: no such SSLI set; the card's calibration SSLI set (unpack it "
-                "as the card's README says, give another with --calibration-ssli, or drop it "
-                "with --calibration-ssli-weight 0)"
-            )
+    spec = _spec(card, job)
+    sets, weight = _ssli_sets(card, job)
     work = Path(settings.home) / "work" / f"recalibrate-{model_dir.name}"
     work.mkdir(parents=True, exist_ok=True)
     seed_questions(model_dir, work)
@@ -119,7 +106,68 @@ def recalibrate(
     _check_dev_split(data, card, model)
     ssli = None
     if sets and weight:
+        from sciera.train import calibration_ssli as cal_ssli
+
         ssli = cal_ssli.prepare_ssli(sets, spec, data, card, settings, work, progress)
+    fitted = _refit(model_dir, card, data, ssli, weight, job.precision, settings, progress)
+    _record(card, spec, data, fitted, ssli, (sets, weight), job.precision, settings)
+    card["recalibrated" if job.precision == "fp32" else f"recalibrated_{job.precision}"].update(
+        command=command or shlex.join(["sciera", *sys.argv[1:]]),
+        seconds=round(time.monotonic() - started, 1),
+    )
+    _write(model_dir, work, card, fitted, job.precision)
+    return TrainResult(model_dir, card)
+
+
+def _spec(card: dict[str, Any], job: RecalibrationJob) -> DataSpec:
+    spec = spec_from_card(card)
+    if job.calibration_questions is not None:
+        spec = replace(spec, calibration_questions=job.calibration_questions)
+    if job.calibration_styles is not None:
+        try:
+            spec = replace(spec, calibration_styles=tuple(job.calibration_styles))
+        except ValueError as exc:
+            raise ScieraError(str(exc)) from None
+    return spec
+
+
+def _ssli_sets(card: dict[str, Any], job: RecalibrationJob) -> tuple[list[str], int]:
+    """The calibration SSLI sets and weight (the job's, else the card's), checked."""
+    from sciera.train.calibration_ssli import DEFAULT_WEIGHT
+
+    recorded = card["config"].get("calibration_ssli") or {}
+    sets = [str(p) for p in (job.calibration_ssli or recorded.get("sets") or [])]
+    weight = job.calibration_ssli_weight
+    weight = int(recorded.get("weight", DEFAULT_WEIGHT)) if weight is None else weight
+    if weight < 0:
+        raise ScieraError(f"calibration SSLI weight must be 0 or more, got {weight}")
+    for path in sets:  # before anything is computed
+        if weight and not Path(path).exists():
+            raise ScieraError(
+                f"{path}: no such SSLI set (--calibration-ssli)"
+                if job.calibration_ssli
+                else f"{path}: no such SSLI set; the card's calibration SSLI set (unpack it "
+                "as the card's README says, give another with --calibration-ssli, or drop it "
+                "with --calibration-ssli-weight 0)"
+            )
+    return sets, weight
+
+
+def _refit(
+    model_dir: Path,
+    card: dict[str, Any],
+    data: Prepared,
+    ssli: SsliRows | None,
+    weight: int,
+    precision: str,
+    settings: Settings,
+    progress: Progress | None,
+) -> Calibration:
+    """The calibrators fitted on the logits of ``precision`` over the dev split (and the
+    calibration questions and SSLI questions)."""
+    from sciera.train import calibration_ssli as cal_ssli
+    from sciera.train.ce_fit import CALIBRATION, dev_rankings, load_cross_encoder
+
     ce = load_cross_encoder(str(model_dir), max_length=int(card["max_length"]))
     score: Callable[[str, Sequence[str]], Any] | None = None
     if precision == "int8":  # the logits of the int8 ONNX export, which int8 runs score with
@@ -131,7 +179,7 @@ def recalibrate(
             return runner.logits([(query, p) for p in passages])
 
     logits = dev_rankings(ce, data.dev, data.texts, score, progress)
-    fitted = calibrate_on_dev(
+    return calibrate_on_dev(
         data.dev,
         logits,
         card["model_id"],
@@ -145,7 +193,20 @@ def recalibrate(
         ),
         ssli_weight=weight,
     )
-    cals, modes = fitted.calibrators, fitted.modes
+
+
+def _record(
+    card: dict[str, Any],
+    spec: DataSpec,
+    data: Prepared,
+    fitted: Calibration,
+    ssli: SsliRows | None,
+    sets_weight: tuple[list[str], int],
+    precision: str,
+    settings: Settings,
+) -> None:
+    """The card updated with the refit: calibration settings, metrics, files, and how."""
+    sets, weight = sets_weight
     card["config"]["calibration_questions"] = spec.calibration_questions
     card["config"]["calibration_styles"] = list(spec.calibration_styles)
     if data.calibration_card:
@@ -164,25 +225,35 @@ def recalibrate(
     s = settings.embed
     files = dict(zip(("calibrated", "fused"), CALIBRATOR_FILES[precision], strict=True))
     if precision == "int8":
-        card["dev"]["modes_int8"] = modes
+        card["dev"]["modes_int8"] = fitted.modes
         card["calibrators_int8"] = files
     else:
-        card["dev"]["modes"] = modes
-        card["score_mode"] = default_score_mode(modes)
+        card["dev"]["modes"] = fitted.modes
+        card["score_mode"] = default_score_mode(fitted.modes)
     card["recalibrated" if precision == "fp32" else f"recalibrated_{precision}"] = {
-        "command": command or shlex.join(["sciera", *sys.argv[1:]]),
+        "command": "",
         "date": time.strftime("%Y-%m-%d"),
         "fused_features": list(FUSED_FEATURES),
         "first_stage": f"{spec.retriever} top-{spec.depth} (embedder {s.backend}"
         + (f" {s.model}" if s.model else "")
         + ")",
         **({"calibration_ssli": {"sets": sets, "weight": weight}} if ssli else {}),
-        "seconds": round(time.monotonic() - started, 1),
+        "seconds": 0.0,
     }
+
+
+def _write(
+    model_dir: Path, work: Path, card: dict[str, Any], fitted: Calibration, precision: str
+) -> None:
+    from sciera.artifacts.card import write_card
+    from sciera.artifacts.manifest import write_manifest
+    from sciera.train.calibration_questions import bundle
+
+    files = dict(zip(("calibrated", "fused"), CALIBRATOR_FILES[precision], strict=True))
     try:
         for mode, name in files.items():
             tmp = model_dir / f"{name}.tmp"
-            cals[mode].save(tmp)
+            fitted.calibrators[mode].save(tmp)
             tmp.replace(model_dir / name)
         write_card(model_dir, card)
         bundle(model_dir, work, card)
@@ -193,7 +264,6 @@ def recalibrate(
             "folder somewhere writable and recalibrate the copy"
         ) from exc
     (work / "card.json").write_text(json.dumps(card, indent=1) + "\n")
-    return TrainResult(model_dir, card)
 
 
 def record_ssli(

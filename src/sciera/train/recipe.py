@@ -9,8 +9,8 @@ Shared by every ``sciera train KIND RECIPE.yaml [--set key=value ...]``:
   ``ingredients.0.epochs=2``), validate, and read every relative :class:`~pathlib.Path`
   field relative to the YAML file's folder; any error is one line
   ``file: field.path: problem``;
-- :class:`StageLog`: which stages of a run are done and with what settings, so a rerun
-  skips them and a changed stage runs again, with every stage after it.
+- :class:`StageLog` and :func:`run_stages`: which stages of a run are done and with what
+  settings, so a rerun skips them and a changed stage runs again, with every stage after it.
 """
 
 from __future__ import annotations
@@ -18,12 +18,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from sciera.errors import ScieraError
 
@@ -35,6 +37,24 @@ class Recipe(BaseModel):
 
 
 R = TypeVar("R", bound=BaseModel)
+_FIELD_PATH = re.compile(r"^([A-Za-z_][\w.\[\]]*): (.+)$", re.S)
+
+
+def partial(model: type[Recipe]) -> type[Recipe]:
+    """``model`` with every field optional (``None``: not given, the base's value stays),
+    its constraints kept: a part of a recipe that overrides some fields of another
+    (:func:`merged`), e.g. one ingredient's training settings."""
+    fields: dict[str, Any] = {}
+    for name, info in model.model_fields.items():
+        ann = Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation
+        fields[name] = (ann | None, Field(None, description=info.description))
+    return create_model(f"Partial{model.__name__}", __base__=Recipe, **fields)
+
+
+def merged(base: R, part: BaseModel) -> R:
+    """``base`` with the fields ``part`` (a :func:`partial` of its model) gives, validated
+    as a whole."""
+    return type(base).model_validate({**dict(base), **part.model_dump(exclude_none=True)})
 
 
 def where(loc: Sequence[Any]) -> str:
@@ -85,7 +105,9 @@ def _resolved(value: Any, base_dir: Path) -> Any:
         return value if value.is_absolute() else Path(os.path.normpath(base_dir / value))
     if isinstance(value, BaseModel):
         return value.model_copy(
-            update={name: _resolved(getattr(value, name), base_dir) for name in type(value).model_fields}
+            update={
+                name: _resolved(getattr(value, name), base_dir) for name in type(value).model_fields
+            }
         )
     if isinstance(value, tuple | list):
         return type(value)(_resolved(v, base_dir) for v in value)
@@ -108,8 +130,11 @@ def parse_recipe(
     except ValidationError as exc:
         err = exc.errors()[0]
         msg = str(err["msg"]).removeprefix("Value error, ")
+        at = where(err["loc"])
+        if not at and (m := _FIELD_PATH.match(msg)):  # a whole-recipe check names its field
+            at, msg = m.groups()
         extra = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise ScieraError(f"{source}: {where(err['loc']) or 'recipe'}: {msg}{extra}") from None
+        raise ScieraError(f"{source}: {at or 'recipe'}: {msg}{extra}") from None
     return _resolved(recipe, base_dir) if base_dir is not None else recipe
 
 
@@ -159,3 +184,46 @@ class StageLog:
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(json.dumps({"stages": self._done}, indent=1) + "\n")
         tmp.replace(self.path)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One resumable step of a recipe's run: its name, the settings its log key hashes
+    and its work."""
+
+    name: str
+    settings: Any
+    run: Callable[[], Any]
+
+
+def run_stages(stages: Sequence[Stage], log: StageLog, say: Callable[[str], None]) -> list[Any]:
+    """Run ``stages`` in order, each skipped when ``log`` has it done with the same
+    settings (and every stage before it); what each stage run returned."""
+    results = []
+    for stage in stages:
+        key = settings_key(stage.settings)
+        if log.done(stage.name, key):
+            say(f"{stage.name}: done before with these settings, skipped")
+            continue
+        say(f"{stage.name}: ...")
+        results.append(stage.run())
+        log.record(stage.name, key)
+    return results
+
+
+def recipe_record(path: str | Path, sets: Sequence[str] = ()) -> dict[str, Any]:
+    """What a model card records of the recipe that made it: the file's path (as typed),
+    the ``--set`` overrides and the file's content (the YAML mapping as written)."""
+    content = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    return {"path": str(path), "set": list(sets), "content": content}
+
+
+def record_in_card(model_dir: Path, card: dict[str, Any], record: dict[str, Any]) -> None:
+    """Add ``record`` (:func:`recipe_record` and the stage) to a written model's card as
+    ``recipe``; its rendering and manifest follow."""
+    from sciera.artifacts.card import write_card
+    from sciera.artifacts.manifest import write_manifest
+
+    card["recipe"] = record
+    write_card(model_dir, card)
+    write_manifest(model_dir)

@@ -105,19 +105,11 @@ def soup(
     progress: Progress | None = None,
     command: str | None = None,
 ) -> TrainResult:
-    from sciera.artifacts.registry import CROSS_ENCODER, resolve
-    from sciera.train.ce_fit import CALIBRATION, dev_rankings, load_cross_encoder
+    from sciera.train.ce_fit import CALIBRATION, dev_rankings
 
     settings = settings or load_settings()
     started = time.monotonic()
-    ingredients = [_ingredient(m, resolve(CROSS_ENCODER, m, settings.home)) for m in job.models]
-    max_length = int(ingredients[0].card["max_length"])
-    states = [
-        load_cross_encoder(str(i.path), max_length=max_length).model.state_dict()
-        for i in ingredients
-    ]
-    ce = load_cross_encoder(str(ingredients[0].path), max_length=max_length)  # soups go here
-    check_compatible(ingredients, states)
+    ingredients, states, ce = _load(job.models, settings)
     model_dir, work = open_work(job.out, settings, job.overwrite)
     seed_questions(ingredients[0].path, work)  # its questions, in its styles: the soup's
     card0 = ingredients[0].card
@@ -186,6 +178,25 @@ def soup(
     # float16: the ingredients' own storage
     install(model_dir, work, card, saver(ce, fitted, fp16=True))
     return TrainResult(model_dir, card)
+
+
+def _load(
+    models: Sequence[str], settings: Settings
+) -> tuple[list[Ingredient], list[dict[str, Any]], Any]:
+    """The ingredients, their weights, and the first one loaded (the soups go there),
+    checked to fit together."""
+    from sciera.artifacts.registry import CROSS_ENCODER, resolve
+    from sciera.train.ce_fit import load_cross_encoder
+
+    ingredients = [_ingredient(m, resolve(CROSS_ENCODER, m, settings.home)) for m in models]
+    max_length = int(ingredients[0].card["max_length"])
+    states = [
+        load_cross_encoder(str(i.path), max_length=max_length).model.state_dict()
+        for i in ingredients
+    ]
+    ce = load_cross_encoder(str(ingredients[0].path), max_length=max_length)
+    check_compatible(ingredients, states)
+    return ingredients, states, ce
 
 
 def greedy(n: int, score: Callable[[list[int]], tuple[float, ...]]) -> list[int]:

@@ -182,7 +182,7 @@ def test_a_card_without_ssli_renders_no_ssli_rows():
 
 def test_a_missing_set_is_refused_before_anything_is_computed(tmp_path):
     from sciera.settings import load_settings
-    from sciera.train.recalibrate import recalibrate
+    from sciera.train.recalibrate import RecalibrationJob, recalibrate
 
     model = tmp_path / "m"
     model.mkdir()
@@ -203,7 +203,11 @@ def test_a_missing_set_is_refused_before_anything_is_computed(tmp_path):
     with pytest.raises(ScieraError, match=r"gone\.jsonl: no such SSLI set; the card's"):
         recalibrate(str(model), settings)
     with pytest.raises(ScieraError, match=r"nope\.jsonl: no such SSLI set \(--calibration"):
-        recalibrate(str(model), settings, calibration_ssli=[str(tmp_path / "nope.jsonl")])
+        recalibrate(
+            str(model),
+            settings,
+            job=RecalibrationJob(calibration_ssli=[str(tmp_path / "nope.jsonl")]),
+        )
     with pytest.raises(ScieraError, match="weight must be 0 or more"):
-        recalibrate(str(model), settings, calibration_ssli_weight=-1)
+        recalibrate(str(model), settings, job=RecalibrationJob(calibration_ssli_weight=-1))
     assert not (tmp_path / "home" / "work").exists()  # refused before any work folder

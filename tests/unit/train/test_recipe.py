@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import Field
 
 from sciera.errors import ScieraError
 from sciera.train.recipe import Recipe, StageLog, load_recipe, settings_key
@@ -21,7 +22,7 @@ class Whole(Recipe):
     out: str
     corpus: Path
     part: Part = Part()
-    parts: list[Part] = []
+    parts: list[Part] = Field(default_factory=list)
 
 
 @pytest.fixture
@@ -70,7 +71,7 @@ def test_unreadable_and_malformed_files(tmp_path: Path) -> None:
         load_recipe(Whole, tmp_path / "missing.yaml")
     bad = tmp_path / "bad.yaml"
     bad.write_text("out: [\n")
-    with pytest.raises(ScieraError, match="bad.yaml: not valid YAML"):
+    with pytest.raises(ScieraError, match=r"bad\.yaml: not valid YAML"):
         load_recipe(Whole, bad)
     bad.write_text("- a\n")
     with pytest.raises(ScieraError, match="expected a mapping"):
