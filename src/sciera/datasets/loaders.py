@@ -226,6 +226,22 @@ def seeded_subset(qids: list[str], limit: int | None, seed: int) -> list[str]:
     return sorted(random.Random(seed).sample(ordered, limit))
 
 
+def _held_out(
+    by_question: dict[str, list[str]], kind: str, path: str | Path, model: str, held_out: str
+) -> dict[str, list[str]]:
+    """The questions of ``model``'s held-out split; every one must be in the dataset."""
+    from sciera.datasets.held_out import held_out_ids
+
+    ids = held_out_ids(model, kind, held_out)
+    missing = [i for i in ids if i not in by_question]
+    if missing:
+        raise ScieraError(
+            f"{path}: held_out_of {model}: {len(missing)} of its {len(ids)} held-out "
+            f"questions are not judged questions of this dataset (first: {missing[0]!r})"
+        )
+    return {i: by_question[i] for i in ids}
+
+
 def load_dataset(
     kind: str,
     path: str | Path,
@@ -236,6 +252,8 @@ def load_dataset(
     distractors_only: bool = False,
     specific_only: bool = False,
     unit: Unit | None = None,
+    held_out_of: str | None = None,
+    held_out: str = "dev",
 ) -> EvalDataset:
     """Load a dataset by type; ``limit`` questions (seeded sample), judged ones only;
     ``unit="document"`` judges a passage dataset per document (:meth:`EvalDataset.at_documents`).
@@ -247,13 +265,17 @@ def load_dataset(
     that Base and SSLI are compared on the questions the distractors test.
     ``specific_only`` keeps only the questions the set's ``specificity.json`` calls
     specific (:mod:`sciera.datasets.ssli.specificity`; ``sciera dataset check`` writes it):
-    a question naming no subject that singles out its source is left out."""
+    a question naming no subject that singles out its source is left out.
+    ``held_out_of`` keeps only the questions a trained model's card records as its
+    ``held_out`` split (:mod:`sciera.datasets.held_out`), before ``limit``."""
     loader = dataset_loader(kind)
     data = loader(Path(path), split=split)
     by_question: dict[str, list[str]] = {}
     for qid in data.queries:
         if qid in data.qrels:
             by_question.setdefault(question_of(qid, data.settings.get(qid)), []).append(qid)
+    if held_out_of is not None:
+        by_question = _held_out(by_question, kind, path, held_out_of, held_out)
     if distractors_only:
         full = loader(Path(path), split=None) if split is not None else data
         tested = {question_of(q, full.settings.get(q)) for q, d in full.distractors.items() if d}

@@ -13,7 +13,9 @@ with:
   metrics;
 - ``candidates``: the oracle setting's pool, its cited abstracts, cut into passages
   exactly as ``sciera ingest`` cuts ``corpus_sentences.jsonl`` (same ids, same texts), and
-  ``sentences``: those abstracts' sentence lists, which the rationale indices point into.
+  ``sentences``: those abstracts' sentence lists, which the rationale indices point into;
+- ``question_types``: ``yesno`` for every claim, so the verify stage decides it whatever its
+  wording, as ``sciera verify`` runs claims.
 
 Candidates and sentences come from ``corpus_sentences.jsonl`` beside the claims file; without
 it the dataset has no pool (the open setting only, retrieving from an ingested corpus). A
@@ -130,4 +132,5 @@ def load_scifact(path: Path, *, split: str | None = None) -> EvalDataset:
         candidates=candidates,
         claims=gold,
         sentences=sentences,
+        question_types=dict.fromkeys(queries, "yesno"),
     )

@@ -10,8 +10,10 @@ search calls, and every judge's score such as ``rubric_coverage``), a question's
 mean over the pipeline's complete repeats; the pipeline and the baseline are then
 compared on the questions both scored: the exact McNemar test when every score is
 0 or 1 (hit@1 with one repeat, yes/no accuracy), else the paired randomization test
-(:mod:`sciera.eval.significance`). The baseline is the experiment's first pipeline
-unless named.
+(:mod:`sciera.eval.significance`). SciFact's F1s (``abstract_label_only_f1`` ...) are
+over all claims, not means: each claim's counts, summed over the complete repeats, are
+swapped between the two pipelines (``f1_randomization``). The baseline is the
+experiment's first pipeline unless named.
 """
 
 from __future__ import annotations
@@ -37,7 +39,12 @@ from sciera.eval.metrics import (
 )
 from sciera.eval.metrics.registry import MetricSpec
 from sciera.eval.runstore import Results
-from sciera.eval.significance import PairedTest, mcnemar_exact, paired_randomization
+from sciera.eval.significance import (
+    PairedTest,
+    f1_randomization,
+    mcnemar_exact,
+    paired_randomization,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,8 +158,9 @@ def compare_pipelines(results: Results, baseline: str | None = None) -> list[Com
             f"{results.root}: baseline {base!r} is not a pipeline of this experiment "
             f"(pipelines: {', '.join(pipelines)})"
         )
-    specs = [parse_metric(m) for m in results.metrics]
-    specs = [s for s in specs if s.definition.mean_of_queries]
+    every = [parse_metric(m) for m in results.metrics]
+    specs = [s for s in every if s.definition.mean_of_queries]
+    f1s = [s for s in every if s.definition.kind == "verification" and s.label.endswith("_f1")]
     others = [p for p in pipelines if p != base and complete_repeats(results, p)]
     if not others or not complete_repeats(results, base):
         return []
@@ -174,7 +182,57 @@ def compare_pipelines(results: Results, baseline: str | None = None) -> list[Com
                         setting, pipeline, base, label, sum(a) / len(a), sum(b) / len(b), test
                     )
                 )
+            if f1s:
+                out.extend(_f1_comparisons(results, setting, base, pipeline, qids, f1s))
     return out
+
+
+def _claim_counts(results: Results, pipeline: str, qids: Sequence[str]) -> dict[str, Any]:
+    """Each gold claim's SciFact counts, summed over the pipeline's complete repeats."""
+    from sciera.eval.metrics.scifact import per_claim_counts
+
+    claims = results.dataset.get("claims", {})
+    gold = [claims[q] for q in qids if q in claims]
+    total: dict[str, Any] = {}
+    for r in complete_repeats(results, pipeline):
+        recs = results.records[pipeline][r]
+        preds = [recs[q]["verification"] for q in qids if "verification" in recs.get(q, {})]
+        for q, counts in per_claim_counts(gold, preds).items():
+            total[q] = total[q] + counts if q in total else counts
+    return total
+
+
+def _f1_comparisons(
+    results: Results,
+    setting: str,
+    base: str,
+    pipeline: str,
+    qids: Sequence[str],
+    specs: Sequence[MetricSpec],
+) -> list[Comparison]:
+    """SciFact F1s of ``pipeline`` against ``base``: the claims' counts swapped."""
+    ref, other = _claim_counts(results, base, qids), _claim_counts(results, pipeline, qids)
+    common = [q for q in qids if q in ref and q in other]
+    if not common:
+        return []
+    out = []
+    for s in specs:
+        level = s.definition.pattern.removesuffix("_f1")
+        a = [ref[q].score(level) for q in common]
+        b = [other[q].score(level) for q in common]
+        test = f1_randomization(
+            [(x.correct, x.predicted, x.gold) for x in a],
+            [(x.correct, x.predicted, x.gold) for x in b],
+        )
+        f1_a = _pooled_f1(a)
+        out.append(Comparison(setting, pipeline, base, s.label, f1_a, f1_a + test.mean_diff, test))
+    return out
+
+
+def _pooled_f1(scores: Sequence[Any]) -> float:
+    correct = sum(x.correct for x in scores)
+    total = sum(x.predicted + x.gold for x in scores)
+    return 2 * correct / total if total else 0.0
 
 
 def markdown_comparisons(comparisons: Sequence[Comparison]) -> str:
@@ -196,6 +254,6 @@ def markdown_comparisons(comparisons: Sequence[Comparison]) -> str:
     lines.append(
         f"\n`*`: p < 0.05, uncorrected for the {len(comparisons)} comparisons in this table "
         f"(Bonferroni: p < {0.05 / len(comparisons):.2g}). Scores are per-question means "
-        "over complete repeats."
+        "over complete repeats; SciFact's F1s are over all claims (their counts swapped)."
     )
     return "\n".join(lines) + "\n"

@@ -65,6 +65,17 @@ class DatasetSpec(_Strict):
         description="document: judge a passage dataset per document (Max-P), e.g. PubMedQA "
         "over an ingested corpus whose chunks are not the dataset's passages.",
     )
+    held_out_of: str | None = Field(
+        None,
+        description="Only the questions a trained model never trained on, as its card "
+        "records them (a verifier's name or folder: SciFact dev claims or CV fold, PubMedQA "
+        "held-out questions; sciera.datasets.held_out); before limit.",
+    )
+    held_out: Literal["dev", "cv_fold"] = Field(
+        "dev",
+        description="held_out_of's split: dev (SciFact: its dev claims; PubMedQA: its "
+        "held-out questions) or cv_fold (SciFact: the cross-validation fold it left out).",
+    )
 
     @field_validator("type")
     @classmethod
@@ -81,6 +92,15 @@ class DatasetSpec(_Strict):
     def _specific_needs_ssli(self) -> DatasetSpec:
         if self.specific_only and self.type != "ssli":
             raise ValueError(f"specific_only: only SSLI sets are judged for it, not {self.type}")
+        if self.held_out_of is not None or self.held_out != "dev":
+            from sciera.datasets.held_out import card_field
+
+            if self.held_out_of is None:
+                raise ValueError("held_out: given without held_out_of")
+            try:
+                card_field(self.type, self.held_out)
+            except ScieraError as exc:
+                raise ValueError(str(exc)) from None
         return self
 
 

@@ -349,7 +349,12 @@ def _build(
     if p.agent is not None:
         return _build_agent(p, exp, settings, factory, seed)
     llm = MeteredLLM(factory(settings, seed)) if p.uses_llm else None
-    pipeline = build_pipeline(p.stages(), settings, retriever=retrievers.get(p.retriever), llm=llm)
+    # a verify stage over a searched corpus reads the sentences its store keeps, as
+    # `sciera verify` does (a candidate pool's come with the dataset: _run_query)
+    store = exp.corpus if p.verify is not None and p.retriever != "candidates" else None
+    pipeline = build_pipeline(
+        p.stages(), settings, corpus=store, retriever=retrievers.get(p.retriever), llm=llm
+    )
     stages = _Stages(p, pipeline, llm=pipeline.llm)
     if p.generator is not None:
         stages.judges = _judges(exp, settings, stages.llm, factory, seed)
@@ -465,7 +470,8 @@ def _run_query(
     pipe, query = st.pipeline, data.queries[qid]
     rec: dict[str, Any] = {"qid": qid, "setting": data.setting(qid), "input": data.input_key(qid)}
     rec["first"] = unit_scores(ranking, data.unit, st.spec.depth)
-    own = data.sentences.get(qid)  # a candidate pool's abstracts, as sentence lists
+    # a candidate pool's abstracts, as sentence lists (a searched corpus has its own)
+    own = data.sentences.get(qid) if st.spec.retriever == "candidates" else None
     qtype = question_type_of(st.spec, data, qid)
     result = pipe.run(query, qtype, candidates=ranking, sentences=_Given(own) if own else None)
     cost = {"first_stage": {"seconds": first_seconds}}

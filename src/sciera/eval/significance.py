@@ -12,7 +12,11 @@ samples, so a difference is reported with its p-value, not alone:
   patterns fit in ``n_resamples``, else Monte Carlo with a seed, counting the observed
   pattern (``(hits + 1) / (resamples + 1)``) so a p-value is never 0.
 
-Both are two-sided and take the scores in query order; pairs must line up.
+- :func:`f1_randomization` for a corpus-level F1 (SciFact's claim-verification scores),
+  which is no mean of per-query values: each query's ``(correct, predicted, gold)`` counts
+  are swapped between the two systems with probability 1/2 and F1 recomputed from the sums.
+
+All are two-sided and take the scores in query order; pairs must line up.
 """
 
 from __future__ import annotations
@@ -107,3 +111,36 @@ def paired_randomization(
         hits += int(np.sum(np.abs(signs @ nonzero) / n >= observed - tol))
     p = (hits + 1) / (n_resamples + 1)
     return PairedTest("paired_randomization", n, float(diff.mean()), p, False)
+
+
+def _f1(rows: np.ndarray) -> np.ndarray:
+    c, p, g = rows[..., 0], rows[..., 1], rows[..., 2]
+    return np.where(p + g > 0, 2 * c / np.maximum(p + g, 1e-12), 0.0)
+
+
+def f1_randomization(
+    a: Sequence[tuple[int, int, int]],
+    b: Sequence[tuple[int, int, int]],
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> PairedTest:
+    """Paired approximate randomization of F1(B) - F1(A) over queries: each query's
+    ``(correct, predicted, gold)`` counts of A and B swapped with probability 1/2; p = share
+    of resamples with |difference| >= the observed one, ``(hits + 1) / (resamples + 1)``.
+    ``mean_diff`` is the difference of the two corpus F1s."""
+    xa, xb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if xa.shape != xb.shape or xa.ndim != 2 or xa.shape[1] != 3:
+        raise ValueError("two equally long lists of (correct, predicted, gold) per query")
+    if not len(xa):
+        raise ValueError("paired tests need at least one query")
+    observed = float(_f1(xb.sum(0)) - _f1(xa.sum(0)))
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for start in range(0, n_resamples, 2000):
+        size = min(2000, n_resamples - start)
+        swap = rng.random((size, len(xa), 1)) < 0.5
+        sa = np.where(swap, xb, xa).sum(1)
+        sb = np.where(swap, xa, xb).sum(1)
+        hits += int(np.sum(np.abs(_f1(sb) - _f1(sa)) >= abs(observed) - 1e-12))
+    p = (hits + 1) / (n_resamples + 1)
+    return PairedTest("f1_randomization", len(xa), observed, p, False)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sciera.eval.significance import mcnemar_exact, paired_randomization
+from sciera.eval.significance import f1_randomization, mcnemar_exact, paired_randomization
 
 
 def test_mcnemar_hand_values() -> None:
@@ -93,3 +93,27 @@ def test_bad_input_is_refused(a: list[float], b: list[float], message: str) -> N
 def test_mcnemar_takes_only_right_or_wrong() -> None:
     with pytest.raises(ValueError, match="0/1"):
         mcnemar_exact([1, 0.5], [1, 0])
+
+
+def test_f1_randomization_identical_systems_and_a_clear_gain() -> None:
+    same = [(1, 2, 2)] * 10
+    out = f1_randomization(same, same, n_resamples=200)
+    assert out.mean_diff == 0.0 and out.p_value == 1.0
+    a = [(0, 1, 1)] * 30  # F1 0
+    b = [(1, 1, 1)] * 30  # F1 1
+    out = f1_randomization(a, b, n_resamples=2000)
+    assert out.mean_diff == pytest.approx(1.0) and out.test == "f1_randomization"
+    assert out.p_value == pytest.approx(1 / 2001) and out.n == 30
+    with pytest.raises(ValueError, match="per query"):
+        f1_randomization([(1, 1, 1)], [(1, 1)])
+
+
+def test_f1_randomization_is_over_summed_counts_not_a_mean() -> None:
+    # A: 2 claims right of 2 predicted, 4 gold -> F1 = 4 / 6; B: 3 of 4 predicted -> 6 / 8
+    a = [(1, 1, 2), (1, 1, 2)]
+    b = [(2, 2, 2), (1, 2, 2)]
+    out = f1_randomization(a, b, n_resamples=1000)
+    assert out.mean_diff == pytest.approx(6 / 8 - 4 / 6)
+    # swapping one claim moves the F1s 6/7 vs 4/7 apart (|diff| 2/7 > 1/12), swapping both
+    # gives -1/12: every one of the four patterns is as extreme as the observed one
+    assert out.p_value == 1.0

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from sciera.eval.aggregate import aggregate
 from sciera.eval.experiment import parse_experiment
 from sciera.eval.runner import run_experiment
@@ -83,6 +85,72 @@ def test_verification_is_logged_and_scored_with_scifacts_metrics(tmp_path, regis
     [row] = aggregate(results)
     cells = {c: v.mean for c, v in row.cells.items()}
     assert cells["abstract_label_only_f1"] == 1.0 and cells["sentence_label_f1"] == 1.0
+
+
+def test_the_report_pairs_scifact_f1s_by_swapping_claims(tmp_path, registered):
+    """`eval report --baseline`: SciFact's F1s are corpus-level, so the paired test swaps each
+    claim's counts (f1_randomization); a pipeline reading no abstract predicts nothing."""
+    from sciera.eval.compare import compare_pipelines
+
+    folder = write(tmp_path / "scifact")
+    verify = {"selector": "overlap", "verdict": "keyword", "abstracts": 2}
+    spec = {
+        "name": "pair",
+        "dataset": {"type": "scifact", "path": str(folder)},
+        "metrics": ["abstract_label_only_f1", "abstract_label_only_precision"],
+        "repeats": 1,
+        "pipelines": [
+            {"name": "oracle", "retriever": "candidates", "verify": verify},
+            {"name": "none", "retriever": "candidates"},
+        ],
+    }
+    out = tmp_path / "out"
+    run_experiment(
+        parse_experiment(spec, "pair.yaml"), out, settings=load_settings(home=tmp_path / "home")
+    )
+    [c] = compare_pipelines(load_results(out), baseline="none")
+    assert (c.pipeline, c.metric, c.test.test) == (
+        "oracle",
+        "abstract_label_only_f1",
+        "f1_randomization",
+    )
+    assert (c.baseline_mean, c.mean, c.test.n) == (0.0, 1.0, 2)
+    assert c.test.p_value == pytest.approx(0.5, abs=0.05)  # 2 claims: 4 swap patterns
+
+
+def test_a_searched_corpus_is_verified_on_the_sentences_its_store_keeps(tmp_path, registered):
+    """The open setting reads the corpus store's sentence lists, as `sciera verify` does, not
+    the dataset's own (here the corpus holds abstract 11 with its sentences reversed: the
+    rationale is sentence 1 of the store, sentence 0 of the claims folder's file)."""
+    from sciera.corpus import ingest
+    from sciera.retrieve import build_indexes
+
+    folder = write(tmp_path / "scifact")
+    reordered = [{**SENTENCES[0], "abstract": SENTENCES[0]["abstract"][::-1]}, SENTENCES[1]]
+    source = tmp_path / "corpus_sentences.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in reordered))
+    corpus = tmp_path / "corpus"
+    ingest(source, corpus, format="scifact-sentences")
+    settings = load_settings(home=tmp_path / "home")
+    build_indexes(corpus, settings, which=["bm25"])
+    verify = {"selector": "overlap", "verdict": "keyword", "abstracts": 1}
+    spec = {
+        "name": "open",
+        "dataset": {"type": "scifact", "path": str(folder)},
+        "corpus": str(corpus),
+        "metrics": ["abstract_label_only_f1"],
+        "repeats": 1,
+        "pipelines": [
+            {"name": "open", "retriever": "bm25", "depth": 1, "verify": verify},
+            {"name": "oracle", "retriever": "candidates", "verify": verify},
+        ],
+    }
+    out = tmp_path / "out"
+    run_experiment(parse_experiment(spec, "open.yaml"), out, settings=settings)
+    records = load_results(out).records
+    open_pred = records["open"][0]["1"]["verification"]["evidence"]["11"]
+    assert open_pred == {"label": "SUPPORT", "sentences": [1]}
+    assert records["oracle"][0]["1"]["verification"]["evidence"]["11"]["sentences"] == [0]
 
 
 def _bioasq(path: Path, undecided: bool = False) -> Path:

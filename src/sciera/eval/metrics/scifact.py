@@ -228,6 +228,16 @@ def scifact_counts(
     return total
 
 
+def per_claim_counts(
+    gold: Iterable[GoldClaim | Mapping[str, Any]],
+    predictions: Iterable[ClaimPrediction | Mapping[str, Any]],
+) -> dict[str, Counts]:
+    """Each gold claim's counts by claim id (a claim without a prediction predicted
+    nothing): what a paired test of a corpus-level score swaps between two systems."""
+    preds = _predictions(predictions)
+    return {c.id: claim_counts(c, preds.get(c.id)) for c in _gold_claims(gold)}
+
+
 def scifact_metrics(
     gold: Iterable[GoldClaim | Mapping[str, Any]],
     predictions: Iterable[ClaimPrediction | Mapping[str, Any]],
