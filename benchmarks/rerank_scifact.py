@@ -455,12 +455,12 @@ def test_reliability(rows: list[dict], qrels: Mapping, out_dir: Path) -> dict[st
     are deepera_nofilter's, which are the calibrated probabilities of every candidate."""
     import numpy as np
 
-    from rerank_calibrate import prf_at
     from sciera.rerank.calibrate import (
         expected_calibration_error,
         reliability,
         reliability_diagram,
     )
+    from sciera.train.deepera_calibrator import prf_at
 
     p = np.array([s for r in rows for s in r["scores"]], dtype=float)
     y = np.array([int(qrels[r["qid"]].get(d, 0) > 0) for r in rows for d in r["ranked"]])

@@ -98,6 +98,6 @@ def test_the_default_model_has_a_bundled_calibrator(llm_1p5b, tmp_path):
 
     settings = Settings(home=tmp_path, deepera={"scorer": "llm"})
     agent = DeepEraReranker.from_settings(settings, llm=llm_1p5b)
-    assert agent.calibrator is not None, "refit: python benchmarks/rerank_calibrate.py"
+    assert agent.calibrator is not None, "refit: sciera train deepera-calibrator"
     assert agent.calibrator_source.startswith(str(BUNDLED))
     assert {"grade", "reciprocal_rank"} <= set(agent.calibrator.features)

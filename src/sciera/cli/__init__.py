@@ -31,6 +31,7 @@ def _register() -> None:
         research_cmds,
         search_cmds,
         serve_cmds,
+        train_calibrator_cmds,
         train_cmds,
         verify_cmds,
     )

@@ -84,7 +84,7 @@ class Calibrator:
             raise ScieraError(
                 f"calibrator was fitted for model {self.model_id!r} prompt "
                 f"{self.prompt_version!r}, not model {model_id!r} prompt {prompt_version!r}; "
-                "refit it (benchmarks/rerank_calibrate.py) or run without one"
+                "refit it (sciera train deepera-calibrator) or run without one"
             )
 
     def to_json(self) -> str:
@@ -109,7 +109,7 @@ class Calibrator:
 
 
 BUNDLED = Path(__file__).parent / "calibrators"
-"""Calibrators shipped with sciera (fitted by benchmarks/rerank_calibrate.py)."""
+"""Calibrators shipped with sciera (fitted by ``sciera train deepera-calibrator``)."""
 
 
 def artifact_name(model_id: str, prompt_version: str) -> str:

@@ -106,7 +106,7 @@ def test_the_users_calibrator_wins_over_the_bundled_one(tmp_path):
 
 def test_bundled_calibrators_load_and_match_the_current_grading_prompt():
     # a calibrator is tied to the grading prompt's version: after a prompt change the shipped
-    # one would silently stop applying, so refit it (benchmarks/rerank_calibrate.py)
+    # one would silently stop applying, so refit it (sciera train deepera-calibrator)
     from sciera.rerank.calibrate import BUNDLED
     from sciera.rerank.deepera.agent import calibration_key
 
