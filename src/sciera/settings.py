@@ -348,3 +348,11 @@ def load_settings(preset: str | None = None, **overrides: Any) -> Settings:
     data = _merge(data, _env_overrides())
     data = _merge(data, overrides)
     return Settings.model_validate(data)
+
+
+def with_overrides(settings: Settings, overrides: dict[str, Any]) -> Settings:
+    """``settings`` with ``overrides`` (nested dicts, as :func:`load_settings` takes) on top,
+    validated again; the same object when there are none."""
+    if not overrides:
+        return settings
+    return Settings.model_validate(_merge(settings.model_dump(), overrides))

@@ -1,5 +1,5 @@
 """The dataset registry: a type name (``"beir"``, ``"ssli"``, ``"pubmedqa"``, ``"bioasq"``,
-``"scifact"``) -> loader.
+``"scifact"``, ``"nfcorpus"``, ``"fulltext"``) -> loader.
 
 Every loader returns one :class:`EvalDataset`, the form the experiment runner reads:
 
@@ -203,8 +203,12 @@ DATASET_LOADERS: dict[str, str] = {
     "pubmedqa": "sciera.datasets.pubmedqa:load_pubmedqa",
     "bioasq": "sciera.datasets.bioasq:load_bioasq",
     "scifact": "sciera.datasets.scifact:load_scifact",
+    "nfcorpus": "sciera.datasets.nfcorpus:load_nfcorpus",
+    "fulltext": "sciera.datasets.fulltext:load_fulltext",
 }
 """Dataset type -> ``module:function`` (imported when used)."""
+JUDGED_IN_CORPUS = frozenset({"fulltext"})
+"""Types whose judgments name the corpus's own passages: their loader reads the corpus."""
 
 
 def dataset_loader(kind: str) -> Loader:
@@ -252,11 +256,13 @@ def load_dataset(
     distractors_only: bool = False,
     specific_only: bool = False,
     unit: Unit | None = None,
+    corpus: str | Path | None = None,
     held_out_of: str | None = None,
     held_out: str = "dev",
 ) -> EvalDataset:
     """Load a dataset by type; ``limit`` questions (seeded sample), judged ones only;
-    ``unit="document"`` judges a passage dataset per document (:meth:`EvalDataset.at_documents`).
+    ``unit="document"`` judges a passage dataset per document (:meth:`EvalDataset.at_documents`);
+    ``corpus`` is read by the types judged in it (:data:`JUDGED_IN_CORPUS`).
 
     The sample is drawn over questions, not ids: every setting of a sampled question is
     kept (``limit=10`` on an SSLI set gives 10 Base and the same 10 SSLI instances).
@@ -269,7 +275,8 @@ def load_dataset(
     ``held_out_of`` keeps only the questions a trained model's card records as its
     ``held_out`` split (:mod:`sciera.datasets.held_out`), before ``limit``."""
     loader = dataset_loader(kind)
-    data = loader(Path(path), split=split)
+    in_corpus = {"corpus": Path(corpus) if corpus else None} if kind in JUDGED_IN_CORPUS else {}
+    data = loader(Path(path), split=split, **in_corpus)
     by_question: dict[str, list[str]] = {}
     for qid in data.queries:
         if qid in data.qrels:

@@ -176,12 +176,33 @@ class ExperimentPipeline(PipelineSpec):
         ),
     )
     agent_params: dict[str, Any] = Field(default_factory=dict)
+    settings: dict[str, Any] = Field(
+        default_factory=dict,
+        description=(
+            "Overrides of the experiment's settings for this pipeline alone, e.g. "
+            "{embed: {backend: minilm}} (its first stage with another embedder) or "
+            "{retrieve: {sections: [methods, results]}}."
+        ),
+    )
 
     @field_validator("name")
     @classmethod
     def _file_safe(cls, value: str) -> str:
         if not _NAME.match(value):
             raise ValueError(f"{value!r} must be one word of letters, digits and _ . + -")
+        return value
+
+    @field_validator("settings")
+    @classmethod
+    def _valid_settings(cls, value: dict[str, Any]) -> dict[str, Any]:
+        from sciera.settings import Settings, with_overrides
+
+        try:
+            with_overrides(Settings.model_construct(), value)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(part) for part in err["loc"])
+            raise ValueError(f"{where}: {err['msg']}") from None
         return value
 
     @field_validator("agent")

@@ -51,7 +51,7 @@ from sciera.eval.runstore import mark_repeat_done, prepare_results_dir, write_re
 from sciera.executor import Executor
 from sciera.llm.metered import MeteredLLM, SeedTagged
 from sciera.pipeline import Pipeline, answer_json, build_pipeline
-from sciera.settings import Settings
+from sciera.settings import Settings, with_overrides
 from sciera.types import Ranking, ScoredPassage
 
 logger = logging.getLogger(__name__)
@@ -93,28 +93,35 @@ class _Stages:
 
 
 class Retrievers:
-    """First-stage retrievers opened once and shared by every pipeline that names them."""
+    """First-stage retrievers opened once and shared by every pipeline that names them
+    with the same settings (a pipeline's own ``settings:`` may name another embedder)."""
 
     def __init__(self, corpus: Path | None, settings: Settings) -> None:
         self.corpus, self.settings = corpus, settings
-        self._open: dict[str, Any] = {}
-        self._embedder: Any = None
+        self._open: dict[tuple[str, str], Any] = {}
+        self._embedders: dict[str, Any] = {}
 
-    def get(self, name: str) -> Any:
+    def get(self, name: str, settings: Settings | None = None) -> Any:
         if name == "candidates":
             return None
-        if name not in self._open:
+        settings = settings or self.settings
+        key = (name, settings.model_dump_json(exclude={"llm", "answer", "verify", "deepera"}))
+        if key not in self._open:
             from sciera.retrieve import open_retriever
 
             if self.corpus is None:
                 raise ScieraError(f"retriever {name!r} needs a corpus directory")
-            if name in ("dense", "hybrid") and self._embedder is None:
-                from sciera.embed.registry import create_embedder
+            emb = self._embedder(settings) if name in ("dense", "hybrid") else None
+            self._open[key] = open_retriever(self.corpus, name, settings, embedder=emb)
+        return self._open[key]
 
-                self._embedder = create_embedder(self.settings.embed, self.settings.home)
-            emb = self._embedder if name in ("dense", "hybrid") else None
-            self._open[name] = open_retriever(self.corpus, name, self.settings, embedder=emb)
-        return self._open[name]
+    def _embedder(self, settings: Settings) -> Any:
+        key = settings.embed.model_dump_json()
+        if key not in self._embedders:
+            from sciera.embed.registry import create_embedder
+
+            self._embedders[key] = create_embedder(settings.embed, settings.home)
+        return self._embedders[key]
 
 
 def experiment_settings(exp: Experiment) -> Settings:
@@ -143,7 +150,9 @@ def run_experiment(
     ``executor.shard_size`` on its workers (:class:`EvalTask`); the log, outputs and
     resume are the same."""
     ds = exp.dataset
-    data = load_dataset(ds.type, ds.path, **ds.model_dump(exclude={"type", "path"}))
+    data = load_dataset(
+        ds.type, ds.path, corpus=exp.corpus, **ds.model_dump(exclude={"type", "path"})
+    )
     if not data.queries:
         raise ScieraError(f"{ds.path}: the dataset has no judged question")
     settings = format_settings(settings or experiment_settings(exp), exp, data)
@@ -298,7 +307,7 @@ def pipeline_identity(p: ExperimentPipeline, settings: Settings) -> str:
         return ""
     from sciera.rerank.registry import reranker_identity
 
-    return reranker_identity(p.reranker, settings, p.reranker_params)
+    return reranker_identity(p.reranker, with_overrides(settings, p.settings), p.reranker_params)
 
 
 def run_questions(
@@ -335,7 +344,8 @@ def stages_model(p: ExperimentPipeline, factory: LLMFactory, settings: Settings,
     """The LLM model id recorded in the manifest ("" for pipelines without an LLM)."""
     if not p.uses_llm:
         return ""
-    return f"{settings.llm.backend}:{settings.llm.model}#seed={seed}"
+    llm = with_overrides(settings, p.settings).llm
+    return f"{llm.backend}:{llm.model}#seed={seed}"
 
 
 def _build(
@@ -346,15 +356,15 @@ def _build(
     factory: LLMFactory,
     seed: int,
 ) -> _Stages:
+    settings = with_overrides(settings, p.settings)  # the pipeline's own overrides
     if p.agent is not None:
         return _build_agent(p, exp, settings, factory, seed)
     llm = MeteredLLM(factory(settings, seed)) if p.uses_llm else None
+    retriever = retrievers.get(p.retriever, settings)
     # a verify stage over a searched corpus reads the sentences its store keeps, as
     # `sciera verify` does (a candidate pool's come with the dataset: _run_query)
     store = exp.corpus if p.verify is not None and p.retriever != "candidates" else None
-    pipeline = build_pipeline(
-        p.stages(), settings, corpus=store, retriever=retrievers.get(p.retriever), llm=llm
-    )
+    pipeline = build_pipeline(p.stages(), settings, corpus=store, retriever=retriever, llm=llm)
     stages = _Stages(p, pipeline, llm=pipeline.llm)
     if p.generator is not None:
         stages.judges = _judges(exp, settings, stages.llm, factory, seed)

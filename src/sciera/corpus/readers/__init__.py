@@ -29,6 +29,7 @@ from sciera.corpus.readers.beir import (
 from sciera.corpus.readers.csvfile import CsvReader
 from sciera.corpus.readers.jats import JatsReader
 from sciera.corpus.readers.jsonl import JsonlReader, iter_lines
+from sciera.corpus.readers.nfcorpus import NfcorpusReader
 from sciera.corpus.readers.openalex import OpenAlexReader
 from sciera.corpus.readers.pdf import PdfReader
 from sciera.corpus.readers.pubmed import PubmedReader
@@ -49,6 +50,7 @@ READERS: dict[str, type[RecordReader]] = {
     "jats": JatsReader,
     "pdf": PdfReader,
     "pubmedqa": PubmedqaReader,
+    "nfcorpus": NfcorpusReader,
 }
 
 _BY_SUFFIX = {
@@ -60,6 +62,7 @@ _BY_SUFFIX = {
     ".tsv": "csv",
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
+    ".docs": "nfcorpus",
 }
 
 
@@ -77,7 +80,8 @@ def detect_format(path: Path | str) -> str:
     ``csv``; ``.jsonl`` / ``.ndjson`` is ``jsonl``, or ``openalex`` when its first record has an
     ``abstract_inverted_index``, or ``scifact-sentences`` when its first record has a
     ``doc_id`` and an ``abstract`` that is a list of sentences. A ``.json`` object whose
-    first entry holds ``CONTEXTS`` is ``pubmedqa`` (PubMedQA's PQA files).
+    first entry holds ``CONTEXTS`` is ``pubmedqa`` (PubMedQA's PQA files); ``.docs`` is
+    ``nfcorpus`` (NFCorpus's own ``ID<TAB>text`` lines).
     """
     path = Path(path)
     if path.is_dir():
