@@ -4,8 +4,9 @@ low-rank adapters, fitted on the verifier's rationale labels alone.
 Why apart from the verifier: the verifier's rationale head shares its encoder with the
 verdict head, and the joint training costs it the sentence ranking; a selector trained on
 the rationale loss alone ranks a claim's rationale sentences better (average precision over
-the dev claims' evidence sentences 0.63-0.65 against the head's 0.46 in
-``benchmarks/verify_selector_probe.py``). Adapters keep it within the model budget: rank 16
+the dev claims' evidence sentences 0.63-0.65 against the head's 0.46 in the probe
+``git show e7f0f65:benchmarks/verify_selector_probe.py``, results in
+``benchmarks/results/verify_selector/``). Adapters keep it within the model budget: rank 16
 trains 0.8 M parameters (1.6 MB in float16) beside the cross-encoder sciera ships anyway,
 where a second full encoder would add 45 MB.
 
