@@ -22,6 +22,7 @@ def _register() -> None:
     from sciera.cli import (  # noqa: F401
         ask_cmds,
         corpus_cmds,
+        dataset_bioasq_cmds,
         dataset_cmds,
         eval_cmds,
         judge_cmds,

@@ -1,4 +1,5 @@
-"""SciFact dev claims -> BioASQ yes/no JSON: real claims and abstracts, a scripted rewrite."""
+"""``sciera dataset bioasq-from-scifact``: SciFact dev claims -> BioASQ yes/no JSON; real
+claims and abstracts, a scripted rewrite."""
 
 from __future__ import annotations
 
@@ -6,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
+import sciera.datasets.to_bioasq as to_bioasq
 from fakes import ScriptedLLM
-
-SCRIPT = "scifact_to_bioasq"
 
 
 @pytest.fixture(scope="module")
@@ -25,10 +25,10 @@ def abstracts(shared_data: Path) -> dict:
     return load_abstracts(shared_data / "scifact" / "corpus_sentences.jsonl")
 
 
-def test_a_claim_becomes_a_question_with_its_rationale_sentences(bench, claims, abstracts):
+def test_a_claim_becomes_a_question_with_its_rationale_sentences(claims, abstracts):
     claim = next(c for c in claims.values() if len(c.evidence) == 1)
     ((doc, gold),) = claim.evidence.items()
-    item = bench.to_question(claim, "Is it so?", abstracts)
+    item = to_bioasq.scifact_question(claim, "Is it so?", abstracts)
     assert item["exact_answer"] == {"SUPPORT": "yes", "CONTRADICT": "no"}[gold.label]
     assert item["body"] == "Is it so?" and item["documents"][0].endswith("/" + doc)
     sentences = abstracts[doc].sentences
@@ -39,16 +39,16 @@ def test_a_claim_becomes_a_question_with_its_rationale_sentences(bench, claims, 
         assert text[s["offsetInBeginSection"] : s["offsetInEndSection"]] == s["text"]
 
 
-def test_abstracts_that_disagree_give_no_question(bench, claims, abstracts):
+def test_abstracts_that_disagree_give_no_question(claims, abstracts):
     from sciera.datasets.claims import GoldAbstract, GoldClaim
 
     claim = next(c for c in claims.values() if len(c.evidence) >= 2)  # SciFact's agree
-    assert bench.to_question(claim, "Is it so?", abstracts) is not None
+    assert to_bioasq.scifact_question(claim, "Is it so?", abstracts) is not None
     (a, first), (b, second), *_ = claim.evidence.items()
     other = "CONTRADICT" if first.label == "SUPPORT" else "SUPPORT"
     evidence = {a: first, b: GoldAbstract(other, second.rationales)}
     mixed = GoldClaim(claim.id, claim.claim, evidence, claim.cited_doc_ids)
-    assert bench.to_question(mixed, "Is it so?", abstracts) is None
+    assert to_bioasq.scifact_question(mixed, "Is it so?", abstracts) is None
 
 
 @pytest.mark.parametrize(
@@ -61,11 +61,11 @@ def test_abstracts_that_disagree_give_no_question(bench, claims, abstracts):
         ("", None),
     ],
 )
-def test_only_a_one_question_reply_is_kept(bench, reply, question):
+def test_only_a_one_question_reply_is_kept(reply, question):
     llm = ScriptedLLM(default=reply)
-    assert bench.rewrite(llm, "TMEM27 is a marker for beta cells.") == question
+    assert to_bioasq.rewrite(llm, "TMEM27 is a marker for beta cells.") == question
     (call,) = llm.calls_to("complete")
-    assert call.messages[0].content == bench.REWRITE
+    assert call.messages[0].content == to_bioasq.REWRITE
     assert call.messages[1].content == "TMEM27 is a marker for beta cells."
 
 
@@ -79,19 +79,45 @@ def test_only_a_one_question_reply_is_kept(bench, reply, question):
         ("Knockout mice are viable.", False),
     ],
 )
-def test_negation_cues(bench, claim, cue):
-    assert bool(bench.NEGATION.search(claim)) is cue
+def test_negation_cues(claim, cue):
+    assert bool(to_bioasq.NEGATION.search(claim)) is cue
 
 
-def test_the_file_loads(bench, claims, abstracts, tmp_path):
+def test_the_file_loads(claims, abstracts, tmp_path):
     import json
 
     from sciera.datasets import load_dataset
 
     chosen = [c for c in claims.values() if len({g.label for g in c.evidence.values()}) == 1]
-    items = [bench.to_question(c, f"Is claim {c.id} true?", abstracts) for c in chosen[:5]]
+    items = [to_bioasq.scifact_question(c, f"Is claim {c.id} true?", abstracts) for c in chosen[:5]]
     path = tmp_path / "bq.json"
     path.write_text(json.dumps({"questions": items}), encoding="utf-8")
     data = load_dataset("bioasq", path)
     assert len(data.queries) == 5
     assert set(data.labels.values()) <= {"yes", "no"}
+
+
+def test_the_command_writes_the_verifiers_dev_claims(shared_data, tmp_path, monkeypatch):
+    import json
+
+    import typer
+    from click.testing import CliRunner
+
+    import sciera.llm.registry
+    from sciera.cli import app, dataset_bioasq_cmds  # noqa: F401  (registers the commands)
+    from sciera.verify.network import read_card, resolve_model
+
+    monkeypatch.setattr(sciera.llm.registry, "make_llm", lambda s: ScriptedLLM(default="Is it?"))
+    monkeypatch.setenv("SCIERA_HOME", str(tmp_path / "home"))
+    path = tmp_path / "dev.json"
+    args = ["dataset", "bioasq-from-scifact", "--out", str(path)]
+    args += ["--claims", str(shared_data / "scifact" / "claims_train.jsonl")]
+    args += ["--sentences", str(shared_data / "scifact" / "corpus_sentences.jsonl")]
+    result = CliRunner().invoke(typer.main.get_group(app), args)
+    assert result.exit_code == 0, result.output
+    dev = read_card(resolve_model("scifact-verifier"))["data"]["dev_ids"]
+    questions = json.loads(path.read_text(encoding="utf-8"))["questions"]
+    assert {q["body"] for q in questions} == {"Is it?"}
+    assert {q["id"].removeprefix("scifact-") for q in questions} < {str(i) for i in dev}
+    assert f"{len(questions)} yes/no questions" in result.output
+    assert f"from {len(dev)} dev claims of scifact-verifier" in result.output
