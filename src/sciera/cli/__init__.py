@@ -25,6 +25,7 @@ def _register() -> None:
         dataset_bioasq_cmds,
         dataset_cmds,
         eval_cmds,
+        eval_pack_cmds,
         judge_cmds,
         llm_cmds,
         mcp_cmds,

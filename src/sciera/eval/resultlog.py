@@ -5,7 +5,7 @@ a run killed mid-write leaves at most one partial trailing line, which
 :meth:`QueryLog.open` cuts off before appending again. A query is done exactly
 when its line is in the log, so a restarted run skips it and never writes it twice.
 
-A results folder that is committed is packed (``benchmarks/pack_results.py``): its logs
+A results folder that is committed is packed (``sciera eval pack``): its logs
 and per-query rows are gzipped to ``<name>.gz``. Every reader goes through
 :func:`stored` / :func:`open_text` / :func:`read_text`, which take the plain name and
 read whichever of ``name`` and ``name.gz`` is there; before appending to a log whose

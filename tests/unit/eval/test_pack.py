@@ -1,4 +1,4 @@
-"""pack_results.py: what a committed results folder keeps plain, gzips and drops."""
+"""``sciera eval pack|unpack``: what a committed results folder keeps plain, gzips and drops."""
 
 from __future__ import annotations
 
@@ -9,13 +9,21 @@ import sys
 from pathlib import Path
 
 import pytest
+import typer
+from click.testing import CliRunner
 from PIL import Image
 
+from sciera.cli import app, eval_pack_cmds  # noqa: F401  (registers the commands)
 from sciera.datasets.loaders import EvalDataset
+from sciera.errors import ScieraError
+from sciera.eval.pack import optimize_png, pack_folder
 from sciera.eval.resultlog import read_log, read_text
 from sciera.eval.runstore import write_repeat_outputs
 
-SCRIPT = "pack_results"
+
+def sciera(*args: str) -> None:
+    result = CliRunner().invoke(typer.main.get_group(app), list(args))
+    assert result.exit_code == 0, result.output
 
 
 def results_folder(root: Path) -> Path:
@@ -41,7 +49,7 @@ def results_folder(root: Path) -> Path:
     return exp
 
 
-def test_pack_gzips_rows_and_logs_drops_what_unpack_writes_back(bench, tmp_path, monkeypatch):
+def test_pack_gzips_rows_and_logs_drops_what_unpack_writes_back(tmp_path):
     exp = results_folder(tmp_path)
     repeat = exp / "runs" / "p" / "r0"
     run_trec = (repeat / "run.trec").read_bytes()
@@ -49,7 +57,7 @@ def test_pack_gzips_rows_and_logs_drops_what_unpack_writes_back(bench, tmp_path,
     (tmp_path / "build").mkdir()
     (tmp_path / "build" / "qa.jsonl").write_text('{"passage_id": "a"}\n')
 
-    bench.pack_folder(tmp_path)
+    sciera("eval", "pack", str(tmp_path))
     files = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
     assert files == [
         "bench_rows.jsonl.gz",
@@ -61,13 +69,12 @@ def test_pack_gzips_rows_and_logs_drops_what_unpack_writes_back(bench, tmp_path,
         "exp/runs/p/r0/traces.jsonl.gz",  # not what the log gives back: kept, gzipped
     ]
     packed = {f: (tmp_path / f).read_bytes() for f in files}
-    bench.pack_folder(tmp_path)  # again: nothing changes
+    pack_folder(tmp_path)  # again: nothing changes
     assert {f: (tmp_path / f).read_bytes() for f in files} == packed
     assert list(read_log(repeat / "results.jsonl")) == ["q1", "q2"]
     assert read_text(tmp_path / "bench_rows.jsonl") == '{"qid": "q1"}\n'
 
-    monkeypatch.setattr(sys, "argv", ["pack_results.py", "--unpack", str(tmp_path)])
-    bench.main()
+    sciera("eval", "unpack", str(tmp_path))
     assert (repeat / "run.trec").read_bytes() == run_trec
     assert (repeat / "answers.jsonl").is_file() and (repeat / "first_stage.trec").is_file()
     assert read_text(repeat / "traces.jsonl") == '{"qid": "q1", "trace": "edited by hand"}\n'
@@ -82,15 +89,15 @@ def plot_png(path: Path) -> Image.Image:
     return img
 
 
-def test_png_is_reencoded_by_pillow_with_the_same_pixels(bench, tmp_path):
+def test_png_is_reencoded_by_pillow_with_the_same_pixels(tmp_path):
     path = tmp_path / "plot.png"
     img = plot_png(path)
     before = path.stat().st_size
-    saved = bench.optimize_png(path, encoder="pillow")
+    saved = optimize_png(path, encoder="pillow")
     assert saved > 0 and path.stat().st_size == before - saved
     with Image.open(path) as back:
         assert back.convert("RGBA").tobytes() == img.tobytes()
-    assert bench.optimize_png(path, encoder="pillow") == 0  # already optimized: left as it is
+    assert optimize_png(path, encoder="pillow") == 0  # already optimized: left as it is
 
 
 def fake_optipng(bin_dir: Path, body: str) -> None:
@@ -108,12 +115,12 @@ def fake_optipng(bin_dir: Path, body: str) -> None:
     script.chmod(0o755)
 
 
-def test_optipng_output_replaces_the_file_only_with_the_same_pixels(bench, tmp_path, monkeypatch):
+def test_optipng_output_replaces_the_file_only_with_the_same_pixels(tmp_path, monkeypatch):
     path = tmp_path / "plot.png"
     img = plot_png(path)
     fake_optipng(tmp_path / "bin", "pass")
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
-    saved = bench.optimize_png(path)  # optipng is on the PATH: it is the default encoder
+    saved = optimize_png(path)  # optipng is on the PATH: it is the default encoder
     assert saved > 0
     with Image.open(path) as back:
         assert back.convert("RGBA").tobytes() == img.tobytes()
@@ -122,6 +129,20 @@ def test_optipng_output_replaces_the_file_only_with_the_same_pixels(bench, tmp_p
     original = path.read_bytes()
     shutil.rmtree(tmp_path / "bin")
     fake_optipng(tmp_path / "bin", "img.putpixel((0, 1), (0, 0, 0, 255))")
-    with pytest.raises(SystemExit, match="optipng changed the pixels"):
-        bench.optimize_png(path)
+    with pytest.raises(ScieraError, match="optipng changed the pixels"):
+        optimize_png(path)
     assert path.read_bytes() == original  # a changed picture never replaces the file
+
+
+def test_a_file_given_by_name_is_gzipped_and_a_png_reencoded_with_png(tmp_path):
+    rows, png = tmp_path / "rows.jsonl", tmp_path / "plot.png"
+    rows.write_text('{"qid": "q1"}\n')
+    img = plot_png(png)
+    before = png.stat().st_size
+    sciera("eval", "pack", str(rows), str(png))  # without --png a PNG is left as it is
+    assert not rows.exists() and read_text(rows) == '{"qid": "q1"}\n'
+    assert png.stat().st_size == before
+    sciera("eval", "pack", str(png), "--png")
+    assert png.stat().st_size < before
+    with Image.open(png) as back:
+        assert back.convert("RGBA").tobytes() == img.tobytes()
