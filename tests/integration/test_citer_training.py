@@ -2,7 +2,8 @@
 SciFact claims) and loads back as inference reads it: the float16 adapter file merged into
 the cross-encoder's weights scores every sentence as the adapted model it was trained as
 (a differential check of training against inference, through the shipped model); and
-``--add-citer`` adds it to a copy of the shipped verifier, keeping everything else."""
+the citer stage of a recipe adds it to a copy of the shipped verifier whose earlier stages
+are done, keeping everything else."""
 
 from __future__ import annotations
 
@@ -99,29 +100,40 @@ def test_a_citer_added_to_the_shipped_verifier_keeps_everything_else(data, tmp_p
     from sciera.settings import Settings
     from sciera.train import verifier_run
     from sciera.train.citer_fit import CiterConfig
+    from sciera.train.recipe import StageLog, settings_key
     from sciera.train.verifier_data import VerifierDataSpec
+    from sciera.train.verifier_job import VerifierJob, run_key
+    from sciera.train.verifier_policy import QUOTE_GRID
     from sciera.verify.network import VerifierNetwork
 
     shipped = SHIPPED[VERIFIER]["scifact-verifier"]
     folder = tmp_path / "models" / "v"
     shutil.copytree(shipped, folder)
     spec = VerifierDataSpec(claims="c.jsonl", sentences="s.jsonl", max_claims=8)
-    job = verifier_run.VerifierJob(
-        spec, str(folder), citer=CiterConfig(rank=2, epochs=1, batch=16, members=2), add_citer=True
-    )
-    with pytest.raises(ScieraError, match="training options differ"):
-        verifier_run.train_verifier(job, Settings(home=str(tmp_path)), command="c")
+    citer = CiterConfig(rank=2, epochs=1, batch=16, members=2)
+    job = VerifierJob(spec, str(folder), combine_llm=True, negated_claim=True, citer=citer)
+    settings = Settings(home=str(tmp_path))
+    with pytest.raises(ScieraError, match="other model or data settings"):
+        verifier_run.train_verifier(job, settings, command="c")
     card = json.loads((folder / "sciera-card.json").read_text())
-    card["run_key"] = verifier_run.run_key(job)  # as if trained with these options
+    card["run_key"] = run_key(job)  # as if trained with these settings
     (folder / "sciera-card.json").write_text(json.dumps(card))
+    # the stages before the citer done with these settings (as the shipped model's were)
+    work = tmp_path / "models" / "v.work"
+    run = verifier_run.Run(job, settings, folder, work, data, {})
+    log = StageLog(work / verifier_run.STAGE_LOG)
+    for stage in verifier_run.stages(run)[:3]:
+        log.record(stage.name, settings_key(stage.settings))
     monkeypatch.setattr(verifier_run, "prepare_verifier", lambda *a, **k: data)
-    result = verifier_run.train_verifier(job, Settings(home=str(tmp_path)), command="add")
+    said: list[str] = []
+    result = verifier_run.train_verifier(job, settings, command="add", say=said.append)
 
     new = result.card
-    assert new["citer_added"]["command"] == "add" and new["citer"]["rank"] == 2
+    assert said[-1] == "citer: ..." and sum(line.endswith("skipped") for line in said) == 3
+    assert new["command"] == "add" and "citer_added" in new and new["citer"]["rank"] == 2
     kept = {k: v for k, v in card["policy"].items() if k != "min_quoted"}
     assert {k: v for k, v in new["policy"].items() if k != "min_quoted"} == kept
-    assert [t["min_quoted"] for t in new["dev"]["quote_trials"]] == list(verifier_run.QUOTE_GRID)
+    assert [t["min_quoted"] for t in new["dev"]["quote_trials"]] == list(QUOTE_GRID)
     assert new["combiner"]["claim"] == card["combiner"]["claim"]  # the combiners kept
     for name in (
         "model.safetensors",

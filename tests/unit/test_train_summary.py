@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sciera.cli.train_cmds import verifier_summary
+from sciera.cli.train_verifier_cmds import verifier_summary
 
 CARD = Path(__file__).resolve().parents[2] / "src/sciera/verify/models/scifact-verifier"
 

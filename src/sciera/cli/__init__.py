@@ -35,6 +35,7 @@ def _register() -> None:
         serve_cmds,
         train_calibrator_cmds,
         train_cmds,
+        train_verifier_cmds,
         verify_cmds,
     )
 

@@ -122,15 +122,35 @@ def _pubmedqa(section: Mapping[str, Any] | None) -> list[str]:
     return [*lines, ""]
 
 
+def _reproduce(card: Mapping[str, Any]) -> list[str]:
+    """How to rebuild the model: its command and, when it has one, its recipe file."""
+    recipe = card.get("recipe") or {}
+    lines = ["Reproduce:", "", "```bash", card["command"], "```", ""]
+    if recipe.get("path"):
+        lines[0] = (
+            f"Reproduce (the recipe `{recipe['path']}`, recorded in `sciera-card.json`; a "
+            "rerun resumes its stages):"
+        )
+    return lines
+
+
+def _command(section: Mapping[str, Any]) -> list[str]:
+    """An older step's command, where the card records one (cards written before recipes)."""
+    return ["", "```bash", section["command"], "```"] if section.get("command") else []
+
+
+def _stages(section: Mapping[str, Any]) -> str:
+    names = section.get("stages")
+    return f"; the recipe's {' and '.join(names)} stage{'s' * (len(names) > 1)}" if names else ""
+
+
 def _recalibrated(section: Mapping[str, Any] | None) -> list[str]:
     if not section:
         return []
+    colon = ":" if section.get("command") else "."
     return [
-        f"Recalibrated {section['date']} ({section['weights_from']}):",
-        "",
-        "```bash",
-        section["command"],
-        "```",
+        f"Recalibrated {section['date']} ({section['weights_from']}{_stages(section)}){colon}",
+        *_command(section),
         "",
     ]
 
@@ -138,14 +158,12 @@ def _recalibrated(section: Mapping[str, Any] | None) -> list[str]:
 def _citer_added(section: Mapping[str, Any] | None) -> list[str]:
     if not section:
         return []
+    colon = ":" if section.get("command") else "."
     return [
         f"Citer added {section['date']} (the weights, the other calibrators, the rest of the "
         "policy and the LLM combiners kept; the citer's calibrator and `min_quoted` chosen on "
-        "the dev claims):",
-        "",
-        "```bash",
-        section["command"],
-        "```",
+        f"the dev claims{_stages(section)}){colon}",
+        *_command(section),
         "",
     ]
 
@@ -383,12 +401,7 @@ def render(card: Mapping[str, Any]) -> str:
         "",
         f"A {card['kind']} trained by sciera from `{card['base']}`.",
         "",
-        "Reproduce:",
-        "",
-        "```bash",
-        card["command"],
-        "```",
-        "",
+        *_reproduce(card),
         "## Data and splits",
         "",
         f"- claims: `{data['claims']}`, sentences: `{data['sentences']}`",

@@ -9,12 +9,13 @@ import pytest
 import typer
 from click.testing import CliRunner
 
-from sciera.cli import app, train_cmds  # noqa: F401  (registers the commands)
+from sciera.cli import app, train_verifier_cmds  # noqa: F401  (registers the commands)
 from sciera.datasets.claims import parse_gold
 from sciera.train.splits import SplitGuard
 from sciera.train.verifier_card import render
 from sciera.train.verifier_data import VerifierData, VerifierDataSpec
-from sciera.train.verifier_run import VerifierJob, choose_strong, claim_table
+from sciera.train.verifier_job import VerifierJob
+from sciera.train.verifier_policy import choose_strong, claim_table
 from sciera.types import CONTRADICT, NOT_ENOUGH_INFO, SUPPORT, AbstractVerdict, Verification
 
 
@@ -314,7 +315,7 @@ def _evidence_claims(n: int = 10):
 
 
 def test_the_combined_gate_is_chosen_on_dev_and_cross_validated():
-    from sciera.train.verifier_run import choose_combined_policy
+    from sciera.train.verifier_policy import choose_combined_policy
     from sciera.verify.base import AbstractText
     from sciera.verify.verifier import VerifyPolicy
 
@@ -365,7 +366,7 @@ class _AnyYes(_Verdict):
 
 
 def test_the_cited_sentences_are_chosen_on_dev_with_the_gate():
-    from sciera.train.verifier_run import choose_combined_policy
+    from sciera.train.verifier_policy import choose_combined_policy
     from sciera.verify.verifier import VerifyPolicy
 
     data = _evidence_claims()
@@ -385,15 +386,17 @@ def test_the_cited_sentences_are_chosen_on_dev_with_the_gate():
     assert {len(v.sentences) for v in verdict.asked} == {2}  # the context is still read
 
 
-def _cli_refuses(tmp_path: Path, message: str, *options: str) -> None:
-    """``sciera train verifier --out tmp/m OPTIONS`` exits 2 with ``message`` and writes
-    nothing."""
-    out = CliRunner().invoke(
-        typer.main.get_group(app),
-        ["train", "verifier", "--out", str(tmp_path / "m"), *options],
-    )
-    assert out.exit_code == 2
-    assert message in " ".join(out.output.replace("│", " ").split())
+def _cli_refuses(tmp_path: Path, message: str, *sets: str) -> None:
+    """``sciera train verifier RECIPE --set ...`` (a recipe of existing files, out tmp/m)
+    exits 2 with ``message`` and writes nothing."""
+    for name in ("c.jsonl", "s.jsonl"):
+        (tmp_path / name).write_text("")
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text("out: ./m\ndata: {claims: c.jsonl, sentences: s.jsonl}\n")
+    args = [a for s in sets for a in ("--set", s)]
+    out = CliRunner().invoke(typer.main.get_group(app), ["train", "verifier", str(recipe), *args])
+    assert out.exit_code != 0
+    assert message in " ".join(str(out.exception or out.output).replace("│", " ").split())
     assert not (tmp_path / "m").exists()
 
 
@@ -402,7 +405,8 @@ def test_negated_claim_without_the_combiners_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="add --combine-llm"):
         VerifierJob(spec, "m", negated_claim=True)
     VerifierJob(spec, "m", combine_llm=True, negated_claim=True)
-    _cli_refuses(tmp_path, "add --combine-llm", "--negated-claim")
+    # a recipe's negated claim sits in its combiner section: none without one
+    _cli_refuses(tmp_path, "negated_claim: Extra inputs are not permitted", "negated_claim=true")
 
 
 def test_combiner_size_without_the_combiners_is_refused(tmp_path: Path) -> None:
@@ -413,7 +417,11 @@ def test_combiner_size_without_the_combiners_is_refused(tmp_path: Path) -> None:
         VerifierJob(spec, "m", combine_llm=True, combiner_per_label=5)
     assert VerifierJob(spec, "m", combine_llm=True, combiner_per_label=50).per_label == 50
     assert VerifierJob(spec, "m", combine_llm=True).per_label == 100
-    _cli_refuses(tmp_path, "add --combine-llm", "--combiner-per-label", "50")
+    _cli_refuses(
+        tmp_path,
+        "r.yaml: combiner.per_label: Input should be greater than or equal to 10",
+        "combiner.per_label=5",
+    )
 
 
 class _QuotingSelector(_LowSelector):
@@ -428,7 +436,7 @@ class _QuotingSelector(_LowSelector):
 
 
 def test_the_quoted_sentences_are_chosen_last_and_leave_the_verdicts_alone():
-    from sciera.train.verifier_run import choose_combined_policy
+    from sciera.train.verifier_policy import choose_combined_policy
     from sciera.verify.verifier import VerifyPolicy
 
     data = _evidence_claims()
@@ -456,7 +464,7 @@ def test_the_quoted_sentences_are_chosen_last_and_leave_the_verdicts_alone():
 def test_the_citers_calibrator_is_fitted_on_the_heads_dev_sentences():
     import numpy as np
 
-    from sciera.train.verifier_run import DevSentences, fit_citer_calibrator
+    from sciera.train.verifier_calibrate import DevSentences, fit_citer_calibrator
     from sciera.verify.base import AbstractText
 
     rng = np.random.default_rng(0)
@@ -491,15 +499,3 @@ def test_rationale_labels_mark_every_gold_rationale_sentence():
     )
     assert gold.rationale_labels("d", 5) == [1, 0, 1, 1, 0]
     assert gold.rationale_labels("other", 3) == [0, 0, 0]  # not evidence
-
-
-def test_adding_a_citer_needs_one_and_keeps_the_rest(tmp_path: Path) -> None:
-    from sciera.train.citer_fit import CiterConfig
-
-    spec = VerifierDataSpec(claims=tmp_path / "c.jsonl", sentences=tmp_path / "s.jsonl")
-    with pytest.raises(ValueError, match="give --citer-rank"):
-        VerifierJob(spec, "m", add_citer=True)
-    for other in ({"recalibrate": True}, {"combine_llm": True}):
-        with pytest.raises(ValueError, match="keeps the calibrators"):
-            VerifierJob(spec, "m", add_citer=True, citer=CiterConfig(), **other)
-    _cli_refuses(tmp_path, "give --citer-rank", "--add-citer")

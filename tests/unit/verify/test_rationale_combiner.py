@@ -66,12 +66,12 @@ def test_the_selector_reads_the_relevance_model_only_with_a_combiner(monkeypatch
 def test_the_dev_sentences_read_feed_the_calibrator_and_the_combiner(monkeypatch):
     from sciera.datasets.claims import parse_gold
     from sciera.train.splits import SplitGuard
-    from sciera.train.verifier_data import VerifierData
-    from sciera.train.verifier_run import (
+    from sciera.train.verifier_calibrate import (
         dev_sentences,
         fit_rationale_calibrator,
         fit_rationale_combiner,
     )
+    from sciera.train.verifier_data import VerifierData
 
     abstracts = {
         f"d{i}": AbstractText(f"d{i}", "", ("aspirin helps.", "unrelated.", "aspirin again."))
@@ -91,7 +91,7 @@ def test_the_dev_sentences_read_feed_the_calibrator_and_the_combiner(monkeypatch
     data = VerifierData(abstracts, gold, [], list(gold), [], {}, [], [], [], [], SplitGuard())
     relevance = _Relevance()
     monkeypatch.setattr(trained, "sentence_relevance", lambda: relevance)
-    monkeypatch.setattr("sciera.train.verifier_run.sentence_relevance", lambda: relevance)
+    monkeypatch.setattr("sciera.train.verifier_calibrate.sentence_relevance", lambda: relevance)
     read = dev_sentences(_Network(), data, {cid: [f"d{cid}"] for cid in gold})
     assert len(read.y) == 30 and read.y.sum() == 10
     np.testing.assert_allclose(read.x[:3], [0.0, 1.0, 2.0])  # the stand-in head: the index
