@@ -393,15 +393,10 @@ def _cited(policy: Mapping[str, Any], trials: Sequence[Mapping[str, Any]] | None
     ]
 
 
-def render(card: Mapping[str, Any]) -> str:
-    data, dev, policy = card["data"], card["dev"], card["policy"]
-    vc, rc = dev["verdict_calibration"], dev["rationale_calibration"]
-    lines = [
-        f"# {card['name']}",
-        "",
-        f"A {card['kind']} trained by sciera from `{card['base']}`.",
-        "",
-        *_reproduce(card),
+def _data(card: Mapping[str, Any]) -> list[str]:
+    """The card's "Data and splits" section."""
+    data = card["data"]
+    return [
         "## Data and splits",
         "",
         f"- claims: `{data['claims']}`, sentences: `{data['sentences']}`",
@@ -429,6 +424,19 @@ def render(card: Mapping[str, Any]) -> str:
         f"- left out: {json.dumps(data['skipped'])}",
         f"- never trained on: {json.dumps(card['splits'])}",
         "",
+    ]
+
+
+def render(card: Mapping[str, Any]) -> str:
+    dev, policy = card["dev"], card["policy"]
+    vc, rc = dev["verdict_calibration"], dev["rationale_calibration"]
+    lines = [
+        f"# {card['name']}",
+        "",
+        f"A {card['kind']} trained by sciera from `{card['base']}`.",
+        "",
+        *_reproduce(card),
+        *_data(card),
         "## Hyperparameters",
         "",
         "```json",

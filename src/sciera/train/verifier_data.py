@@ -367,6 +367,57 @@ def prepare_verifier(
     """Checked training, dev and held-out records (see the module docstring)."""
     guard = make_guard(spec)
     abstracts = load_abstracts(spec.sentences)
+    claims, every, skipped = _checked_claims(spec, guard, abstracts)
+    train_ids, dev_ids, test_ids = _split_ids(spec, every, claims)
+    keep = set(train_ids) | set(dev_ids) | set(test_ids)
+    claims = {k: v for k, v in claims.items() if k in keep}
+    retrieved = _retrieved(spec, settings, claims, guard, abstracts, work, progress)
+    scorer = ZeroShotScorer(work / "zero_shot.jsonl", progress)
+    sentence_ex, verdict_ex = _scifact_examples(
+        [claims[i] for i in train_ids], abstracts, retrieved, spec, scorer
+    )
+    sources: dict[str, Any] = {"zero_shot_scorer": SCORER}
+    if spec.ssli_negatives:
+        ssli, ssli_sources = ssli_distractors(spec.ssli_negatives, guard)
+        verdict_ex += ssli
+        sources["ssli_negatives"] = ssli_sources
+    pq_train: list[PubMedQAItem] = []
+    pq_held: list[PubMedQAItem] = []
+    if spec.pubmedqa is not None:
+        pq_train, pq_held, sources["pubmedqa"] = _pubmedqa_split(spec)
+        verdict_ex += _pubmedqa_examples(pq_train, scorer)
+    reranked: dict[str, list[tuple[str, float]]] = {}
+    if spec.corpus is not None and (dev_ids or test_ids):
+        texts = {cid: claims[cid].claim for cid in (*dev_ids, *test_ids)}
+        reranked = _reranked(spec.corpus, texts, settings, work, guard, abstracts, progress)
+    # the guard once more over everything that made it in
+    for cid in (*train_ids, *dev_ids, *test_ids):
+        guard.check_query(cid, claims[cid].claim)
+    guard.check_docs({e.doc_id for e in sentence_ex})
+    guard.check_docs(d for ids in retrieved.values() for d in ids)
+    return VerifierData(
+        abstracts,
+        claims,
+        train_ids,
+        dev_ids,
+        test_ids,
+        retrieved,
+        sentence_ex,
+        verdict_ex,
+        pq_train,
+        pq_held,
+        guard,
+        skipped,
+        sources,
+        reranked,
+    )
+
+
+def _checked_claims(
+    spec: VerifierDataSpec, guard: SplitGuard, abstracts: Mapping[str, AbstractText]
+) -> tuple[dict[str, GoldClaim], list[str], dict[str, int]]:
+    """The claims the guard lets train (an evaluation claim in the file stops the run),
+    every claim id of the file in order, and how many were left out and why."""
     claims: dict[str, GoldClaim] = {}
     every: list[str] = []
     skipped = {
@@ -392,9 +443,16 @@ def prepare_verifier(
             skipped["missing_abstract"] += 1
             continue
         claims[c.id] = c
-    # split over every claim of the file, then leave the refused ones out: the dev split
-    # stays the one the cross-encoder and the embedder drew from the same claims
-    train_ids, dev_ids = dev_split(every, spec.dev_fraction, spec.seed)
+    return claims, every, skipped
+
+
+def _split_ids(
+    spec: VerifierDataSpec, every: Sequence[str], claims: Mapping[str, GoldClaim]
+) -> tuple[list[str], list[str], list[str]]:
+    """(train, dev, held-out CV fold) claim ids. The split is over every claim of the file,
+    the refused ones then left out: the dev split stays the one the cross-encoder and the
+    embedder drew from the same claims."""
+    train_ids, dev_ids = dev_split(list(every), spec.dev_fraction, spec.seed)
     train_ids = [c for c in train_ids if c in claims]
     dev_ids = [c for c in dev_ids if c in claims]
     test_ids: list[str] = []
@@ -405,69 +463,49 @@ def prepare_verifier(
         train_ids = train_ids[: spec.max_claims]
         dev_ids = dev_ids[: max(1, spec.max_claims // 4)]
         test_ids = test_ids[: max(1, spec.max_claims // 4)] if test_ids else []
-    keep = set(train_ids) | set(dev_ids) | set(test_ids)
-    claims = {k: v for k, v in claims.items() if k in keep}
-    retrieved = _retrieved(spec, settings, claims, guard, abstracts, work, progress)
-    scorer = ZeroShotScorer(work / "zero_shot.jsonl", progress)
-    sentence_ex, verdict_ex = _scifact_examples(
-        [claims[i] for i in train_ids], abstracts, retrieved, spec, scorer
+    return train_ids, dev_ids, test_ids
+
+
+def _pubmedqa_split(
+    spec: VerifierDataSpec,
+) -> tuple[list[PubMedQAItem], list[PubMedQAItem], dict[str, Any]]:
+    """PubMedQA's training and held-out questions (one fold held out, none with
+    ``pubmedqa_all``) and the card's note of them."""
+    assert spec.pubmedqa is not None
+    items = load_pubmedqa_items(spec.pubmedqa)
+    held = (
+        set()
+        if spec.pubmedqa_all
+        else set(folds([q.id for q in items], spec.cv_folds, spec.seed + 2)[spec.cv_fold or 0])
     )
-    sources: dict[str, Any] = {"zero_shot_scorer": SCORER}
-    if spec.ssli_negatives:
-        ssli, ssli_sources = ssli_distractors(spec.ssli_negatives, guard)
-        verdict_ex += ssli
-        sources["ssli_negatives"] = ssli_sources
-    pq_train: list[PubMedQAItem] = []
-    pq_held: list[PubMedQAItem] = []
-    if spec.pubmedqa is not None:
-        items = load_pubmedqa_items(spec.pubmedqa)
-        held = (
-            set()
-            if spec.pubmedqa_all
-            else set(folds([q.id for q in items], spec.cv_folds, spec.seed + 2)[spec.cv_fold or 0])
-        )
-        pq_train = [q for q in items if q.id not in held]
-        pq_held = [q for q in items if q.id in held]
-        verdict_ex += _pubmedqa_examples(pq_train, scorer)
-        sources["pubmedqa"] = {
-            "path": str(spec.pubmedqa),
-            "folds": spec.cv_folds,
-            "fold_seed": spec.seed + 2,
-            "held_out_fold": None if spec.pubmedqa_all else (spec.cv_fold or 0),
-        }
-    reranked: dict[str, list[tuple[str, float]]] = {}
-    if spec.corpus is not None and (dev_ids or test_ids):
-        ranked = reranked_candidates(
-            spec.corpus,
-            {cid: claims[cid].claim for cid in (*dev_ids, *test_ids)},
-            settings,
-            work / "reranked.json",
-            progress=progress,
-        )
-        for cid, rows in ranked.items():
-            allowed = set(guard.allowed_docs([d for d, _ in rows]))
-            reranked[cid] = [(d, x) for d, x in rows if d in allowed and d in abstracts]
-    # the guard once more over everything that made it in
-    for cid in (*train_ids, *dev_ids, *test_ids):
-        guard.check_query(cid, claims[cid].claim)
-    guard.check_docs({e.doc_id for e in sentence_ex})
-    guard.check_docs(d for ids in retrieved.values() for d in ids)
-    return VerifierData(
-        abstracts,
-        claims,
-        train_ids,
-        dev_ids,
-        test_ids,
-        retrieved,
-        sentence_ex,
-        verdict_ex,
-        pq_train,
-        pq_held,
-        guard,
-        skipped,
-        sources,
-        reranked,
+    source = {
+        "path": str(spec.pubmedqa),
+        "folds": spec.cv_folds,
+        "fold_seed": spec.seed + 2,
+        "held_out_fold": None if spec.pubmedqa_all else (spec.cv_fold or 0),
+    }
+    return [q for q in items if q.id not in held], [q for q in items if q.id in held], source
+
+
+def _reranked(
+    corpus: str | Path,
+    texts: Mapping[str, str],
+    settings: Any,
+    work: Path,
+    guard: SplitGuard,
+    abstracts: Mapping[str, AbstractText],
+    progress: Progress | None,
+) -> dict[str, list[tuple[str, float]]]:
+    """The dev (and held-out) claims' reranked abstracts with P(relevant), as ask reads
+    them, those the guard refuses or the sentence file lacks left out."""
+    ranked = reranked_candidates(
+        corpus, dict(texts), settings, work / "reranked.json", progress=progress
     )
+    out = {}
+    for cid, rows in ranked.items():
+        allowed = set(guard.allowed_docs([d for d, _ in rows]))
+        out[cid] = [(d, x) for d, x in rows if d in allowed and d in abstracts]
+    return out
 
 
 def _retrieved(
