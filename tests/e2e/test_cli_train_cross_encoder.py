@@ -5,7 +5,7 @@ the card, the model loading by path in the reranker and in `sciera eval retrieva
 --reranker`. Then a
 kill -9 in the middle of an epoch and a rerun that resumes from the last epoch checkpoint.
 The tiny model learns little; what is asserted is the contract, not quality (quality is
-measured by benchmarks/rerank_trained.py on the shipped model).
+measured by benchmarks/experiments/scifact_ce_shipped.yaml on the shipped model).
 """
 
 from __future__ import annotations

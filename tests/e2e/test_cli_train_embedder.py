@@ -4,7 +4,7 @@ guard, the loop, dev selection, the card, a bare trained name found under SCIERA
 re-embedding with `sciera index --embedder sentence-transformers --model NAME`, the
 evaluation with `sciera eval retrieval --embedder-model NAME`, and the guard against an
 index built with weights that were retrained since. Quality is measured by
-benchmarks/embedder_trained.py, not here.
+benchmarks/experiments/scifact_embedder_shipped.yaml, not here.
 """
 
 from __future__ import annotations

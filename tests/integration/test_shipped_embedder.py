@@ -1,7 +1,7 @@
 """The dense embedder sciera ships (`scifact-minilm`): present, small, carded with its split
 discipline, loaded offline in float32 from float16 weights, and a better SciFact retriever
 than the MiniLM it was trained from on test claims. Its quality over all 300 test claims is
-measured by benchmarks/embedder_trained.py (README rows), not asserted here."""
+measured by benchmarks/experiments/scifact_embedder_shipped.yaml (README rows), not here."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ def test_defaults_follow_the_spec(monkeypatch):
     monkeypatch.delenv("SCIERA_DEEPERA__SCORER")  # pinned to llm for the unit tier
     monkeypatch.delenv("SCIERA_LLM__THREADS", raising=False)  # one per pytest-xdist worker
     s = load_settings()
-    # the trained models are the defaults (measured: README, benchmarks/rerank_trained.py)
+    # the trained models are the defaults (measured: README, scifact_ce_shipped.yaml)
     assert s.deepera.scorer == "cross_encoder" and s.deepera.scorer_model == "scifact-minilm"
     # int8 where the model's card calibrated it (the shipped one): same SciFact test quality
     assert s.cross_encoder.precision == "auto"

@@ -8,7 +8,7 @@ builds that corpus: a copy of the corpus the set was built from, with every dist
 the set added as a document of its own (id ``ssli_<question>_<n>``, no title), and beside
 it, as a BEIR folder (``OUT/ssli``), the set's questions that have distractors and their
 gold passages' documents as qrels, for ``sciera eval retrieval`` and
-``benchmarks/rerank_trained.py --dataset ssli``. The copy is indexed like any corpus.
+``benchmarks/experiments/ssli_scifact_injected.yaml``. The copy is indexed like any corpus.
 """
 
 from __future__ import annotations
