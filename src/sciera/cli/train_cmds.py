@@ -27,30 +27,6 @@ def _quiet_transformers() -> None:
 OutOpt = Annotated[
     str, typer.Option("--out", help="Model name (SCIERA_HOME/models/NAME) or a path.")
 ]
-DepthOpt = Annotated[int, typer.Option(min=2, help="First-stage documents mined.")]
-RetrieverOpt = Annotated[str, typer.Option(help="First stage that mines negatives.")]
-DevFractionOpt = Annotated[float, typer.Option(help="Share of queries held out as dev.")]
-ExcludeQrelsOpt = Annotated[
-    list[Path] | None,
-    typer.Option(
-        "--exclude-qrels",
-        help="Evaluation judgments whose queries are refused "
-        "(a BEIR qrels/test.tsv beside --qrels is excluded without asking).",
-    ),
-]
-ExcludeSsliOpt = Annotated[
-    list[Path] | None,
-    typer.Option(
-        "--exclude-ssli",
-        help="SSLI evaluation set whose gold abstracts never "
-        "enter training (build folder, instances.jsonl or packed .jsonl.gz).",
-    ),
-]
-TimeBudgetOpt = Annotated[
-    float | None, typer.Option("--time-budget", help="Minutes of training at most.")
-]
-OverwriteOpt = Annotated[bool, typer.Option(help="Replace an existing model folder.")]
-Fp16Opt = Annotated[bool, typer.Option(help="Save the weights in float16 (half the size).")]
 PresetOpt = Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")]
 
 
