@@ -2,8 +2,8 @@
 the split discipline, loaded offline by its short name as the default, and measuring on its
 dev claims what its card says it measured (the weights, calibrators, inputs and policy the
 inference code reads are the ones training scored). Its quality is measured by
-benchmarks/verify_scifact.py and benchmarks/verify_pubmedqa.py (docs/benchmarks.md rows),
-not asserted here."""
+`sciera eval run` of benchmarks/experiments/verify_scifact.yaml and verify_pubmedqa.yaml
+(docs/benchmarks.md rows), not asserted here."""
 
 from __future__ import annotations
 
