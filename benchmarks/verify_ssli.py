@@ -25,13 +25,26 @@ import gzip
 import json
 import shlex
 import sys
+import time
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from verify_common import DATA, ROOT, log, write_rows
-
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
 SSLI = ROOT / "benchmarks" / "results" / "ssli_scifact_100" / "build" / "instances.packed.jsonl.gz"
+
+
+def log(msg: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')} {msg}", file=sys.stderr, flush=True)
+
+
+def write_rows(path: Path, rows: Sequence[Mapping]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt", encoding="utf-8") as out:
+        for row in rows:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
 def main() -> None:
