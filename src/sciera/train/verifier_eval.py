@@ -11,7 +11,7 @@ contexts (the reasoning setting): the selector's best sentences, then the verdic
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -169,4 +169,26 @@ def dev_metrics(
     return out
 
 
-__all__ = ["NEI", "SELECT", "dev_metrics", "scifact_scores", "to_prediction", "verify_claims"]
+@dataclass(frozen=True)
+class VerifierEvaluator:
+    """The verifier's evaluator on a set of claims, one object as sentence-transformers'
+    ``SentenceEvaluator``: called with a network, it returns :func:`dev_metrics`'s report,
+    and :attr:`primary_metric` (higher is better) is the one that picks the epoch."""
+
+    data: VerifierData
+    claim_ids: tuple[str, ...]
+    primary_metric: str = SELECT
+
+    def __call__(self, net: VerifierNetwork) -> dict[str, Any]:
+        return dev_metrics(net, self.data, self.claim_ids)
+
+
+__all__ = [
+    "NEI",
+    "SELECT",
+    "VerifierEvaluator",
+    "dev_metrics",
+    "scifact_scores",
+    "to_prediction",
+    "verify_claims",
+]

@@ -35,7 +35,7 @@ from sciera.embed.plain import encode_pairs
 from sciera.errors import ScieraError, require
 from sciera.train.loop import EpochTrainer, LoopConfig, Progress, TrainState, steps_for
 from sciera.train.verifier_data import SentenceExample, VerdictExample, VerifierData
-from sciera.train.verifier_eval import SELECT
+from sciera.train.verifier_eval import SELECT, VerifierEvaluator
 from sciera.verify.inputs import CONTEXTS, sentence_pair, verdict_pair
 from sciera.verify.network import NUM_LABELS, RATIONALE, VERDICT, VerifierNetwork
 
@@ -159,6 +159,8 @@ class VerifierTrainer(EpochTrainer):
         import torch
 
         self.cfg, self.data, self.base_path = cfg, data, base_path
+        self.evaluator = VerifierEvaluator(data, tuple(data.dev_ids))  # picks the epoch
+        self.select_metric = self.evaluator.primary_metric
         self.claim_text = {cid: c.claim for cid, c in data.claims.items()}
         self.verdicts = list(data.verdict_examples)
         labels = [e.label for e in self.verdicts]
@@ -251,9 +253,7 @@ class VerifierTrainer(EpochTrainer):
         return VerifierNetwork(self.model, self.tokenizer, self.cfg.inputs)
 
     def evaluate(self) -> dict[str, float]:
-        from sciera.train.verifier_eval import dev_metrics
-
-        return dev_metrics(self.network(), self.data, self.data.dev_ids)
+        return self.evaluator(self.network())
 
 
 def fit_verifier(
