@@ -96,6 +96,39 @@ class PipelineResult:
 
 
 @dataclass
+class _Run:
+    """One question's run in progress: what its stages share."""
+
+    question: str
+    question_type: str | None
+    on_event: OnEvent | None
+    cost: dict[str, dict[str, float]] = field(default_factory=dict)  # per stage
+    traces: dict[str, Any] = field(default_factory=dict)  # per stage: its own trace
+
+    def emit(self, name: str, payload: Callable[[], dict[str, Any]]) -> None:
+        """Tell the listener a stage ended; payloads are built only for a listener."""
+        if self.on_event is not None:
+            self.on_event(name, payload())
+
+
+def _filter_summary(trace: Mapping[str, Any]) -> dict[str, Any]:
+    """The filter's trace without its per-candidate decisions (tau as applied, top_k)."""
+    return {k: v for k, v in trace.items() if k != "decisions"}
+
+
+def _quoted_event(evidence: tuple[Evidence, ...]) -> dict[str, Any]:
+    """The ``evidence`` event of a verified question whose rationales are quoted."""
+    return {
+        "extractor": QUOTED,
+        "seconds": 0.0,
+        "sufficient": None,
+        "compression_ratio": 1.0,
+        "evidence": evidence_rows(evidence),
+        "trace": {"quoted": "the rationale sentences of the verified abstracts"},
+    }
+
+
+@dataclass
 class Pipeline:
     """Stages built from one :class:`PipelineSpec` (see :func:`~sciera.pipeline.build_pipeline`);
     ``llm`` is the metered LLM every stage shares (None when no stage uses one)."""
@@ -124,164 +157,197 @@ class Pipeline:
         verify stage the abstracts' sentences (a candidate pool's own); ``question_type``
         overrides the generator's (auto-detected) answer type; ``on_event`` hears each
         stage end (see the module docstring)."""
-        question = require_query(question, "question")
-        spec = self.spec
-        cost: dict[str, dict[str, float]] = {}
-        traces: dict[str, Any] = {}
-
-        def emit(name: str, payload: Callable[[], dict[str, Any]]) -> None:
-            if on_event is not None:  # payloads are built only for a listener
-                on_event(name, payload())
-
-        with self._stage(cost, "retrieve"):
-            if candidates is None:
-                if self.retriever is None:
-                    raise ScieraError(
-                        f"retriever {CANDIDATES!r}: this pipeline needs the candidates given"
-                    )
-                candidates = self.retriever.search(question, spec.depth)
-        emit(
-            "retrieved",
-            lambda: {
-                "first_stage": spec.retriever,
-                "depth": spec.depth,
-                "seconds": cost["retrieve"]["seconds"],
-                "candidates": ranking_rows(candidates),
-            },
-        )
-
-        reranked: Ranking | None = None
-        with self._stage(cost, "rerank"):
-            if self.reranker is not None:
-                reranked, traces["rerank"] = self.reranker.rerank_traced(
-                    question, candidates.top(self.rerank_depth)
-                )
-        with self._stage(cost, "filter"):
-            kept, traces["filter"] = self.filter.apply(
-                reranked if reranked is not None else candidates
-            )
-        table = candidate_table(
-            candidates, reranked if reranked is not None else candidates, traces["filter"]
-        )
-        emit(
-            "reranked",
-            lambda: {
-                "reranker": spec.reranker or "none",
-                "seconds": cost["rerank"]["seconds"] + cost["filter"]["seconds"],
-                "candidates": table,
-                "filter": {k: v for k, v in traces["filter"].items() if k != "decisions"},
-                "trace": traces.get("rerank") or None,
-            },
-        )
-
-        verification: Verification | None = None
-        if self.verifier is not None and self._verifies(question, question_type):
-            read = reranked if reranked is not None else candidates
-            with self._stage(cost, "verify"):
-                verification, traces["verify"] = self.verifier.verify(
-                    question, read, sentences=sentences
-                )
-            emit(
-                "verified",
-                lambda: {
-                    "seconds": cost["verify"]["seconds"],
-                    **verification_json(verification),  # type: ignore[arg-type]
-                },
-            )
-
-        ev: EvidenceResult | None = None
-        evidence = tuple(Evidence(it.passage, it.score) for it in kept)
-        sufficient: bool | None = None
-        quoted = (  # a verified question: its rationales quoted instead of the extractor's
-            self.extractor is not None
-            and verification is not None
-            and spec.verify is not None
-            and spec.verify.quote_only
-        )
-        if self.extractor is not None and not quoted:
-            with self._stage(cost, "evidence"):
-                ev = self.extractor.extract(question, kept)
-            evidence, sufficient = ev.evidence, ev.sufficient
-            emit(
-                "evidence",
-                lambda: {
-                    "extractor": self.extractor.name,  # type: ignore[union-attr]
-                    "seconds": cost["evidence"]["seconds"],
-                    "sufficient": ev.sufficient,
-                    "compression_ratio": ev.compression_ratio,
-                    "evidence": evidence_rows(ev.evidence),
-                    "trace": to_plain(ev.trace),
-                },
-            )
-
-        if verification is not None:
-            evidence = with_rationales(
-                evidence, verification, reranked if reranked is not None else candidates
-            )
-        elif not evidence and self._reads_closest(question, question_type):
-            evidence = closest_evidence(
-                reranked if reranked is not None else candidates, spec.filter.closest
-            )
+        r = _Run(require_query(question, "question"), question_type, on_event)
+        candidates = self._retrieve(r, candidates)
+        reranked, kept, table = self._rerank_and_filter(r, candidates)
+        read = reranked if reranked is not None else candidates
+        verification = self._verify(r, read, sentences)
+        quoted = self._quotes(verification)
+        ev, evidence = self._extract(r, kept, quoted)
+        evidence = self._add_verified(r, evidence, read, verification)
         if quoted:  # the event still comes, so every ask streams the same stages
-            emit(
-                "evidence",
-                lambda: {
-                    "extractor": QUOTED,
-                    "seconds": 0.0,
-                    "sufficient": None,
-                    "compression_ratio": 1.0,
-                    "evidence": evidence_rows(evidence),
-                    "trace": {"quoted": "the rationale sentences of the verified abstracts"},
-                },
-            )
-
-        answer: Answer | None = None
-        if self.generator is not None:
-            with self._stage(cost, "generate"):
-                answer = self.generator.answer(
-                    question,
-                    evidence,
-                    question_type,
-                    sufficient=sufficient,
-                    verification=verification,
-                )
-            info = {
-                "first_stage": spec.retriever,
-                "depth": spec.depth,
-                "reranker": spec.reranker or "none",
-                "evidence_extractor": (
-                    QUOTED if quoted else self.extractor.name if self.extractor else "none"
-                ),
-                "filter": {k: v for k, v in traces["filter"].items() if k != "decisions"},
-                "candidates": table,
-                "sufficient": sufficient,
-                "compression_ratio": ev.compression_ratio if ev is not None else 1.0,
-                "compression_ratio_candidates": compression_ratio(
-                    [it.passage.contents for it in candidates],
-                    "\n".join(e.text for e in evidence),
-                ),
-                "evidence_trace": to_plain(ev.trace) if ev is not None else {},
-                "rerank_trace": traces.get("rerank") or None,
-                "verification": (
-                    verification_json(verification) if verification is not None else None
-                ),
-                "verify_trace": traces.get("verify"),
-                "seconds": {k: v["seconds"] for k, v in cost.items()},
-                "cost": cost,
-            }
-            answer = replace(answer, trace={**answer.trace, "pipeline": info})
-            emit("answer", lambda: answer_json(answer))
+            r.emit("evidence", lambda: _quoted_event(evidence))
+        answer = self._generate(r, candidates, table, ev, evidence, verification, quoted)
         return PipelineResult(
-            question,
+            r.question,
             candidates,
             reranked,
             kept,
             ev,
             answer,
             verification=verification,
-            traces=traces,
-            cost=cost,
+            traces=r.traces,
+            cost=r.cost,
         )
+
+    def _retrieve(self, r: _Run, candidates: Ranking | None) -> Ranking:
+        """The retrieve stage: the first stage's ``spec.depth`` candidates, or the given ones."""
+        spec = self.spec
+        with self._stage(r.cost, "retrieve"):
+            if candidates is None:
+                if self.retriever is None:
+                    raise ScieraError(
+                        f"retriever {CANDIDATES!r}: this pipeline needs the candidates given"
+                    )
+                candidates = self.retriever.search(r.question, spec.depth)
+        found = candidates
+        r.emit(
+            "retrieved",
+            lambda: {
+                "first_stage": spec.retriever,
+                "depth": spec.depth,
+                "seconds": r.cost["retrieve"]["seconds"],
+                "candidates": ranking_rows(found),
+            },
+        )
+        return found
+
+    def _rerank_and_filter(
+        self, r: _Run, candidates: Ranking
+    ) -> tuple[Ranking | None, Ranking, list[dict[str, Any]]]:
+        """The rerank and filter stages: the reranked order (None without a reranker), the
+        kept passages and the candidate table the ``reranked`` event and the answer show."""
+        reranked: Ranking | None = None
+        with self._stage(r.cost, "rerank"):
+            if self.reranker is not None:
+                reranked, r.traces["rerank"] = self.reranker.rerank_traced(
+                    r.question, candidates.top(self.rerank_depth)
+                )
+        with self._stage(r.cost, "filter"):
+            kept, r.traces["filter"] = self.filter.apply(
+                reranked if reranked is not None else candidates
+            )
+        table = candidate_table(
+            candidates, reranked if reranked is not None else candidates, r.traces["filter"]
+        )
+        r.emit(
+            "reranked",
+            lambda: {
+                "reranker": self.spec.reranker or "none",
+                "seconds": r.cost["rerank"]["seconds"] + r.cost["filter"]["seconds"],
+                "candidates": table,
+                "filter": _filter_summary(r.traces["filter"]),
+                "trace": r.traces.get("rerank") or None,
+            },
+        )
+        return reranked, kept, table
+
+    def _verify(
+        self, r: _Run, read: Ranking, sentences: SentenceSource | None
+    ) -> Verification | None:
+        """The verify stage over the reranked (or first-stage) order: claims and yes/no
+        questions only (None for the others, or without a verifier)."""
+        if self.verifier is None or not self._verifies(r.question, r.question_type):
+            return None
+        with self._stage(r.cost, "verify"):
+            verification, r.traces["verify"] = self.verifier.verify(
+                r.question, read, sentences=sentences
+            )
+        r.emit(
+            "verified",
+            lambda: {"seconds": r.cost["verify"]["seconds"], **verification_json(verification)},
+        )
+        return verification
+
+    def _quotes(self, verification: Verification | None) -> bool:
+        """Whether a verified question's rationales are quoted instead of the extractor's
+        evidence (``verify.quote_only``)."""
+        return (
+            self.extractor is not None
+            and verification is not None
+            and self.spec.verify is not None
+            and self.spec.verify.quote_only
+        )
+
+    def _extract(
+        self, r: _Run, kept: Ranking, quoted: bool
+    ) -> tuple[EvidenceResult | None, tuple[Evidence, ...]]:
+        """The evidence stage: the extractor's result and evidence, or (no extractor, or the
+        rationales quoted) no result and the kept passages as they are."""
+        evidence = tuple(Evidence(it.passage, it.score) for it in kept)
+        if self.extractor is None or quoted:
+            return None, evidence
+        extractor = self.extractor
+        with self._stage(r.cost, "evidence"):
+            ev = extractor.extract(r.question, kept)
+        r.emit(
+            "evidence",
+            lambda: {
+                "extractor": extractor.name,
+                "seconds": r.cost["evidence"]["seconds"],
+                "sufficient": ev.sufficient,
+                "compression_ratio": ev.compression_ratio,
+                "evidence": evidence_rows(ev.evidence),
+                "trace": to_plain(ev.trace),
+            },
+        )
+        return ev, ev.evidence
+
+    def _add_verified(
+        self,
+        r: _Run,
+        evidence: tuple[Evidence, ...],
+        read: Ranking,
+        verification: Verification | None,
+    ) -> tuple[Evidence, ...]:
+        """The evidence with the verified abstracts' rationales (:func:`with_rationales`), or,
+        when nothing was kept and nothing verified, a checkable question's closest passages
+        (:func:`closest_evidence`)."""
+        if verification is not None:
+            return with_rationales(evidence, verification, read)
+        if not evidence and self._reads_closest(r.question, r.question_type):
+            return closest_evidence(read, self.spec.filter.closest)
+        return evidence
+
+    def _generate(
+        self,
+        r: _Run,
+        candidates: Ranking,
+        table: list[dict[str, Any]],
+        ev: EvidenceResult | None,
+        evidence: tuple[Evidence, ...],
+        verification: Verification | None,
+        quoted: bool,
+    ) -> Answer | None:
+        """The generate stage: the answer (None without a generator), its trace holding the
+        whole run's (``pipeline``)."""
+        if self.generator is None:
+            return None
+        sufficient = ev.sufficient if ev is not None else None
+        with self._stage(r.cost, "generate"):
+            answer = self.generator.answer(
+                r.question,
+                evidence,
+                r.question_type,
+                sufficient=sufficient,
+                verification=verification,
+            )
+        spec, cost, traces = self.spec, r.cost, r.traces
+        info = {
+            "first_stage": spec.retriever,
+            "depth": spec.depth,
+            "reranker": spec.reranker or "none",
+            "evidence_extractor": (
+                QUOTED if quoted else self.extractor.name if self.extractor else "none"
+            ),
+            "filter": _filter_summary(traces["filter"]),
+            "candidates": table,
+            "sufficient": sufficient,
+            "compression_ratio": ev.compression_ratio if ev is not None else 1.0,
+            "compression_ratio_candidates": compression_ratio(
+                [it.passage.contents for it in candidates],
+                "\n".join(e.text for e in evidence),
+            ),
+            "evidence_trace": to_plain(ev.trace) if ev is not None else {},
+            "rerank_trace": traces.get("rerank") or None,
+            "verification": (verification_json(verification) if verification is not None else None),
+            "verify_trace": traces.get("verify"),
+            "seconds": {k: v["seconds"] for k, v in cost.items()},
+            "cost": cost,
+        }
+        answer = replace(answer, trace={**answer.trace, "pipeline": info})
+        r.emit("answer", lambda: answer_json(answer))
+        return answer
 
     def _kind(self, question: str, question_type: str | None) -> str:
         """The question's answer type as the generator reads it (given, else detected)."""
