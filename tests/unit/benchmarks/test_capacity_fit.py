@@ -1,5 +1,6 @@
-"""benchmarks/scale/capacity.py: the power-law fit and extrapolation, the synthetic corpus
-generator, and resuming from the rows already measured. Pure functions, no models."""
+"""benchmarks/perf/capacity.py: the power-law fit and extrapolation (capacity_report.py),
+the synthetic corpus generator, and resuming from the rows already measured. Pure
+functions, no models."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-SCALE = Path(__file__).resolve().parents[3] / "benchmarks" / "scale"
+PERF = Path(__file__).resolve().parents[3] / "benchmarks" / "perf"
 ABSTRACTS = [
     "Vitamin D levels were measured in 120 adults. Bone density rose with vitamin D. "
     "The effect was larger in women.",
@@ -26,16 +27,16 @@ ABSTRACTS = [
 
 @pytest.fixture(scope="module")
 def scale() -> Iterator[dict[str, ModuleType]]:
-    """The benchmark's modules, imported from benchmarks/scale (not a package)."""
+    """The benchmark's scripts, imported from benchmarks/perf (not a package)."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.syspath_prepend(str(SCALE))
-        names = ("capacity", "capacity_model", "capacity_markdown", "synthetic_corpus")
+        patch.syspath_prepend(str(PERF))
+        names = ("capacity", "capacity_report", "capacity_steps", "synthetic_corpus")
         yield {name: importlib.import_module(name) for name in names}
 
 
 @pytest.fixture(scope="module")
 def model(scale: dict[str, ModuleType]) -> ModuleType:
-    return scale["capacity_model"]
+    return scale["capacity_report"]
 
 
 @pytest.fixture(scope="module")
@@ -135,11 +136,14 @@ def test_embedding_hours_follow_the_rate_and_the_ray_efficiency(model: ModuleTyp
     assert alone["wall_hours"]["32"] == pytest.approx(cpu_hours / 32)
 
 
-def test_steady_rate_starts_after_the_first_round_of_shards(model: ModuleType) -> None:
+def test_steady_rate_starts_after_the_first_round_of_shards(
+    scale: dict[str, ModuleType],
+) -> None:
+    steady_rate = scale["capacity_steps"].steady_rate
     marks = [(10.0, 256), (11.0, 512), (30.0, 768), (31.0, 1000)]
-    assert model.steady_rate(marks, 1) == pytest.approx((1000 - 256) / (31 - 10))
-    assert model.steady_rate(marks, 2) == pytest.approx((1000 - 512) / (31 - 11))
-    assert model.steady_rate(marks, 4) is None
+    assert steady_rate(marks, 1) == pytest.approx((1000 - 256) / (31 - 10))
+    assert steady_rate(marks, 2) == pytest.approx((1000 - 512) / (31 - 11))
+    assert steady_rate(marks, 4) is None
 
 
 def test_ray_speedup_prefers_the_steady_rates(scale: dict[str, ModuleType]) -> None:
@@ -162,8 +166,8 @@ def test_the_report_renders_as_markdown(scale: dict[str, ModuleType]) -> None:
         "notes": ["a note"],
         "machine": {"cpus": 2, "memory_gb": 8.0, "python": "3.11"},
     }
-    report = scale["capacity_model"].build_report(rows, meta)
-    text = scale["capacity_markdown"].markdown(report)
+    report = scale["capacity_report"].build_report(rows, meta)
+    text = scale["capacity_report"].markdown(report)
     assert "## Plan for 60,000,000 passages" in text
     assert "| BM25 index (bm25s), disk | 54 GB |" in text
     json.dumps(report)  # the JSON report is serialisable
@@ -217,7 +221,7 @@ def test_qdrant_edge_rows_enter_the_plan_and_their_own_table(
         }
 
     meta = {"command": "c", "notes": [], "machine": {"cpus": 2, "memory_gb": 8.0, "python": "3"}}
-    model, md = scale["capacity_model"], scale["capacity_markdown"]
+    model = md = scale["capacity_report"]
     report = model.build_report([edge(1_000), edge(10_000)], meta)
     plan = {r["metric"]: r for r in report["plan"]}
     assert plan["qdrant_edge.disk"]["value"] == pytest.approx(120.0)  # 60M x 2 kB in GB
@@ -235,11 +239,11 @@ def test_qdrant_edge_rows_enter_the_plan_and_their_own_table(
     assert "| 10,000 | 0 | 10 |" in md.markdown(both)
 
 
-def test_edge_vectors_follow_the_spectrum_of_the_real_ones(tmp_path: Path) -> None:
+def test_edge_vectors_follow_the_spectrum_of_the_real_ones(
+    scale: dict[str, ModuleType], tmp_path: Path
+) -> None:
     faiss = pytest.importorskip("faiss")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.syspath_prepend(str(SCALE))
-        edge = importlib.import_module("capacity_edge")
+    edge = scale["capacity_steps"]
     rng = np.random.default_rng(0)
     scales = np.array([3.0, 1.0] + [0.1] * 6)  # two directions carry the variance
     real = (rng.standard_normal((4000, 8)) * scales + 0.5).astype(np.float32)

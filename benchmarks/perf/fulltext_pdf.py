@@ -22,7 +22,7 @@ pypdfium2's plain text (pages joined; no header or hyphen handling), to record w
 library extracts these files best. Comparing letters and digits only forgives a hyphen
 left at a line break, so the plain baselines are not penalised for it.
 
-    python benchmarks/fulltext_pdf.py [--data ../shared/data/fulltext]
+    python benchmarks/perf/fulltext_pdf.py [--data ../shared/data/fulltext]
 """
 
 from __future__ import annotations
@@ -31,13 +31,12 @@ import argparse
 import csv
 import difflib
 import json
-import os
-import platform
 import re
-import sys
 import time
 from collections import Counter
 from pathlib import Path
+
+from common import DATA, RESULTS, command, loadavg, log, machine, write_json
 
 from sciera.corpus.fulltext import paper_document, section_kinds
 from sciera.corpus.fulltext.chunk import chunk_paper
@@ -45,8 +44,6 @@ from sciera.corpus.fulltext.jats import parse_jats
 from sciera.corpus.fulltext.model import Paper
 from sciera.corpus.fulltext.pdf import parse_pdf
 from sciera.corpus.sentences import split_sentences
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def squash(text: str) -> str:
@@ -143,19 +140,56 @@ def plain_text(library: str, file: Path) -> tuple[str, int]:
     return " ".join(" ".join(p.split()) for p in pages), len(pages)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared/data/fulltext")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/fulltext_pdf.json")
-    args = parser.parse_args()
-    with open(args.data / "MANIFEST.tsv", encoding="utf-8", newline="") as handle:
+def article_pairs(data: Path) -> list[tuple[str, str]]:
+    """``(pdf, xml)`` file names of the articles MANIFEST.tsv lists in both forms (same DOI)."""
+    with open(data / "MANIFEST.tsv", encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle, delimiter="\t"))
     by_doi: dict[str, dict[str, str]] = {}
     for row in rows:
         kind = "pdf" if row["file"].endswith(".pdf") else "xml"
         by_doi.setdefault(row["doi"], {})[kind] = row["file"]
-    pairs = sorted((v["pdf"], v["xml"]) for v in by_doi.values() if {"pdf", "xml"} <= set(v))
-    load_before = os.getloadavg()
+    return sorted((v["pdf"], v["xml"]) for v in by_doi.values() if {"pdf", "xml"} <= set(v))
+
+
+def summarize(
+    articles: list[dict[str, object]],
+    pages: int,
+    seconds: float,
+    baselines: dict[str, dict[str, float]],
+) -> dict[str, object]:
+    """The shares over all articles, the reader's speed and the plain-text baselines."""
+
+    def share(key_a: str, key_b: str) -> float:
+        a = sum(int(r[key_a]) for r in articles)  # type: ignore[call-overload]
+        b = sum(int(r[key_b]) for r in articles)  # type: ignore[call-overload]
+        return round(a / b, 4) if b else 0.0
+
+    sim_total = sum(float(r["char_similarity"]) * int(r["xml_sentences"]) for r in articles)  # type: ignore[arg-type]
+    return {
+        "articles": len(articles),
+        "pages": pages,
+        "sentences_recovered": share("sentences_recovered", "xml_sentences"),
+        "section_label_right": share("passages_section_right", "passages_with_xml_sentences"),
+        "char_similarity": round(sim_total / sum(int(r["xml_sentences"]) for r in articles), 4),  # type: ignore[call-overload]
+        "pages_per_s": round(pages / seconds, 1) if seconds else 0.0,
+        "targets": {"sentences_recovered": 0.95, "section_label_right": 0.9},
+        "plain_text_baselines": {
+            lib: {
+                "sentences_recovered": round(v["found"] / v["sentences"], 4),
+                "pages_per_s": round(v["pages"] / v["seconds"], 1),
+            }
+            for lib, v in baselines.items()
+        },
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DATA / "fulltext")
+    parser.add_argument("--out", type=Path, default=RESULTS / "fulltext_pdf.json")
+    args = parser.parse_args()
+    pairs = article_pairs(args.data)
+    load_before = loadavg()
     articles = []
     pages = 0
     seconds = 0.0
@@ -184,45 +218,22 @@ def main() -> None:
             baselines[lib]["found"] += sum(1 for k in keys if k in flat)
             baselines[lib]["sentences"] += len(keys)
             baselines[lib]["pages"] += n
-        print(
+        log(
             f"{pdf_name}: {row['sentences_recovered']}/{row['xml_sentences']} sentences, "
             f"{row['passages_section_right']}/{row['passages_with_xml_sentences']} sections "
-            f"right, similarity {row['char_similarity']}",
-            file=sys.stderr,
+            f"right, similarity {row['char_similarity']}"
         )
 
-    def share(key_a: str, key_b: str) -> float:
-        a = sum(int(r[key_a]) for r in articles)  # type: ignore[call-overload]
-        b = sum(int(r[key_b]) for r in articles)  # type: ignore[call-overload]
-        return round(a / b, 4) if b else 0.0
-
-    sim_total = sum(float(r["char_similarity"]) * int(r["xml_sentences"]) for r in articles)  # type: ignore[arg-type]
-    summary = {
-        "articles": len(articles),
-        "pages": pages,
-        "sentences_recovered": share("sentences_recovered", "xml_sentences"),
-        "section_label_right": share("passages_section_right", "passages_with_xml_sentences"),
-        "char_similarity": round(sim_total / sum(int(r["xml_sentences"]) for r in articles), 4),  # type: ignore[call-overload]
-        "pages_per_s": round(pages / seconds, 1) if seconds else 0.0,
-        "targets": {"sentences_recovered": 0.95, "section_label_right": 0.9},
-        "plain_text_baselines": {
-            lib: {
-                "sentences_recovered": round(v["found"] / v["sentences"], 4),
-                "pages_per_s": round(v["pages"] / v["seconds"], 1),
-            }
-            for lib, v in baselines.items()
-        },
-    }
+    summary = summarize(articles, pages, seconds, baselines)
     out = {
-        "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
-        "load_before": [round(x, 2) for x in load_before],
-        "load_after": [round(x, 2) for x in os.getloadavg()],
+        "command": command(),
+        "machine": machine(),
+        "load_before": load_before,
+        "load_after": loadavg(),
         "summary": summary,
         "articles": articles,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_json(args.out, out)
     print(json.dumps(summary, indent=1))
 
 

@@ -7,7 +7,7 @@ For each registered model:
   passage last) and without it (cache cleared before every call), and the speedup;
 - the persistent response cache: the same 30 calls again through ``CachedLLM`` (all hits).
 
-    python benchmarks/llm_speed.py [--models NAME ...] [--passages 30]
+    python benchmarks/perf/llm_speed.py [--models NAME ...] [--passages 30]
 
 The machine is shared: the load average before and after each model is recorded.
 """
@@ -16,10 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -27,6 +24,7 @@ from typing import Any
 
 import bm25s
 import Stemmer
+from common import DATA, RESULTS, command, loadavg, log, machine, write_json
 
 from sciera.llm.base import Message
 from sciera.llm.cache import CachedLLM
@@ -34,9 +32,7 @@ from sciera.llm.llamacpp import SPEED_PROMPT, LlamaCppLLM
 from sciera.llm.weights import registered_models, resolve_model
 from sciera.settings import Settings
 
-ROOT = Path(__file__).resolve().parents[1]
-SCIFACT = (ROOT / ".." / "shared" / "data" / "scifact").resolve()
-OUT = ROOT / "benchmarks" / "results" / "llm_speed.json"
+SCIFACT = DATA / "scifact"
 GRADES = [str(i) for i in range(11)]
 SYSTEM = (
     "You grade evidence for scientific claims. Given a claim and a passage, rate from 0 to 10 "
@@ -71,7 +67,7 @@ def grade_messages(claim: str, passage: str) -> list[Message]:
 
 
 def score_all(llm: Any, claim: str, passages: list[str]) -> tuple[float, list[float]]:
-    print(f"  scoring {len(passages)} passages with {type(llm).__name__}", file=sys.stderr)
+    log(f"  scoring {len(passages)} passages with {type(llm).__name__}")
     start = time.perf_counter()
     grades = [llm.choice_logprobs(grade_messages(claim, p), GRADES).expected() for p in passages]
     return time.perf_counter() - start, grades
@@ -79,7 +75,7 @@ def score_all(llm: Any, claim: str, passages: list[str]) -> tuple[float, list[fl
 
 def bench_model(name: str, home: Path, claim: str, passages: list[str]) -> dict[str, Any]:
     resolved = resolve_model(name, home)
-    load_before = os.getloadavg()[0]
+    load_before = loadavg()[0]
     row: dict[str, Any] = {"model": name, "model_id": resolved.model_id}
 
     def load(**kw: Any) -> LlamaCppLLM:
@@ -139,7 +135,7 @@ def bench_model(name: str, home: Path, claim: str, passages: list[str]) -> dict[
         "hit_pass_s": round(hit_s, 4),
         "speedup": round(reuse_s / hit_s, 1),
     }
-    row["loadavg_before_after"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
+    row["loadavg_before_after"] = [load_before, loadavg()[0]]
     return row
 
 
@@ -147,24 +143,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="*", default=list(registered_models()))
     parser.add_argument("--passages", type=int, default=30)
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--out", type=Path, default=RESULTS / "llm_speed.json")
     args = parser.parse_args()
 
     home = Settings().home
     claim, passages = claim_and_passages(args.passages)
     results = {
-        "command": "python benchmarks/llm_speed.py " + " ".join(sys.argv[1:]),
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+        "command": command(),
+        "machine": machine(),
         "claim": claim,
         "models": [],
     }
     for name in args.models:
-        print(f"benchmarking {name} ...", file=sys.stderr)
+        log(f"benchmarking {name} ...")
         results["models"].append(bench_model(name, home, claim, passages))
-        print(json.dumps(results["models"][-1], indent=1), file=sys.stderr)
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(results, indent=1) + "\n")  # after each model
-    print(f"wrote {args.out}", file=sys.stderr)
+        log(json.dumps(results["models"][-1], indent=1))
+        write_json(args.out, results)  # after each model
+    log(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 
 Run from the repository root with the venv active (no network needed)::
 
-    python benchmarks/serve_load.py --corpus corpora/scifact --searches 300 --concurrency 8 \\
+    python benchmarks/perf/serve_load.py --corpus corpora/scifact --searches 300 --concurrency 8 \\
         --asks 4 --queue-size 1
 
 The server is started here on 127.0.0.1 (a free port), warmed up with one search and one
@@ -29,13 +29,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data"
+from common import DATA, RESULTS, ROOT, command, log, write_json
+
 HOST = "127.0.0.1"  # loopback only
-
-
-def log(msg: str) -> None:
-    print(f"{time.strftime('%H:%M:%S')} {msg}", file=sys.stderr, flush=True)
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -127,7 +123,7 @@ def main() -> None:
     ap.add_argument("--asks", type=int, default=4)
     ap.add_argument("--queue-size", type=int, default=1)
     ap.add_argument("--limit-seconds", type=float, default=600.0)
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "serve_load.json")
+    ap.add_argument("--out", type=Path, default=RESULTS / "serve_load.json")
     args = ap.parse_args()
 
     claims = [json.loads(ln)["text"] for ln in (DATA / "scifact" / "queries.jsonl").open()][:400]
@@ -160,7 +156,7 @@ def main() -> None:
             proc.terminate()
             proc.wait(timeout=60)
     result = {
-        "command": shlex.join(["python", *sys.argv]),
+        "command": command(),
         "server": shlex.join(cmd[1:]),
         "settings": {
             "searches": args.searches,
@@ -170,7 +166,7 @@ def main() -> None:
         },
         **result,
     }
-    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    write_json(args.out, result)
     log(f"wrote {args.out}")
     print(json.dumps({k: result[k] for k in ("search", "ask", "wall_seconds")}, indent=1))
     bad = result["search"]["server_errors_other_5xx"] + result["ask"]["server_errors_other_5xx"]

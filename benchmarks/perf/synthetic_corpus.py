@@ -1,8 +1,10 @@
 """PubMed-like synthetic passages for the capacity benchmark: real abstract sentences
 resampled into BEIR-style documents, deterministically for a seed.
 
-    pool = sentence_pool(real_abstracts(DATA))
-    stats = write_corpus(pool, 100_000, seed=0, path=work / "src" / "corpus.jsonl")
+    python benchmarks/perf/synthetic_corpus.py --documents 100000 --seed 0 --out WORK/src
+
+writes ``WORK/src/corpus.jsonl`` and, beside it, ``synthetic.json`` (what was written and
+the seconds it took; ``capacity.py`` runs this for each corpus size).
 
 Sources: the SciFact abstracts and the PubMedQA contexts under ``../shared/data`` (the
 NFCorpus dev docs are left out: they are lowercased with stopwords removed, no sentences).
@@ -15,17 +17,19 @@ are the same whatever the total, so a small corpus is a prefix of a larger one.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from common import DATA, write_json
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 MAX_WORDS = 250  # sciera's default passage size (corpus.max_words)
 TITLE_WORDS = 15
 BLOCK = 4096
@@ -137,3 +141,21 @@ def write_corpus(
         "real_abstract_sentences_mean": round(float(pool.abstract_sentences.mean()), 2),
         "pool_sentences": len(pool.sentences),
     }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
+    parser.add_argument("--documents", type=int, required=True)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, required=True, help="the folder to write")
+    parser.add_argument("--max-words", type=int, default=MAX_WORDS)
+    args = parser.parse_args()
+    pool = sentence_pool(real_abstracts())
+    start = time.perf_counter()
+    stats = write_corpus(pool, args.documents, args.seed, args.out / "corpus.jsonl", args.max_words)
+    stats["generate_seconds"] = round(time.perf_counter() - start, 2)
+    write_json(args.out / "synthetic.json", stats)
+
+
+if __name__ == "__main__":
+    main()

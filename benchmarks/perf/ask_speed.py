@@ -4,7 +4,7 @@ so every LLM call is paid.
 
 Run from the repository root with the venv active (no network needed)::
 
-    python benchmarks/ask_speed.py --corpus corpora/scifact
+    python benchmarks/perf/ask_speed.py --corpus corpora/scifact
 
 Questions: the README's claim and the examples the verification issue names (speed only, no
 score; none is a SciFact test claim). Each is asked ``--repeats`` times; the median is
@@ -17,14 +17,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import statistics
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-from verify_common import ROOT, log
+from common import RESULTS, ROOT, command, log, run_child, write_json
 
 QUESTIONS = (
     "Vitamin D deficiency raises the risk of multiple sclerosis.",
@@ -36,15 +32,13 @@ QUESTIONS = (
 def ask_once(question: str, corpus: Path) -> dict:
     env = dict(os.environ, SCIERA_LLM__CACHE="false")
     cmd = ["sciera", "ask", question, "--corpus", str(corpus), "--json"]
-    start = time.perf_counter()
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
-    seconds = time.perf_counter() - start
+    done = run_child(cmd, env=env, capture=True)
     if done.returncode != 0:
         raise SystemExit(f"sciera ask failed ({done.returncode}): {done.stderr.strip()[-500:]}")
     answer = json.loads(done.stdout)
     stages = answer["trace"]["pipeline"]["seconds"]
     return {
-        "seconds": round(seconds, 2),
+        "seconds": round(done.seconds, 2),
         "stages": {k: round(v, 2) for k, v in stages.items()},
         "answer": (answer.get("exact") or [None])[0],
         "verdict": (answer["trace"].get("verification") or {}).get("label"),
@@ -69,15 +63,13 @@ def main() -> None:
         rows.append(row)
         log(f"{row['median_seconds']:.1f} s  {runs[0]['answer']}  {question}")
     out = {
-        "command": shlex.join(["python", *sys.argv]),
+        "command": command(),
         "repeats": args.repeats,
         "llm_cache": False,
         "questions": rows,
         "max_median_seconds": max(r["median_seconds"] for r in rows),
     }
-    dest = ROOT / "benchmarks" / "results" / "ask_speed.json"
-    dest.write_text(json.dumps(out, indent=1) + "\n")
-    log(f"wrote {dest}")
+    log(f"wrote {write_json(RESULTS / 'ask_speed.json', out)}")
 
 
 if __name__ == "__main__":

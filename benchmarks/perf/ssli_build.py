@@ -6,7 +6,7 @@ tokens per step, and the rejection counts from ``stats.json``.
 
     sciera ingest ../shared/data/scifact --corpus /tmp/ssli-work/scifact
     sciera index --corpus /tmp/ssli-work/scifact
-    python benchmarks/ssli_build.py --corpus /tmp/ssli-work/scifact \\
+    python benchmarks/perf/ssli_build.py --corpus /tmp/ssli-work/scifact \\
         --out /tmp/ssli-work/build --max-questions 5 [--mode ours] [--n-docs 10]
 
 The machine is shared: the load average before and after is recorded.
@@ -16,17 +16,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-import sys
 import time
 from pathlib import Path
+
+from common import RESULTS, command, loadavg, machine, write_json
 
 from sciera.datasets.ssli.builder import SSLIBuilder
 from sciera.datasets.ssli.config import BuildConfig
 from sciera.settings import load_settings
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def main() -> None:
@@ -39,7 +36,7 @@ def main() -> None:
     parser.add_argument("--n-distractors", type=int, default=6)
     parser.add_argument("--pool", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--result", type=Path, default=ROOT / "benchmarks/results/ssli_build.json")
+    parser.add_argument("--result", type=Path, default=RESULTS / "ssli_build.json")
     args = parser.parse_args()
 
     config = BuildConfig(
@@ -51,12 +48,12 @@ def main() -> None:
         seed=args.seed,
     )
     settings = load_settings()
-    load_before = os.getloadavg()
+    load_before = loadavg()
     t0 = time.perf_counter()
     stats = SSLIBuilder(args.corpus, args.out, config, settings=settings).run()
     seconds = time.perf_counter() - t0
     report = {
-        "command": " ".join(["python", "benchmarks/ssli_build.py", *sys.argv[1:]]),
+        "command": command(),
         "llm_model": settings.llm.model,
         "embedder": settings.embed.backend,
         "config": config.to_dict(),
@@ -65,11 +62,10 @@ def main() -> None:
         "seconds_per_question": stats["seconds_per_question"],
         "stats": stats,
         "load_before": load_before,
-        "load_after": os.getloadavg(),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "load_after": loadavg(),
+        "machine": machine(),
     }
-    args.result.parent.mkdir(parents=True, exist_ok=True)
-    args.result.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_json(args.result, report, indent=2)
     print(json.dumps({k: report[k] for k in ("questions", "seconds_per_question")}))
 
 

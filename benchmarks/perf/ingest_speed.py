@@ -5,7 +5,7 @@ passages/s), a second ingest of the same folder (journal says complete), and an
 ingest of a copy of corpus.jsonl (every document compared by content hash).
 Also times the chunker alone (sentence splitting + packing) on the same texts.
 
-    python benchmarks/ingest_speed.py [--data ../shared/data/scifact] [--max-words 250]
+    python benchmarks/perf/ingest_speed.py [--data ../shared/data/scifact] [--max-words 250]
 
 The machine is shared: the load average before and after is recorded.
 """
@@ -14,29 +14,24 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from sciera.corpus import chunk_text, ingest
+from common import DATA, RESULTS, command, loadavg, machine, write_json
 
-ROOT = Path(__file__).resolve().parents[1]
+from sciera.corpus import chunk_text, ingest
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=ROOT / ".." / "shared" / "data" / "scifact")
+    parser.add_argument("--data", type=Path, default=DATA / "scifact")
     parser.add_argument("--max-words", type=int, default=250)
-    parser.add_argument(
-        "--out", type=Path, default=ROOT / "benchmarks" / "results" / "ingest_speed.json"
-    )
+    parser.add_argument("--out", type=Path, default=RESULTS / "ingest_speed.json")
     args = parser.parse_args()
 
-    load_before = os.getloadavg()
+    load_before = loadavg()
     texts = [
         json.loads(line)["text"]
         for line in (args.data / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
@@ -54,6 +49,7 @@ def main() -> None:
         by_hash = ingest(copy, corpus, format="beir", max_words=args.max_words)
 
     result = {
+        "command": command(),
         "data": str(args.data.resolve()),
         "max_words": args.max_words,
         "documents": first.added,
@@ -66,14 +62,11 @@ def main() -> None:
         "reingest_same_file_seconds": round(again.seconds, 3),
         "reingest_copy_seconds": round(by_hash.seconds, 3),
         "reingest_copy_unchanged": by_hash.unchanged,
-        "python": sys.version.split()[0],
-        "machine": platform.machine(),
-        "cpus": os.cpu_count(),
-        "load_before": [round(x, 2) for x in load_before],
-        "load_after": [round(x, 2) for x in os.getloadavg()],
+        "machine": machine(),
+        "load_before": load_before,
+        "load_after": loadavg(),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_json(args.out, result, indent=2)
     print(json.dumps(result, indent=2))
 
 

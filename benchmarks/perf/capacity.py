@@ -1,7 +1,7 @@
 """Capacity model of sciera's corpus engines: how ingest, BM25, dense and Qdrant grow with
 corpus size, fitted and extrapolated to PubMed scale (60M passages).
 
-    python benchmarks/scale/capacity.py --sizes 100000 500000 2000000 --work /tmp/capacity \\
+    python benchmarks/perf/capacity.py --sizes 100000 500000 2000000 --work /tmp/capacity \\
         --out benchmarks/results/scale/capacity.json [--queries 200] [--embed-sample 2000] \\
         [--qdrant-max 100000] [--ray-sample 1000] \\
         [--edge-max 2000000] \\
@@ -10,7 +10,7 @@ corpus size, fitted and extrapolated to PubMed scale (60M passages).
         [--limit-minutes M]
 
 Corpus: N synthetic PubMed-like documents (real SciFact/PubMedQA abstract sentences
-resampled, see ``synthetic_corpus.py``), one passage each, in ``WORK/n<N>/src``.
+resampled, written by ``synthetic_corpus.py``), one passage each, in ``WORK/n<N>/src``.
 Every measurement runs in a child process of its own (``capacity_steps.py``); its peak
 RSS is the child's ``ru_maxrss`` from ``os.wait4``. Per size N:
 
@@ -30,7 +30,8 @@ and 1 torch threads; ``ray``: ``embed_on_ray`` on a local cluster with 1 and 2 w
 
 Each (size, step) row is appended to ``WORK/rows.jsonl`` when measured; a rerun skips
 the rows there (delete a line to measure it again). ``--out`` (JSON: measurements, fits,
-plan) and ``capacity.md`` beside it are rebuilt from all rows after every step.
+plan) and ``capacity.md`` beside it are rebuilt from all rows after every step by
+``capacity_report.py``.
 ``--limit-minutes`` stops between steps. MB and GB are 10^6 and 10^9 bytes.
 """
 
@@ -38,10 +39,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -50,26 +48,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from capacity_markdown import markdown
-from capacity_model import NODE_RAM_GB, TARGET, build_report
-from capacity_steps import package_version
-from synthetic_corpus import SentencePool, real_abstracts, sentence_pool, write_corpus
+from common import ROOT, command, loadavg, machine, package_version, run_child, write_json
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
 STEPS_SCRIPT = HERE / "capacity_steps.py"
-SIZED_STEPS = (
-    "ingest",
-    "bm25",
-    "bm25_mmap",
-    "dense",
-    "qdrant",
-    "qdrant_edge",
-    "qdrant_edge_flat",
-)
+REPORT_SCRIPT = HERE / "capacity_report.py"
+SYNTHETIC_SCRIPT = HERE / "synthetic_corpus.py"
+VECTOR_MODEL = "vector_model.npz"
+SIZED_STEPS = ("ingest", "bm25", "bm25_mmap", "dense", "qdrant", "qdrant_edge", "qdrant_edge_flat")
 ONCE_STEPS = ("embed", "ray")
 RAY_WORKERS = (1, 2)
-PACKAGES = (
+PACKAGES = [
     "sciera",
     "bm25s",
     "numba",
@@ -79,7 +68,7 @@ PACKAGES = (
     "torch",
     "ray",
     "numpy",
-)
+]
 DENSE_NOTE = (
     "dense: random unit vectors (384-d float32) stand in for embeddings; embedding N "
     "passages here would take days, so its cost is the embed step's rate, extrapolated"
@@ -175,29 +164,26 @@ def run_schedule(
 # ---- child processes -------------------------------------------------------------------
 
 
-def run_child(step: str, args: dict[str, Any], scratch: Path) -> Row:
+def run_step(step: str, args: dict[str, Any], scratch: Path) -> Row:
     """Run ``capacity_steps.py step`` in a fresh process; its row plus peak RSS (MB)."""
     scratch.mkdir(parents=True, exist_ok=True)
     result = scratch / f"child-{step}.json"
     result.unlink(missing_ok=True)
-    command = [sys.executable, str(STEPS_SCRIPT), step, json.dumps(args), str(result)]
-    proc = subprocess.Popen(command, cwd=HERE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise StepFailed(f"{step} exited with {proc.returncode}")
+    child = run_child([sys.executable, str(STEPS_SCRIPT), step, json.dumps(args), str(result)])
+    if child.returncode != 0:
+        raise StepFailed(f"{step} exited with {child.returncode}")
     row = json.loads(result.read_text(encoding="utf-8"))
-    row["peak_rss_mb"] = usage.ru_maxrss * 1024 / 1e6  # ru_maxrss is KiB on Linux
+    row["peak_rss_mb"] = child.peak_rss_mb
     return row
 
 
 @dataclass
 class Bench:
-    """One run: the options, the work folder and the sentence pool (built on first use)."""
+    """One run: the options and the work folder."""
 
     args: argparse.Namespace
     log: Log
-    _pool: SentencePool | None = field(default=None, init=False)
+    vector_stats: Row | None = field(default=None, init=False)
 
     @property
     def work(self) -> Path:
@@ -209,41 +195,36 @@ class Bench:
     def corpus(self, size: int) -> Path:
         return self.size_dir(size) / "corpus"
 
-    def pool(self) -> SentencePool:
-        if self._pool is None:
-            self._pool = sentence_pool(real_abstracts())
-        return self._pool
-
     def source(self, folder: Path, n: int, seed: int) -> Row:
         """``folder/corpus.jsonl`` with ``n`` synthetic documents of ``seed`` (written
-        once: the statistics file beside it says what is there)."""
+        once by ``synthetic_corpus.py``: the statistics file beside it says what is there)."""
         stats_file = folder / "synthetic.json"
         if stats_file.exists() and (folder / "corpus.jsonl").exists():
             stats = json.loads(stats_file.read_text(encoding="utf-8"))
             if (stats["documents"], stats["seed"]) == (n, seed):
                 return stats
-        start = time.perf_counter()
-        stats = write_corpus(self.pool(), n, seed, folder / "corpus.jsonl")
-        stats["generate_seconds"] = round(time.perf_counter() - start, 2)
-        stats_file.write_text(json.dumps(stats), encoding="utf-8")
-        return stats
-
-    vector_stats: Row | None = field(default=None, init=False)
+        argv = [sys.executable, str(SYNTHETIC_SCRIPT), "--documents", str(n)]
+        if run_child([*argv, "--seed", str(seed), "--out", str(folder)]).returncode != 0:
+            raise StepFailed(f"synthetic_corpus.py could not write {folder}")
+        return json.loads(stats_file.read_text(encoding="utf-8"))
 
     def vector_model(self) -> Path:
-        """The Gaussian fitted to real passage embeddings (``capacity_edge``), fitted
-        once per work folder from the dense indexes of ``--real-corpora``."""
-        from capacity_edge import VECTOR_MODEL, fit_vector_model
-
+        """The Gaussian fitted to real passage embeddings (the ``vector_model`` step),
+        fitted once per work folder from the dense indexes of ``--real-corpora``."""
         path, stats_file = self.work / VECTOR_MODEL, self.work / "vector_model.json"
         if not path.exists() or not stats_file.exists():
-            stats = fit_vector_model(self.args.real_corpora, path)
+            corpora = [str(c) for c in self.args.real_corpora]
+            try:
+                stats = run_step("vector_model", {"corpora": corpora, "out": str(path)}, self.work)
+            except StepFailed as exc:
+                raise SystemExit(f"no vector model for Qdrant Edge ({exc})") from exc
+            stats.pop("peak_rss_mb")
             stats_file.write_text(json.dumps(stats), encoding="utf-8")
         self.vector_stats = json.loads(stats_file.read_text(encoding="utf-8"))
         return path
 
     def child(self, step: str, scratch: Path, **args: Any) -> Row:
-        return run_child(step, args, scratch)
+        return run_step(step, args, scratch)
 
 
 # ---- the steps (parent side) -----------------------------------------------------------
@@ -272,15 +253,20 @@ def _ensure_bm25(bench: Bench, size: int) -> None:
         bench.child("bm25_build", bench.size_dir(size), corpus=str(bench.corpus(size)))
 
 
+def build_and_query(build: Row, query: Row) -> Row:
+    """A build row and a query row (two child processes) as one, each peak RSS named."""
+    build["build_peak_rss_mb"] = build.pop("peak_rss_mb")
+    build["build_peak_delta_mb"] = build["build_peak_rss_mb"] - build.pop("rss_before_build_mb")
+    query["query_peak_rss_mb"] = query.pop("peak_rss_mb")
+    return {**build, **query}
+
+
 def measure_bm25(bench: Bench, size: int) -> Row:
     _ensure_store(bench, size)
     corpus, scratch = str(bench.corpus(size)), bench.size_dir(size)
     build = bench.child("bm25_build", scratch, corpus=corpus)
     query = bench.child("bm25_query", scratch, corpus=corpus, queries=bench.args.queries)
-    build["build_peak_rss_mb"] = build.pop("peak_rss_mb")
-    build["build_peak_delta_mb"] = build["build_peak_rss_mb"] - build.pop("rss_before_build_mb")
-    query["query_peak_rss_mb"] = query.pop("peak_rss_mb")
-    return {**build, **query}
+    return build_and_query(build, query)
 
 
 def measure_bm25_mmap(bench: Bench, size: int) -> Row:
@@ -319,15 +305,7 @@ def measure_qdrant(bench: Bench, size: int) -> Row | None:
     query = bench.child(
         "qdrant_query", scratch, out=out, queries=bench.args.queries, seed=bench.args.seed
     )
-    build["build_peak_rss_mb"] = build.pop("peak_rss_mb")
-    build["build_peak_delta_mb"] = build["build_peak_rss_mb"] - build.pop("rss_before_build_mb")
-    query["query_peak_rss_mb"] = query.pop("peak_rss_mb")
-    return {
-        **build,
-        **query,
-        "mode": QDRANT_MODE,
-        "note": DENSE_NOTE,
-    }
+    return {**build_and_query(build, query), "mode": QDRANT_MODE, "note": DENSE_NOTE}
 
 
 def measure_qdrant_edge(bench: Bench, size: int, hnsw_m: int = 16) -> Row | None:
@@ -344,12 +322,10 @@ def measure_qdrant_edge(bench: Bench, size: int, hnsw_m: int = 16) -> Row | None
     query = bench.child(
         "qdrant_edge_query", scratch, out=out, queries=bench.args.queries, corpus=corpus, **args
     )
-    build["build_peak_rss_mb"] = build.pop("peak_rss_mb")
-    build["build_peak_delta_mb"] = build["build_peak_rss_mb"] - build.pop("rss_before_build_mb")
-    query["query_peak_rss_mb"] = query.pop("peak_rss_mb")
     if not bench.args.keep_dense:
         shutil.rmtree(out, ignore_errors=True)
-    return {**build, **query, "vectors": bench.vector_stats, "note": EDGE_VECTORS_NOTE}
+    row = build_and_query(build, query)
+    return {**row, "vectors": bench.vector_stats, "note": EDGE_VECTORS_NOTE}
 
 
 def measure_qdrant_edge_flat(bench: Bench, size: int) -> Row | None:
@@ -357,7 +333,9 @@ def measure_qdrant_edge_flat(bench: Bench, size: int) -> Row | None:
 
 
 def measure_embed(bench: Bench, size: None) -> Row:
-    return bench.child("embed", bench.work, sample=bench.args.embed_sample, seed=bench.args.seed)
+    src = bench.work / "embed" / "src"
+    bench.source(src, bench.args.embed_sample, bench.args.seed + 1)
+    return bench.child("embed", bench.work, src=str(src))
 
 
 def measure_ray(bench: Bench, size: None) -> Row:
@@ -410,31 +388,31 @@ MEASURES: dict[str, Callable[[Bench, Any], Row | None]] = {
 # ---- report ----------------------------------------------------------------------------
 
 
-def machine() -> Row:
-    with open("/proc/meminfo", encoding="ascii") as info:
-        total_kib = int(next(line for line in info if line.startswith("MemTotal")).split()[1])
+def report_machine() -> Row:
     return {
-        "cpus": os.cpu_count(),
-        "memory_gb": round(total_kib * 1024 / 1e9, 1),
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
+        **machine(),
         "packages": {p: package_version(p) for p in PACKAGES},
-        "load_average_at_report": [round(x, 2) for x in os.getloadavg()],
+        "load_average_at_report": loadavg(),
     }
 
 
-def write_report(rows_path: Path, out: Path, args: argparse.Namespace) -> Row:
-    meta = {
-        "benchmark": "capacity",
-        "command": "python benchmarks/scale/capacity.py " + " ".join(sys.argv[1:]),
-        "machine": machine(),
-        "notes": NOTES,
-    }
-    report = build_report(read_rows(rows_path), meta, TARGET, args.node_ram_gb)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    out.with_suffix(".md").write_text(markdown(report), encoding="utf-8")
-    return report
+def write_report(rows_path: Path, out: Path, args: argparse.Namespace) -> None:
+    """``capacity_report.py`` over every row so far: ``out`` and ``capacity.md`` beside it."""
+    meta = write_json(
+        args.work / "report_meta.json",
+        {
+            "benchmark": "capacity",
+            "command": command(),
+            "machine": report_machine(),
+            "notes": NOTES,
+        },
+    )
+    argv = [sys.executable, str(REPORT_SCRIPT), "--rows", str(rows_path)]
+    argv += ["--meta", str(meta), "--out", str(out)]
+    if args.node_ram_gb is not None:
+        argv += ["--node-ram-gb", str(args.node_ram_gb)]
+    if run_child(argv).returncode != 0:
+        raise SystemExit(f"capacity_report.py could not write {out}: see the error above")
 
 
 # ---- command line ----------------------------------------------------------------------
@@ -473,7 +451,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     add("--limit-minutes", type=float, default=None, help="stop between steps after this")
     add("--seed", type=int, default=0, help="of the synthetic corpora and random vectors")
-    add("--node-ram-gb", type=float, default=NODE_RAM_GB, help="RAM per machine in the plan")
+    add("--node-ram-gb", type=float, help="RAM per machine in the plan (capacity_report's 64)")
     add(
         "--keep-dense",
         action="store_true",
@@ -494,7 +472,7 @@ def main(argv: list[str] | None = None) -> None:
 
     def measure(size: int | None, step: str) -> Row | None:
         log(f"N={size} {step}: running")
-        load_before, start = os.getloadavg(), time.perf_counter()
+        load_before, start = loadavg(), time.perf_counter()
         row = MEASURES[step](bench, size)
         if row is None:
             return None
@@ -503,8 +481,8 @@ def main(argv: list[str] | None = None) -> None:
         return {
             **row,
             "step_seconds": round(seconds, 2),
-            "load_before": [round(x, 2) for x in load_before],
-            "load_after": [round(x, 2) for x in os.getloadavg()],
+            "load_before": load_before,
+            "load_after": loadavg(),
             "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
 

@@ -4,7 +4,7 @@ past the relevance gate), the LLM response cache off so every LLM call is paid.
 
 Run from the repository root with the venv active (no network needed)::
 
-    python benchmarks/verify_speed.py --corpus corpora/scifact
+    python benchmarks/perf/verify_speed.py --corpus corpora/scifact
 
 Claims: SciFact training claims outside the verifier's dev split (seeded draw; speed only,
 no score), the first one warming the pipeline up. Timed through the pipeline
@@ -18,12 +18,10 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import shlex
-import sys
 import time
 from pathlib import Path
 
-from verify_common import DATA, ROOT, log
+from common import DATA, RESULTS, ROOT, command, log, write_json
 
 
 def main() -> None:
@@ -47,7 +45,7 @@ def main() -> None:
     claims = [g for g in read_gold(DATA / "scifact" / "claims_train.jsonl") if g.id not in dev]
     random.Random(5).shuffle(claims)
     claims = claims[: args.claims]
-    out: dict = {"command": shlex.join(["python", *sys.argv]), "abstracts": 10, "verdicts": {}}
+    out: dict = {"command": command(), "abstracts": 10, "verdicts": {}}
     for verdict in ("trained", "combined"):
         s = load_settings(
             llm={"cache": False},
@@ -75,10 +73,7 @@ def main() -> None:
             "abstracts_decided_per_claim": sum(r["decided"] for r in rows) / n,
         }
         log(f"{verdict}: {json.dumps(out['verdicts'][verdict])}")
-    dest = ROOT / "benchmarks" / "results" / "verify_speed"
-    dest.mkdir(parents=True, exist_ok=True)
-    (dest / f"{args.name}.json").write_text(json.dumps(out, indent=1) + "\n")
-    log(f"wrote {dest / (args.name + '.json')}")
+    log(f"wrote {write_json(RESULTS / 'verify_speed' / f'{args.name}.json', out)}")
 
 
 if __name__ == "__main__":
