@@ -22,7 +22,8 @@ def ingest_cmd(
         Path,
         typer.Argument(
             help="A BEIR folder, a .jsonl/.json/.csv/.tsv/.xml/.nxml(.gz)/.pdf file, or a "
-            "folder of papers (every file in it, each read by its own reader)."
+            "folder of papers (every document file in it, each read by its own reader; "
+            "other files skipped)."
         ),
     ],
     corpus: Annotated[
@@ -82,6 +83,8 @@ def ingest_cmd(
                     typer.echo(one.summary(), err=True)
                 if one.skip_report:
                     typer.echo(f"skipped records are listed in {one.skip_report}", err=True)
+            for file, why in many.not_documents:
+                typer.echo(f"skipped {file}: not a document file: {why}", err=True)
             for message in many.failed:
                 typer.echo(f"could not read: {message}", err=True)
             typer.echo(many.summary())

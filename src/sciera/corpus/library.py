@@ -1,11 +1,16 @@
 """A folder of papers as a corpus: ingest every file in it, and prune what was removed.
 
 :func:`ingest_folder` reads each data file under a folder (recursively, in name order;
-hidden files and folders skipped) with the reader its content or name calls for (a PDF,
-a JATS article, PubMed XML, JSON lines ...). Files whose format cannot be told are listed
-as ignored. Each file is ingested as :func:`~sciera.corpus.ingest.ingest` does: a file
-already read to the end and unchanged (same size and modification time, or same sha256)
-is not read again, unless its sentences were cut by older splitter rules (then only they
+hidden files and folders skipped) with the reader its content or name calls for (a PDF, a
+JATS article, PubMed XML, JSON lines ...). Files that are not documents of a known kind are
+skipped and named in the summary: those whose format cannot be told (``notes.txt``), and
+tables or JSON lines whose header or first record has no id or no text field (a
+``MANIFEST.tsv`` beside the papers:
+:meth:`~sciera.corpus.readers.RecordReader.not_documents`). A damaged document file
+(malformed XML, a broken PDF) is not skipped: it stops the run, or with ``skip_bad`` is
+listed as failed. Each file is ingested as :func:`~sciera.corpus.ingest.ingest` does: a file
+already read to the end and unchanged (same size and modification time, or same sha256) is
+not read again, unless its sentences were cut by older splitter rules (then only they
 are rewritten); a changed file is read again and its documents updated. PDFs are read
 first: a paper given both as PDF and as JATS XML (the same DOI, so the same document id)
 keeps the XML's text and structure.
@@ -23,20 +28,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sciera.corpus.ingest import IngestReport, ingest
-from sciera.corpus.readers import detect_format
+from sciera.corpus.readers import detect_format, get_reader
 from sciera.corpus.store import PassageStore
 from sciera.errors import ScieraError
+
+_MAX_NAMED = 10  # skipped files named in the summary
 
 
 @dataclass(frozen=True, slots=True)
 class FolderReport:
-    """What one folder ingest did: a report per file read, the files ignored (format
-    unknown) and, with ``skip_bad``, the files that could not be read at all (a CSV
-    without an id column, malformed XML ...) with their one-line errors."""
+    """What one folder ingest did: a report per file read, the files skipped as not
+    documents (``ignored``: format unknown; ``not_documents``: ``(file, why)`` for a table
+    or JSON lines whose header has no id or text field) and, with ``skip_bad``, the document
+    files that could not be read at all (malformed XML, a broken PDF ...) with their
+    one-line errors."""
 
     reports: tuple[IngestReport, ...]
     ignored: tuple[str, ...]
     failed: tuple[str, ...] = ()
+    not_documents: tuple[tuple[str, str], ...] = ()
 
     def summary(self) -> str:
         total = {k: sum(getattr(r, k) for r in self.reports) for k in
@@ -46,11 +56,21 @@ class FolderReport:
         return (
             f"{len(self.reports)} files: {total['added']} documents added, "
             f"{total['updated']} updated, {total['unchanged']} unchanged; "
-            f"{total['passages']} passages; {total['skipped']} skipped; "
-            f"{len(self.ignored)} files of unknown format ignored"
+            f"{total['passages']} passages; "
+            f"{total['skipped']} bad record{'' if total['skipped'] == 1 else 's'} skipped"
+            + self._skipped_files()
             + (f"; sentences refreshed in {refreshed} unchanged documents" if refreshed else "")
             + (f"; {len(self.failed)} files could not be read" if self.failed else "")
         )
+
+    def _skipped_files(self) -> str:
+        """``; skipped 2 files that are not documents: MANIFEST.tsv, notes.txt`` (or "")."""
+        names = sorted(Path(f).name for f in (*self.ignored, *(f for f, _ in self.not_documents)))
+        if not names:
+            return ""
+        shown = ", ".join(names[:_MAX_NAMED]) + (" ..." if len(names) > _MAX_NAMED else "")
+        what = "file that is not a document" if len(names) == 1 else "files that are not documents"
+        return f"; skipped {len(names)} {what}: {shown}"
 
 
 def data_files(folder: Path) -> Iterator[Path]:
@@ -72,8 +92,9 @@ def ingest_folder(
     skip_bad: bool = False,
     progress: bool = False,
 ) -> FolderReport:
-    """Ingest every data file under ``folder`` into ``corpus_dir`` (see the module doc).
-    A bad record or an unreadable file stops the run (files before it are kept) unless
+    """Ingest every document file under ``folder`` into ``corpus_dir`` (see the module doc);
+    files that are not documents are skipped and listed in the report. A bad record or a
+    document file that cannot be read stops the run (files before it are kept) unless
     ``skip_bad``: then bad records are skipped and listed as for one file, and a file that
     cannot be read at all is listed in :attr:`FolderReport.failed`."""
     folder, corpus_dir = Path(folder), Path(corpus_dir).resolve()
@@ -82,6 +103,7 @@ def ingest_folder(
     reports: list[IngestReport] = []
     ignored: list[str] = []
     failed: list[str] = []
+    not_documents: list[tuple[str, str]] = []
     for file in data_files(folder):
         if file.resolve().is_relative_to(corpus_dir):
             continue  # the corpus directory inside the folder
@@ -89,6 +111,10 @@ def ingest_folder(
             name = detect_format(file)
         except ScieraError:
             ignored.append(str(file))
+            continue
+        why = get_reader(name).not_documents(file)
+        if why is not None:
+            not_documents.append((str(file), why))
             continue
         try:
             report = ingest(
@@ -105,7 +131,7 @@ def ingest_folder(
             failed.append(str(err))
             continue
         reports.append(report)
-    return FolderReport(tuple(reports), tuple(ignored), tuple(failed))
+    return FolderReport(tuple(reports), tuple(ignored), tuple(failed), tuple(not_documents))
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ from sciera.corpus import PassageStore, ingest
 from sciera.corpus.fulltext.jats import parse_jats
 from sciera.corpus.library import ingest_folder, prune
 from sciera.corpus.store import STORE_FILE
+from sciera.errors import InputError
 
 DATA = Path(__file__).resolve().parents[4] / "shared" / "data" / "fulltext"
 ELIFE = "10.7554/elife.04177"
@@ -167,17 +168,58 @@ def test_cli_ingest_folder_and_corpus_show(tmp_path: Path, papers: Path) -> None
     assert pruned.exit_code == 0 and "0 documents removed" in pruned.output
 
 
-def test_a_file_that_cannot_be_read_stops_the_folder_unless_skip_bad(
+def test_files_that_are_not_documents_are_skipped_and_named(tmp_path: Path, papers: Path) -> None:
+    shutil.copy(DATA / "MANIFEST.tsv", papers / "MANIFEST.tsv")  # the shared folder's own
+    (papers / "runs.jsonl").write_text('{"query-id": "q1", "corpus-id": "d1", "score": 1}\n')
+    report = ingest_folder(papers, tmp_path / "c")
+    assert [r.added for r in report.reports] == [1, 1, 1]
+    assert [(Path(f).name, why.split(" (")[0]) for f, why in report.not_documents] == [
+        ("MANIFEST.tsv", "its header has no id or text column"),
+        ("runs.jsonl", "its first record has no id or text field"),
+    ]
+    assert report.summary().endswith(
+        "; skipped 3 files that are not documents: MANIFEST.tsv, notes.txt, runs.jsonl"
+    )
+    out = CliRunner().invoke(
+        typer.main.get_group(app), ["ingest", str(papers), "--corpus", str(tmp_path / "d")]
+    )
+    assert out.exit_code == 0, out.output
+    assert f"skipped {papers / 'MANIFEST.tsv'}: not a document file: its header" in out.output
+    # given by itself, the same file is still a one-line error
+    with pytest.raises(InputError, match=r"MANIFEST\.tsv:1: id: column missing from header"):
+        ingest(papers / "MANIFEST.tsv", tmp_path / "e")
+
+
+def test_a_table_of_documents_in_the_folder_is_read(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "abstracts.tsv").write_text("id\ttitle\ttext\na\tT\tMice died.\n")
+    (folder / "more.jsonl").write_text('{"_id": "b", "text": "Rats lived."}\n')
+    (folder / "only_one.jsonl").write_text('{"id": "c", "title": "no text field"}\n')
+    report = ingest_folder(folder, tmp_path / "c")
+    assert [(Path(r.source).name, r.added) for r in report.reports] == [
+        ("abstracts.tsv", 1),
+        ("more.jsonl", 1),
+    ]
+    assert report.summary().endswith("skipped 1 file that is not a document: only_one.jsonl")
+
+
+def test_a_damaged_document_file_stops_the_folder_unless_skip_bad(
     tmp_path: Path, papers: Path
 ) -> None:
-    from sciera.errors import InputError
-
-    (papers / "MANIFEST.tsv").write_text("file\tdoi\nx.pdf\t10.1/x\n")  # no id column
-    with pytest.raises(InputError, match=r"MANIFEST\.tsv:1: id: column missing"):
+    text = (DATA / "elife-15853.xml").read_text()
+    (papers / "broken.nxml").write_text(text[: len(text) // 2])  # cut mid-article
+    (papers / "table.tsv").write_text("id\ttext\tid\na\tMice died.\tb\n")  # a column twice
+    with pytest.raises(InputError, match=r"broken\.nxml:1: xml: malformed XML"):
         ingest_folder(papers, tmp_path / "c")
-    report = ingest_folder(papers, tmp_path / "c", skip_bad=True)
-    assert len(report.failed) == 1 and "MANIFEST.tsv:1: id" in report.failed[0]
-    assert [r.added for r in report.reports] == [1, 1, 1]  # the papers after it are read
+    report = ingest_folder(papers, tmp_path / "d", skip_bad=True)
+    by_name = {Path(r.source).name: r for r in report.reports}
+    assert by_name["broken.nxml"].skipped == 1 and by_name["broken.nxml"].skip_report
+    papers_read = ("elife-04177.xml", "elife-22661.xml", "pntd.0002065.nxml")
+    assert [by_name[name].added for name in papers_read] == [1, 1, 1]
+    assert len(report.failed) == 1 and "table.tsv:1: header: duplicate column" in report.failed[0]
+    assert report.not_documents == ()  # damaged documents, not other files
+    assert "1 bad record skipped" in report.summary()
     assert "1 files could not be read" in report.summary()
 
 

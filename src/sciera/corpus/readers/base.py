@@ -17,7 +17,9 @@ pairs. It works in two steps so that ingest can resume and skip bad records:
 for a structured paper (JATS, PDF) its layout (section units) and reference list; ingest
 calls it. Its default wraps ``parse_with_sentences`` (no layout, no references).
 
-``read(path)`` chains both and is what most callers want.
+``read(path)`` chains both and is what most callers want. ``not_documents(file)`` says why a
+file of a generic format (CSV, JSON lines) holds no documents at all, from its header or
+first record; a folder ingest skips such a file (a manifest beside the papers).
 """
 
 from __future__ import annotations
@@ -97,6 +99,12 @@ class Reader(Protocol):
         """``(record_no, Document)`` for every record; stops at the first bad one."""
         ...
 
+    def not_documents(self, file: Path) -> str | None:
+        """Why ``file`` does not hold this format's documents at all (a table whose header
+        has no id or text column: a manifest beside the papers), or None when it does or
+        may. Damage is not judged here: reading the file reports it."""
+        ...
+
 
 class RecordReader:
     """Base class providing ``source_file`` and ``read`` on top of records/parse."""
@@ -132,6 +140,10 @@ class RecordReader:
         file = self.source_file(Path(path))
         for record_no, raw in self.records(file):
             yield record_no, self.parse(file, record_no, raw)
+
+    def not_documents(self, file: Path) -> str | None:
+        """Formats told by their content (PDF, XML) or their shape: always documents."""
+        return None
 
 
 def reject_field_overrides(name: str, fields: Fields | None) -> None:

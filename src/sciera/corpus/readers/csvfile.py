@@ -35,6 +35,11 @@ def _is_utf8(value: str) -> bool:
     return not any("\udc80" <= c <= "\udcff" for c in value)
 
 
+def _columns(header: list[str]) -> str:
+    """A header's first 20 column names, for a message."""
+    return "columns: " + ", ".join(field_label(name.strip()) for name in header[:20])
+
+
 class CsvReader(RecordReader):
     name: ClassVar[str] = "csv"
 
@@ -90,11 +95,39 @@ class CsvReader(RecordReader):
             if name in seen:
                 raise InputError(file, 1, "header", f"duplicate column {field_label(name)!r}")
             seen.add(name)
-        for field in (self._fields.id_field, self._fields.text_field):
-            if field not in seen:
-                columns = ", ".join(field_label(name) for name in header[:20])
-                raise InputError(file, 1, field, f"column missing from header (columns: {columns})")
+        missing = self._missing(header)
+        if missing:
+            raise InputError(
+                file, 1, missing[0], f"column missing from header ({_columns(header)})"
+            )
         return header
+
+    def _missing(self, header: list[str]) -> list[str]:
+        """The required columns (id, text) a header does not name."""
+        names = {name.strip() for name in header}
+        return [f for f in (self._fields.id_field, self._fields.text_field) if f not in names]
+
+    def not_documents(self, file: Path) -> str | None:
+        """Why ``file`` is not a table of documents: its header names no id or no text
+        column (a manifest, a table of results). None when it names both, and when the
+        file is empty or its header unreadable (reading it reports that)."""
+        try:
+            with (
+                open_binary(file) as raw,
+                io.TextIOWrapper(
+                    raw, encoding="utf-8-sig", errors="surrogateescape", newline=""
+                ) as text,
+            ):
+                rows = csv.reader(text, delimiter=self._delimiter(file))
+                header = next((row for row in rows if row), None)
+        except (OSError, csv.Error, InputError):
+            return None
+        if header is None:
+            return None
+        missing = self._missing(header)
+        if not missing:
+            return None
+        return f"its header has no {' or '.join(missing)} column ({_columns(header)})"
 
     def parse(self, file: Path, record_no: int, raw: Any) -> Document:
         if isinstance(raw, _Unreadable):

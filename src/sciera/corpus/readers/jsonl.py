@@ -7,12 +7,15 @@ numbers; blank lines are skipped but still counted. ``.jsonl.gz`` is read too.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any, ClassVar
 
 from sciera.corpus.readers._fields import (
+    field_label,
     json_object,
     open_binary,
     optional_text,
@@ -54,6 +57,28 @@ class JsonlReader(RecordReader):
     def parse(self, file: Path, record_no: int, raw: Any) -> Document:
         record = json_object(file, record_no, raw)
         return self.document(file, record_no, record)
+
+    def not_documents(self, file: Path) -> str | None:
+        """Why ``file`` holds no documents: its first record, a JSON object, has no id or
+        no text field (qrels, results rows ...). None when it has both, and when the file is
+        empty or its first line is not a JSON object (reading it reports that)."""
+        try:
+            with closing(iter_lines(file)) as lines:
+                first = next(lines, None)
+            record = json.loads(first[1]) if first is not None else None
+        except (OSError, InputError, ValueError, RecursionError):
+            return None
+        if not isinstance(record, dict):
+            return None
+        missing = []
+        if self.id_field not in record and not (self._id_fallback and "_id" in record):
+            missing.append(self.id_field)
+        if self.text_field not in record:
+            missing.append(self.text_field)
+        if not missing:
+            return None
+        fields = ", ".join(field_label(str(key)) for key in list(record)[:20])
+        return f"its first record has no {' or '.join(missing)} field (fields: {fields})"
 
     def document(self, file: Path, record_no: int, record: dict[str, Any]) -> Document:
         if self._id_fallback and "id" not in record and "_id" in record:
