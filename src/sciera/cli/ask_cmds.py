@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from sciera.cli.base import app, options_settings
+from sciera.cli.options import (
+    CorpusOpt,
+    DepthOpt,
+    ExplainOpt,
+    FirstStageOpt,
+    JsonOpt,
+    PresetOpt,
+    QuestionTypeOpt,
+    ScorerModelOpt,
+    ScorerOpt,
+    TauOpt,
+    TopKOpt,
+)
 
 OPTIONS = {"filter.top_k": "--top-k", "filter.tau": "--tau", "rerank.depth": "--depth"}
 """Setting path -> the option that sets it, named in a one-line error."""
@@ -123,36 +135,64 @@ def _print(data: dict[str, Any], explain: bool) -> None:
         typer.echo(json.dumps(info["rerank_trace"], indent=2, ensure_ascii=False))
 
 
+# `ask`'s own options with long help texts (the others are declared in its signature).
+ExplainYesnoOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--explain-yesno/--no-explain-yesno",
+        help="Add a cited explanation to yes/no answers (one more LLM call).",
+    ),
+]
+YesnoPriorOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--yesno-prior",
+        help="none | content_free: divide yes/no probabilities by the model's prior.",
+    ),
+]
+DecisionOnlyOpt = Annotated[
+    bool,
+    typer.Option(
+        "--decision-only",
+        help="Yes/no questions and claims: the verifier's decision and its quoted "
+        "rationale sentences, no LLM prose.",
+    ),
+]
+VerifyOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--verify/--no-verify",
+        help="Decide yes/no questions and claims with the trained verifier (default).",
+    ),
+]
+SectionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--section",
+        help="Retrieve only from these sections of full-text papers, comma-separated "
+        "(abstract, introduction, methods, results, discussion, conclusions ...).",
+    ),
+]
+
+
 @app.command("ask")
 def ask(
     question: Annotated[str, typer.Argument(help="The scientific question (or claim).")],
-    corpus: Annotated[Path, typer.Option("--corpus", help="Corpus directory (ingested, indexed).")],
-    preset: Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")] = None,
-    first_stage: Annotated[
-        str | None, typer.Option("--first-stage", help="bm25 | dense | hybrid")
-    ] = None,
-    depth: Annotated[int | None, typer.Option(help="First-stage candidates to rerank.")] = None,
+    corpus: CorpusOpt,
+    preset: PresetOpt = None,
+    first_stage: FirstStageOpt = None,
+    depth: DepthOpt = None,
     reranker: Annotated[
         str | None, typer.Option(help="Reranker name (default deepera; none: no reranking).")
     ] = None,
-    tau: Annotated[
-        float | None, typer.Option(help="Keep passages with calibrated P(relevant) >= tau.")
-    ] = None,
-    scorer: Annotated[
-        str | None,
-        typer.Option(help="DeepEra's relevance scorer: llm | cross_encoder (trained, fast)."),
-    ] = None,
-    scorer_model: Annotated[
-        str | None, typer.Option("--scorer-model", help="Cross-encoder for --scorer.")
-    ] = None,
-    top_k: Annotated[int | None, typer.Option("--top-k", help="Passages kept.")] = None,
+    tau: TauOpt = None,
+    scorer: ScorerOpt = None,
+    scorer_model: ScorerModelOpt = None,
+    top_k: TopKOpt = None,
     evidence: Annotated[
         str | None, typer.Option(help="Evidence: deepera | rational | vanilla | full")
     ] = None,
-    qtype: Annotated[
-        str | None,
-        typer.Option("--type", help="Question type: auto | yesno | factoid | list | ideal"),
-    ] = None,
+    qtype: QuestionTypeOpt = None,
     maybe: Annotated[
         bool | None, typer.Option("--maybe/--no-maybe", help="Allow 'maybe' for yes/no.")
     ] = None,
@@ -164,45 +204,13 @@ def ask(
         bool | None,
         typer.Option("--refuse/--no-refuse", help="Refuse when the evidence is insufficient."),
     ] = None,
-    explain_yesno: Annotated[
-        bool | None,
-        typer.Option(
-            "--explain-yesno/--no-explain-yesno",
-            help="Add a cited explanation to yes/no answers (one more LLM call).",
-        ),
-    ] = None,
-    yesno_prior: Annotated[
-        str | None,
-        typer.Option(
-            "--yesno-prior",
-            help="none | content_free: divide yes/no probabilities by the model's prior.",
-        ),
-    ] = None,
-    decision_only: Annotated[
-        bool,
-        typer.Option(
-            "--decision-only",
-            help="Yes/no questions and claims: the verifier's decision and its quoted "
-            "rationale sentences, no LLM prose.",
-        ),
-    ] = False,
-    verify: Annotated[
-        bool | None,
-        typer.Option(
-            "--verify/--no-verify",
-            help="Decide yes/no questions and claims with the trained verifier (default).",
-        ),
-    ] = None,
-    section: Annotated[
-        str | None,
-        typer.Option(
-            "--section",
-            help="Retrieve only from these sections of full-text papers, comma-separated "
-            "(abstract, introduction, methods, results, discussion, conclusions ...).",
-        ),
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-    explain: Annotated[bool, typer.Option(help="Print the reranker's full trace.")] = False,
+    explain_yesno: ExplainYesnoOpt = None,
+    yesno_prior: YesnoPriorOpt = None,
+    decision_only: DecisionOnlyOpt = False,
+    verify: VerifyOpt = None,
+    section: SectionOpt = None,
+    as_json: JsonOpt = False,
+    explain: ExplainOpt = False,
 ) -> None:
     """Answer QUESTION from the corpus, with citations, the evidence and the candidate table."""
     from sciera.errors import require_query
@@ -232,7 +240,11 @@ def ask(
         OPTIONS,
     )
     pipeline = pipeline_from_settings(corpus, settings)
-    data = answer_json(pipeline.answer(question))
+    _show(answer_json(pipeline.answer(question)), as_json, explain)
+
+
+def _show(data: dict[str, Any], as_json: bool, explain: bool) -> None:
+    """Print the answer: as JSON (the reranker's trace only with --explain), else as text."""
     if as_json:
         if not explain:
             data["trace"].get("pipeline", {}).pop("rerank_trace", None)
