@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from common import write_json
 
 TARGET = 60_000_000  # PubMed-scale passages

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from common import DATA, latency_ms, memory, package_version
 
 WARMUP = 5

@@ -37,7 +37,6 @@ from collections import Counter
 from pathlib import Path
 
 from common import DATA, RESULTS, command, loadavg, log, machine, write_json
-
 from sciera.corpus.fulltext import paper_document, section_kinds
 from sciera.corpus.fulltext.chunk import chunk_paper
 from sciera.corpus.fulltext.jats import parse_jats

@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 
 from common import DATA, RESULTS, command, loadavg, machine, write_json
-
 from sciera.corpus import chunk_text, ingest
 
 

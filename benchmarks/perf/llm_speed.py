@@ -24,8 +24,8 @@ from typing import Any
 
 import bm25s
 import Stemmer
-from common import DATA, RESULTS, command, loadavg, log, machine, write_json
 
+from common import DATA, RESULTS, command, loadavg, log, machine, write_json
 from sciera.llm.base import Message
 from sciera.llm.cache import CachedLLM
 from sciera.llm.llamacpp import SPEED_PROMPT, LlamaCppLLM

@@ -44,9 +44,9 @@ from typing import Any
 
 import numpy as np
 import torch
-from common import DATA, RESULTS, command, latency_ms, loadavg, log, machine, memory, write_json
 from rank_bm25 import BM25Okapi
 
+from common import DATA, RESULTS, command, latency_ms, loadavg, log, machine, memory, write_json
 from sciera.corpus import PassageStore, ingest, load_beir_queries, load_qrels
 from sciera.embed.cache import CachedEmbedder
 from sciera.embed.registry import create_embedder

@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 
 from common import RESULTS, command, loadavg, machine, write_json
-
 from sciera.datasets.ssli.builder import SSLIBuilder
 from sciera.datasets.ssli.config import BuildConfig
 from sciera.settings import load_settings

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from common import DATA, write_json
 
 MAX_WORDS = 250  # sciera's default passage size (corpus.max_words)
