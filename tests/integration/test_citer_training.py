@@ -121,7 +121,7 @@ def test_a_citer_added_to_the_shipped_verifier_keeps_everything_else(data, tmp_p
     # the stages before the citer done with these settings (as the shipped model's were)
     work = tmp_path / "models" / "v.work"
     run = verifier_run.Run(job, settings, folder, work, data, {})
-    log = StageLog(work / verifier_run.STAGE_LOG)
+    log = StageLog(verifier_run.stage_log(folder))
     for stage in verifier_run.stages(run)[:3]:
         log.record(stage.name, settings_key(stage.settings))
     monkeypatch.setattr(verifier_run, "prepare_verifier", lambda *a, **k: data)

@@ -32,8 +32,9 @@ def verifier(
     ] = False,
 ) -> None:
     """Fine-tune the claim verifier (rationale selector + verdict model, one encoder) a
-    recipe describes, in resumable stages (prepare, fit, citer, calibrate, combine, write):
-    rerun the same command to go on; a finished model with the same recipe is left alone."""
+    recipe describes, in stages (fit, calibrate, combine, citer): rerunning the command
+    skips the stages done with the same settings and reruns a changed one with those after
+    it."""
     from sciera.progress import step_progress
     from sciera.settings import load_settings
     from sciera.train.recipe import recipe_record

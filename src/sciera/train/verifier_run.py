@@ -13,7 +13,7 @@ distractors) to a verifier model folder with its card, in stages of one run:
 - **citer** (with a ``citer`` section): the citer, its calibrator and ``min_quoted``,
   added to the folder (:mod:`sciera.train.verifier_citer`).
 
-Work files live in ``<model dir>.work/``; its stage log (``stages.json``,
+Work files live in ``<model dir>.work/``; the stage log (``<model dir>.recipe.json``,
 :class:`sciera.train.recipe.StageLog`) records each stage done with its settings, so
 rerunning the recipe skips them and a changed stage runs again, with every stage after it.
 """
@@ -24,6 +24,7 @@ import shlex
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 from sciera.settings import Settings, load_settings
@@ -40,7 +41,10 @@ from sciera.train.verifier_stages import (
     open_folders,
 )
 
-STAGE_LOG = "stages.json"
+
+def stage_log(model_dir: Path) -> Path:
+    """Where a run logs its stages: beside the model folder, as every recipe's run does."""
+    return model_dir.with_name(model_dir.name + ".recipe.json")
 
 
 def train_verifier(
@@ -62,7 +66,7 @@ def train_verifier(
 
         torch.set_num_threads(job.threads)
     model_dir, work, kept = open_folders(job, settings)
-    log_path = work / STAGE_LOG
+    log_path = stage_log(model_dir)
     if not kept:
         log_path.unlink(missing_ok=True)  # a new (or replaced) model: every stage runs
     data = prepare_verifier(job.data, settings, work, progress)
