@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from sciera.cli.base import app, options_settings
+from sciera.cli.options import CorpusOpt, FirstStageOpt, PresetOpt, QuestionTypeOpt
 from sciera.research.api import RESEARCH_N_CTX
+
+if TYPE_CHECKING:
+    from sciera.research.trace import Run
 
 
 @app.command("research")
 def research(
     question: Annotated[str, typer.Argument(help="The scientific question.")],
-    corpus: Annotated[Path, typer.Option("--corpus", help="Corpus directory (ingested, indexed).")],
+    corpus: CorpusOpt,
     max_steps: Annotated[int, typer.Option("--max-steps", help="Agent turns at most.")] = 8,
     budget_tokens: Annotated[
         int | None,
@@ -52,14 +56,9 @@ def research(
             "'sufficient' verdict ends the run with an answer.",
         ),
     ] = "none",
-    first_stage: Annotated[
-        str | None, typer.Option("--first-stage", help="bm25 | dense | hybrid")
-    ] = None,
-    qtype: Annotated[
-        str | None,
-        typer.Option("--type", help="Question type: auto | yesno | factoid | list | ideal"),
-    ] = None,
-    preset: Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")] = None,
+    first_stage: FirstStageOpt = None,
+    qtype: QuestionTypeOpt = None,
+    preset: PresetOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the run as JSON.")] = False,
     explain: Annotated[bool, typer.Option(help="Print every step of the run.")] = False,
     trace: Annotated[
@@ -67,12 +66,9 @@ def research(
     ] = None,
 ) -> None:
     """Answer QUESTION by searching, reading and searching again; cited like `ask`."""
-    from sciera.cli.ask_cmds import _print
     from sciera.errors import require_query
     from sciera.llm.registry import make_llm
-    from sciera.pipeline import answer_json
     from sciera.research.api import ResearchOptions, build_agent
-    from sciera.research.trace import explain_lines, write_trace
 
     question = require_query(question, "question")  # before any model loads
     options = ResearchOptions(
@@ -93,6 +89,16 @@ def research(
     )
     agent = build_agent(corpus, settings, make_llm(settings), options)
     run = agent.run(question, None if qtype in (None, "auto") else qtype)
+    _show(run, trace, as_json, explain)
+
+
+def _show(run: Run, trace: Path | None, as_json: bool, explain: bool) -> None:
+    """Write the run to ``trace`` (JSONL) if given, then print it: as JSON, or the answer as
+    `ask` prints it, why the agent stopped and, with ``explain``, every step."""
+    from sciera.cli.ask_cmds import _print
+    from sciera.pipeline import answer_json
+    from sciera.research.trace import explain_lines, write_trace
+
     if trace is not None:
         write_trace(run, trace)
     if as_json:
