@@ -127,7 +127,7 @@ METRICS: dict[str, Metric] = {
 }
 
 # sciera's qdrant engine on Qdrant Edge, with the HNSW graph and without it: one family of
-# fields per step (``capacity_edge.py`` writes both), named ``<step>.<key>``
+# fields per step (``capacity_steps.py`` writes both), named ``<step>.<key>``
 _EDGE_FIELDS: dict[str, tuple[str, str, str]] = {
     "build_seconds": ("build_seconds", "s", "build (vocabulary, upsert, index)"),
     "upsert_seconds": ("upsert_seconds", "s", "upsert time"),
