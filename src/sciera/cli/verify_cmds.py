@@ -6,13 +6,17 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from sciera.cli.base import app, options_settings
+from sciera.cli.options import CorpusOpt, FirstStageOpt, JsonOpt, PresetOpt
 from sciera.errors import InputError, ScieraError
 from sciera.types import NOT_ENOUGH_INFO
+
+if TYPE_CHECKING:
+    from sciera.pipeline import Pipeline
 
 OPTIONS = {"verify.abstracts": "--top-k"}
 """Setting path -> the option that sets it, named in a one-line error."""
@@ -93,7 +97,7 @@ def done_ids(out: Path) -> set[str]:
 
 @app.command("verify")
 def verify(
-    corpus: Annotated[Path, typer.Option("--corpus", help="Corpus directory (ingested, indexed).")],
+    corpus: CorpusOpt,
     claim: Annotated[str | None, typer.Argument(help="The claim to verify.")] = None,
     top_k: Annotated[
         int | None, typer.Option("--top-k", help="Top-ranked abstracts read (default 5).")
@@ -106,9 +110,7 @@ def verify(
         Path | None,
         typer.Option("--out", help="With --claims: SciFact prediction JSONL (resumable)."),
     ] = None,
-    first_stage: Annotated[
-        str | None, typer.Option("--first-stage", help="bm25 | dense | hybrid")
-    ] = None,
+    first_stage: FirstStageOpt = None,
     reranker: Annotated[str | None, typer.Option(help="Reranker name (default deepera).")] = None,
     model: Annotated[
         str | None, typer.Option("--model", help="Verifier model (shipped or trained name).")
@@ -122,23 +124,15 @@ def verify(
             "(faster, no LLM loaded). Default: the verify.verdict setting.",
         ),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-    preset: Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")] = None,
+    as_json: JsonOpt = False,
+    preset: PresetOpt = None,
 ) -> None:
     """Verify CLAIM against the corpus: per top-ranked abstract SUPPORT / CONTRADICT / NOT
     ENOUGH INFO with its confidence and rationale sentences (verbatim, with their indices),
     then the overall verdict, CONFLICTING when strong abstracts disagree."""
-    from sciera.errors import require_query
     from sciera.pipeline import build_pipeline, verify_spec
-    from sciera.verify.stage import scifact_prediction, verification_json
 
-    if (claim is None) == (claims is None):
-        raise ScieraError("give a CLAIM or --claims FILE (one of them)")
-    if claims is not None and out is None:
-        raise ScieraError("--claims needs --out PRED.jsonl (SciFact's prediction format)")
-    if claims is None and out is not None:
-        raise ScieraError("--out writes the predictions of --claims FILE; for one CLAIM use --json")
-    todo = read_claims(claims) if claims is not None else [("", require_query(claim, "claim"))]
+    todo = _claims_to_verify(claim, claims, out)
     settings = options_settings(
         preset,
         {
@@ -155,19 +149,49 @@ def verify(
     )
     pipe = build_pipeline(verify_spec(settings), settings, corpus=corpus)
     if claims is None:
-        result = pipe.run(todo[0][1], "yesno")
-        assert result.verification is not None
-        data = verification_json(result.verification)
-        if as_json:
-            typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
-        else:
-            _print(data)
+        _verify_one(pipe, todo[0][1], as_json)
         return
     assert out is not None
+    _verify_all(pipe, todo, out)
+
+
+def _claims_to_verify(
+    claim: str | None, claims: Path | None, out: Path | None
+) -> list[tuple[str, str]]:
+    """(id, claim) of the CLAIM (id "") or of each line of --claims; arguments that do not
+    go together are one-line errors, before any model loads."""
+    from sciera.errors import require_query
+
+    if (claim is None) == (claims is None):
+        raise ScieraError("give a CLAIM or --claims FILE (one of them)")
+    if claims is not None and out is None:
+        raise ScieraError("--claims needs --out PRED.jsonl (SciFact's prediction format)")
+    if claims is None and out is not None:
+        raise ScieraError("--out writes the predictions of --claims FILE; for one CLAIM use --json")
+    return read_claims(claims) if claims is not None else [("", require_query(claim, "claim"))]
+
+
+def _verify_one(pipe: Pipeline, claim: str, as_json: bool) -> None:
+    """Verify one claim and print its verification (as JSON, or as text)."""
+    from sciera.verify.stage import verification_json
+
+    result = pipe.run(claim, "yesno")
+    assert result.verification is not None
+    data = verification_json(result.verification)
+    if as_json:
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        _print(data)
+
+
+def _verify_all(pipe: Pipeline, todo: list[tuple[str, str]], out: Path) -> None:
+    """Verify each claim ``out`` lacks, appending its SciFact prediction line (flushed and
+    synced, so a killed run resumes after the last whole line)."""
+    from sciera.progress import step_progress
+    from sciera.verify.stage import scifact_prediction
+
     done = done_ids(out)
     pending = [(cid, text) for cid, text in todo if cid not in done]
-    from sciera.progress import step_progress
-
     out.parent.mkdir(parents=True, exist_ok=True)
     with step_progress(lambda s: s) as update, out.open("a", encoding="utf-8") as fh:
         update("claims", len(todo) - len(pending), len(todo))
