@@ -424,61 +424,39 @@ def _total(by_metric: dict[str, dict[str, Any]], names: Sequence[str]) -> float 
     return None if any(v is None for v in values) else sum(values)  # type: ignore[misc]
 
 
+# what to provision: (line, unit, the plan rows it sums); the Qdrant lines only when measured
+SKETCH: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("serving RAM, BM25 in memory + dense flat", "GB", ("bm25.ram", "dense.ram")),
+    ("serving RAM, BM25 mmap (queried) + dense flat", "GB", ("bm25_mmap.ram_queried", "dense.ram")),
+    ("disk: store + BM25 + dense flat", "GB", ("ingest.store_disk", "bm25.disk", "dense.disk")),
+    ("indexing machine RAM (BM25 build peak)", "GB", ("bm25.build_peak_rss",)),
+    ("ingest then BM25 build, one machine", "h", ("ingest.seconds", "bm25.build_seconds")),
+)
+QDRANT_SKETCH: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    (
+        "serving RAM, the whole index in Qdrant (HNSW + sparse + passages)",
+        "GB",
+        ("qdrant_edge.ram_queried",),
+    ),
+    ("Qdrant indexing RAM (build peak, summed over shards)", "GB", ("qdrant_edge.build_peak_rss",)),
+    ("Qdrant build, one process (upsert + HNSW + sparse)", "h", ("qdrant_edge.build_seconds",)),
+)
+
+
 def cluster_sketch(
     plan: Sequence[dict[str, Any]], node_ram_gb: float = NODE_RAM_GB
 ) -> list[dict[str, Any]]:
     """The plan summed into what to provision: serving RAM and machines (BM25 in memory
     or memory-mapped, plus dense flat), disk, and the indexing jobs' machines and hours."""
     by_metric = {r["metric"]: r for r in plan}
-    lines = (
-        [
-            ("serving RAM, BM25 in memory + dense flat", "GB", ("bm25.ram", "dense.ram")),
-            (
-                "serving RAM, BM25 mmap (queried) + dense flat",
-                "GB",
-                ("bm25_mmap.ram_queried", "dense.ram"),
-            ),
-            (
-                "disk: store + BM25 + dense flat",
-                "GB",
-                ("ingest.store_disk", "bm25.disk", "dense.disk"),
-            ),
-            ("indexing machine RAM (BM25 build peak)", "GB", ("bm25.build_peak_rss",)),
-            ("ingest then BM25 build, one machine", "h", ("ingest.seconds", "bm25.build_seconds")),
-        ]
-        + [
-            (what, unit, names)
-            for what, unit, names in (
-                (
-                    "serving RAM, the whole index in Qdrant (HNSW + sparse + passages)",
-                    "GB",
-                    ("qdrant_edge.ram_queried",),
-                ),
-                (
-                    "Qdrant indexing RAM (build peak, summed over shards)",
-                    "GB",
-                    ("qdrant_edge.build_peak_rss",),
-                ),
-                (
-                    "Qdrant build, one process (upsert + HNSW + sparse)",
-                    "h",
-                    ("qdrant_edge.build_seconds",),
-                ),
-            )
-            if by_metric.get(names[0], {}).get("value") is not None
-        ]
-        + [
-            (
-                f"embedding on {r['metric'].removeprefix('embed.wall_')} Ray workers",
-                "h",
-                (r["metric"],),
-            )
-            for r in plan
-            if r["metric"].startswith("embed.wall_")
-        ]
-    )
+    qdrant = [s for s in QDRANT_SKETCH if by_metric.get(s[2][0], {}).get("value") is not None]
+    embedding = [
+        (f"embedding on {r['metric'].removeprefix('embed.wall_')} Ray workers", "h", (r["metric"],))
+        for r in plan
+        if r["metric"].startswith("embed.wall_")
+    ]
     sketch = []
-    for what, unit, names in lines:
+    for what, unit, names in [*SKETCH, *qdrant, *embedding]:
         value = _total(by_metric, names)
         machines = _machines(value, node_ram_gb) if unit == "GB" and "RAM" in what else None
         sketch.append(
