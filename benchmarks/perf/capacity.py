@@ -58,7 +58,7 @@ VECTOR_MODEL = "vector_model.npz"
 SIZED_STEPS = ("ingest", "bm25", "bm25_mmap", "dense", "qdrant", "qdrant_edge", "qdrant_edge_flat")
 ONCE_STEPS = ("embed", "ray")
 RAY_WORKERS = (1, 2)
-PACKAGES = [
+PACKAGES = (
     "sciera",
     "bm25s",
     "numba",
@@ -68,7 +68,7 @@ PACKAGES = [
     "torch",
     "ray",
     "numpy",
-]
+)
 DENSE_NOTE = (
     "dense: random unit vectors (384-d float32) stand in for embeddings; embedding N "
     "passages here would take days, so its cost is the embed step's rate, extrapolated"
