@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from sciera.cli.base import app, options_settings
+from sciera.cli.options import PresetOpt
 from sciera.types import to_plain
 
 if TYPE_CHECKING:
+    from sciera.progress import StepProgress
+    from sciera.retrieve.manifest import Manifest
     from sciera.settings import Settings
     from sciera.types import Ranking
 
@@ -29,7 +33,6 @@ _ModelOpt = Annotated[
     str | None,
     typer.Option("--model", help="Model name or path for --embedder sentence-transformers."),
 ]
-_PresetOpt = Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")]
 
 
 def _settings(preset: str | None, **sections: dict[str, Any]) -> Settings:
@@ -80,12 +83,9 @@ def index_cmd(
     shard_size: Annotated[
         int, typer.Option("--shard-size", min=1, help="Passages per Ray shard.")
     ] = 1024,
-    preset: _PresetOpt = None,
+    preset: PresetOpt = None,
 ) -> None:
     """Build the BM25 and dense indexes of a corpus directory and record them in the manifest."""
-    from rich.console import Console
-    from rich.table import Table
-
     from sciera.errors import ScieraError
     from sciera.progress import step_progress
     from sciera.retrieve.build import build_indexes
@@ -100,36 +100,56 @@ def index_cmd(
         vectors={"backend": vectors, "qdrant_url": qdrant_url},
         index={"engine": engine, "qdrant_shards": shards, "qdrant_replication": replication},
     )
-
-    def label(task: str) -> str:
-        if task == "ray":
-            return f"embedding on Ray ({settings.embed.backend})"
-        if task == "qdrant":
-            return f"qdrant: embedding ({settings.embed.backend}) + BM25"
-        if task == "qdrant_index":
-            return "qdrant: indexing (HNSW graph, sparse index)"
-        return "BM25" if task == "bm25" else f"embedding ({settings.embed.backend})"
-
-    with step_progress(label) as progress:
+    with step_progress(partial(_index_label, settings)) as progress:
         if ray is not None and "dense" in which:
-            from functools import partial
-
-            from sciera.scale.embed import embed_on_ray
-
-            ran = embed_on_ray(
-                corpus,
-                settings,
-                ray,
-                shard_size=shard_size,
-                workers=ray_workers,
-                progress=partial(progress, "ray"),
-            )
-            typer.echo(
-                f"ray: embedded {ran['embedded']} of {ran['missing']} uncached passages in "
-                f"{ran['shards']} shards on {ran['workers']} workers",
-                err=True,
-            )
+            _embed_on_ray(corpus, settings, ray, shard_size, ray_workers, progress)
         manifest = build_indexes(corpus, settings, which=which, progress=progress)
+    _print_indexes(corpus, manifest)
+
+
+def _index_label(settings: Settings, task: str) -> str:
+    """What the progress line of an index-building task says."""
+    if task == "ray":
+        return f"embedding on Ray ({settings.embed.backend})"
+    if task == "qdrant":
+        return f"qdrant: embedding ({settings.embed.backend}) + BM25"
+    if task == "qdrant_index":
+        return "qdrant: indexing (HNSW graph, sparse index)"
+    return "BM25" if task == "bm25" else f"embedding ({settings.embed.backend})"
+
+
+def _embed_on_ray(
+    corpus: Path,
+    settings: Settings,
+    ray: str,
+    shard_size: int,
+    workers: int | None,
+    progress: StepProgress,
+) -> None:
+    """``--ray``: embed the passages the cache lacks on Ray first (the dense build then
+    reads them from the cache), and say what ran."""
+    from sciera.scale.embed import embed_on_ray
+
+    ran = embed_on_ray(
+        corpus,
+        settings,
+        ray,
+        shard_size=shard_size,
+        workers=workers,
+        progress=partial(progress, "ray"),
+    )
+    typer.echo(
+        f"ray: embedded {ran['embedded']} of {ran['missing']} uncached passages in "
+        f"{ran['shards']} shards on {ran['workers']} workers",
+        err=True,
+    )
+
+
+def _print_indexes(corpus: Path, manifest: Manifest) -> None:
+    """The indexes built, as a table: passages, seconds, rate and parameters."""
+    from rich.console import Console
+    from rich.table import Table
+
     table = Table(title=f"indexes of {corpus}")
     for column in ("index", "passages", "seconds", "passages/s", "parameters"):
         table.add_column(column)
@@ -183,7 +203,7 @@ def search_cmd(
     ] = None,
     embedder: _EmbedderOpt = None,
     model: _ModelOpt = None,
-    preset: _PresetOpt = None,
+    preset: PresetOpt = None,
     section: Annotated[
         str | None,
         typer.Option(
