@@ -67,7 +67,7 @@ def missing_paths(text: str) -> list[str]:
         if name.startswith(("...", "_")) or "[" in name or "*" in name:
             missing.append(f"{name} (write the full name)")
             continue
-        if name.startswith(("benchmarks/", "src/", "tests/", "docs/", ".ci/")):
+        if name.startswith(("benchmarks/", "src/", "tests/", "docs/", ".ci/", "recipes/")):
             ok = _exists(ROOT / name)
         elif name.startswith("results/"):
             ok = _exists(ROOT / "benchmarks" / name)
