@@ -5,13 +5,17 @@ from __future__ import annotations
 import json
 from functools import partial
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from sciera.cli.base import app
+from sciera.cli.options import CorpusOpt, PresetOpt
 from sciera.cli.ray_opts import RayCpusOpt, RayOpt, RayWorkersOpt, ShardOpt, ray_executor
 from sciera.progress import step_progress
+
+if TYPE_CHECKING:
+    from sciera.eval.retrieval import RetrievalEval
 
 eval_app = typer.Typer(help="Evaluate pipeline stages against relevance judgments.")
 app.add_typer(eval_app, name="eval")
@@ -19,9 +23,43 @@ app.add_typer(eval_app, name="eval")
 _DEFAULT_METRICS = "ndcg@10,recall@100,map@10,mrr@10"
 
 
+# `eval retrieval`'s options with long help texts (the others are declared in its signature).
+_UnitOpt = Annotated[
+    str,
+    typer.Option(
+        "--unit",
+        help="document: Max-P over passages, judged as is; passage: passages inherit "
+        "their document's grade.",
+    ),
+]
+_RerankerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--reranker",
+        help="Rerank the first stage's top candidates with this "
+        "reranker (e.g. cross_encoder, embedding, deepera).",
+    ),
+]
+_EmbedderOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--embedder",
+        help="Dense/hybrid embedder: scifact-minilm (default), minilm, e5 or "
+        "sentence-transformers.",
+    ),
+]
+_EmbedderModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--embedder-model",
+        help="Model for --embedder sentence-transformers: a trained name or a path.",
+    ),
+]
+
+
 @eval_app.command("retrieval")
 def retrieval(
-    corpus: Annotated[Path, typer.Option("--corpus", help="Corpus directory (ingested, indexed).")],
+    corpus: CorpusOpt,
     queries: Annotated[
         Path, typer.Option("--queries", help="BEIR queries.jsonl, or a BEIR folder holding it.")
     ],
@@ -33,14 +71,7 @@ def retrieval(
     metrics: Annotated[
         str, typer.Option("--metrics", help="Comma-separated metric specs, e.g. ndcg@10,map@10.")
     ] = _DEFAULT_METRICS,
-    unit: Annotated[
-        str,
-        typer.Option(
-            "--unit",
-            help="document: Max-P over passages, judged as is; passage: passages inherit "
-            "their document's grade.",
-        ),
-    ] = "document",
+    unit: _UnitOpt = "document",
     depth: Annotated[
         int | None,
         typer.Option("--depth", min=1, help="Run depth (default: largest cutoff, at least 100)."),
@@ -48,14 +79,7 @@ def retrieval(
     run_out: Annotated[
         Path | None, typer.Option("--run-out", help="Write the run as a TREC run file.")
     ] = None,
-    reranker: Annotated[
-        str | None,
-        typer.Option(
-            "--reranker",
-            help="Rerank the first stage's top candidates with this "
-            "reranker (e.g. cross_encoder, embedding, deepera).",
-        ),
-    ] = None,
+    reranker: _RerankerOpt = None,
     rerank_depth: Annotated[
         int | None,
         typer.Option("--rerank-depth", min=1, help="Candidates reranked (default: settings, 30)."),
@@ -64,40 +88,20 @@ def retrieval(
         str | None,
         typer.Option("--model", help="Reranker model: a shipped or trained name, or a path."),
     ] = None,
-    embedder: Annotated[
-        str | None,
-        typer.Option(
-            "--embedder",
-            help="Dense/hybrid embedder: scifact-minilm (default), minilm, e5 or "
-            "sentence-transformers.",
-        ),
-    ] = None,
-    embedder_model: Annotated[
-        str | None,
-        typer.Option(
-            "--embedder-model",
-            help="Model for --embedder sentence-transformers: a trained name or a path.",
-        ),
-    ] = None,
+    embedder: _EmbedderOpt = None,
+    embedder_model: _EmbedderModelOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     per_query: Annotated[
         bool, typer.Option("--per-query", help="With --json: include per-query scores.")
     ] = False,
-    preset: Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")] = None,
+    preset: PresetOpt = None,
 ) -> None:
     """Search every judged query and print nDCG@10, Recall@100, MAP@10 and MRR@10
     (or --metrics), with trec_eval semantics; qrels queries missing from the run count 0."""
-    from sciera.eval.metrics.evaluate import parse_metrics
-    from sciera.eval.retrieval import UNITS, evaluate_retrieval, write_trec_run
+    from sciera.eval.retrieval import evaluate_retrieval
     from sciera.settings import load_settings
 
-    specs = [m.strip() for m in metrics.split(",") if m.strip()]
-    try:
-        parse_metrics(specs, "query")
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--metrics") from None
-    if unit not in UNITS:
-        raise typer.BadParameter(f"choose one of {', '.join(UNITS)}", param_hint="--unit")
+    specs = _metric_specs(metrics, unit)
     embed = {k: v for k, v in (("backend", embedder), ("model", embedder_model)) if v}
     settings = load_settings(preset, **({"embed": embed} if embed else {}))
     with step_progress() as step:
@@ -117,11 +121,37 @@ def retrieval(
             reranker_options={"model": model} if model else None,
         )
     if run_out is not None:
-        tag = "sciera-" + "".join(
-            c if c.isalnum() or c in "-_.@" else "_" for c in result.retriever
-        )
-        lines = write_trec_run(run_out, result.run, tag=tag)
-        typer.echo(f"wrote {lines} lines to {run_out}", err=True)
+        _write_run(run_out, result)
+    _print_retrieval(result, as_json, per_query)
+
+
+def _metric_specs(metrics: str, unit: str) -> list[str]:
+    """``--metrics`` as specs, and ``--unit``, checked before any search (a bad one is a
+    usage error naming its option)."""
+    from sciera.eval.metrics.evaluate import parse_metrics
+    from sciera.eval.retrieval import UNITS
+
+    specs = [m.strip() for m in metrics.split(",") if m.strip()]
+    try:
+        parse_metrics(specs, "query")
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--metrics") from None
+    if unit not in UNITS:
+        raise typer.BadParameter(f"choose one of {', '.join(UNITS)}", param_hint="--unit")
+    return specs
+
+
+def _write_run(path: Path, result: RetrievalEval) -> None:
+    """``--run-out``: the run as a TREC run file, tagged by the retriever."""
+    from sciera.eval.retrieval import write_trec_run
+
+    tag = "sciera-" + "".join(c if c.isalnum() or c in "-_.@" else "_" for c in result.retriever)
+    lines = write_trec_run(path, result.run, tag=tag)
+    typer.echo(f"wrote {lines} lines to {path}", err=True)
+
+
+def _print_retrieval(result: RetrievalEval, as_json: bool, per_query: bool) -> None:
+    """The scores: one JSON object, or a line on the run and one per metric."""
     if as_json:
         typer.echo(json.dumps(result.to_dict(per_query=per_query)))
         return
