@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from sciera.cli.base import app
+from sciera.cli.options import PresetOpt
 from sciera.cli.ray_opts import RayCpusOpt, RayOpt, RayWorkersOpt, ShardOpt, ray_executor
+
+if TYPE_CHECKING:
+    from sciera.datasets.ssli.config import BuildConfig
+    from sciera.executor import Executor
 
 dataset_app = typer.Typer(
     help="Build and look at SciRAG-SSLI datasets (questions + Base/SSLI contexts).",
@@ -25,6 +30,38 @@ SetCorpus = Annotated[
 def _topic_share(help_text: str) -> Any:
     """``--max-topic-share`` (:mod:`sciera.datasets.ssli.specificity`)."""
     return typer.Option("--max-topic-share", min=0.0, max=1.0, help=help_text)
+
+
+# `dataset build`'s options with long help texts (the others are declared in its signature).
+_RepairOpt = Annotated[
+    bool,
+    typer.Option(
+        "--repair/--no-repair",
+        help="Rewrite questions rejected for citing 'the study' or naming no subject "
+        "once, from their answer.",
+    ),
+]
+_ExcludeSsliOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--exclude-ssli",
+        help="SSLI set whose gold abstracts are never a question's source (repeatable).",
+    ),
+]
+_ExcludeQrelsOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--exclude-qrels",
+        help="Qrels file whose judged documents are never a question's source (repeatable).",
+    ),
+]
+_BuildTopicShareOpt = Annotated[
+    float,
+    _topic_share(
+        "Reject (or repair) a question when more than this share of the corpus's "
+        "documents contain every topic word of it (0: no such rule)."
+    ),
+]
 
 
 @dataset_app.command("build")
@@ -58,46 +95,18 @@ def build_cmd(
     retriever: Annotated[
         str, typer.Option("--retriever", help="bm25, dense or hybrid.")
     ] = "hybrid",
-    repair: Annotated[
-        bool,
-        typer.Option(
-            "--repair/--no-repair",
-            help="Rewrite questions rejected for citing 'the study' or naming no subject "
-            "once, from their answer.",
-        ),
-    ] = True,
-    exclude_ssli: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--exclude-ssli",
-            help="SSLI set whose gold abstracts are never a question's source (repeatable).",
-        ),
-    ] = None,
-    exclude_qrels: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--exclude-qrels",
-            help="Qrels file whose judged documents are never a question's source (repeatable).",
-        ),
-    ] = None,
-    max_topic_share: Annotated[
-        float,
-        _topic_share(
-            "Reject (or repair) a question when more than this share of the corpus's "
-            "documents contain every topic word of it (0: no such rule)."
-        ),
-    ] = 0.005,
+    repair: _RepairOpt = True,
+    exclude_ssli: _ExcludeSsliOpt = None,
+    exclude_qrels: _ExcludeQrelsOpt = None,
+    max_topic_share: _BuildTopicShareOpt = 0.005,
     ray: RayOpt = None,
     ray_workers: RayWorkersOpt = None,
     ray_cpus: RayCpusOpt = 1,
     shard_size: ShardOpt = 4,
-    preset: Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")] = None,
+    preset: PresetOpt = None,
 ) -> None:
     """Build (or resume) a dataset in OUT: instances.jsonl, stats.json and checkpoints."""
-    from sciera.datasets.ssli.builder import SSLIBuilder
     from sciera.datasets.ssli.config import BuildConfig
-    from sciera.progress import step_progress
-    from sciera.settings import load_settings
 
     config = BuildConfig(
         mode=mode,
@@ -115,10 +124,20 @@ def build_cmd(
         exclude_ssli=tuple(str(p) for p in exclude_ssli or ()),
         exclude_qrels=tuple(str(p) for p in exclude_qrels or ()),
     )
-    with (
-        ray_executor(ray, ray_workers, shard_size, ray_cpus) as executor,
-        step_progress() as progress,
-    ):
+    with ray_executor(ray, ray_workers, shard_size, ray_cpus) as executor:
+        stats = _build(corpus, out, config, preset, executor)
+    typer.echo(_summary(stats, out))
+
+
+def _build(
+    corpus: Path, out: Path, config: BuildConfig, preset: str | None, executor: Executor | None
+) -> dict:
+    """Build (or resume) the set in ``out``, with a progress bar; its stats."""
+    from sciera.datasets.ssli.builder import SSLIBuilder
+    from sciera.progress import step_progress
+    from sciera.settings import load_settings
+
+    with step_progress() as progress:
         builder = SSLIBuilder(
             corpus,
             out,
@@ -127,8 +146,7 @@ def build_cmd(
             progress=progress,
             executor=executor,
         )
-        stats = builder.run()
-    typer.echo(_summary(stats, out))
+        return builder.run()
 
 
 def _summary(stats: dict, out: Path) -> str:
