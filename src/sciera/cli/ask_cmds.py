@@ -58,26 +58,11 @@ def _tau_hint(info: dict[str, Any]) -> str:
 
 
 def _print(data: dict[str, Any], explain: bool) -> None:
+    """An answer as text: the answer and its notes, the verdict, the citations, the
+    evidence, the candidate table and the costs (with ``explain``, the reranker's trace)."""
     trace = data["trace"]
     info = trace.get("pipeline", {})
-    typer.echo(f"Q ({data['question_type']}): {data['question']}")
-    typer.echo(f"A: {data['text']}")
-    if data["exact"] and data["question_type"] != "yesno":
-        typer.echo("exact: " + " | ".join(data["exact"]))
-    if "degraded" in trace:
-        typer.echo(f"degraded: {trace['degraded']}")
-    if trace.get("closest") and not data["insufficient"]:
-        tau = info.get("filter", {}).get("tau")
-        below = f"tau {tau:.2f}" if isinstance(tau, float) else "the filter"
-        typer.echo(
-            f"note: no passage passed {below}; the answer is stated verbatim in the "
-            f"{trace['closest']} closest passages below it (check them)"
-        )
-    if data["insufficient"]:
-        typer.echo(f"refused: {trace.get('refused', '')}")
-        hint = _tau_hint(info)
-        if hint:
-            typer.echo(hint)
+    _print_answer(data, info)
     verdict = trace.get("verification")
     if verdict:
         sides = ""
@@ -96,31 +81,8 @@ def _print(data: dict[str, Any], explain: bool) -> None:
     if trace.get("dangling_citations"):
         typer.echo(f"removed {trace['dangling_citations']} citation(s) pointing nowhere")
     if data["evidence"]:
-        typer.echo(f"evidence ({info.get('evidence_extractor', '')}):")
-        for e in data["evidence"]:
-            text = e["summary"] or "(full passage)"
-            mark = ""
-            if not e["kept"]:  # a verified abstract's sentences, or a closest passage
-                mark = "  (below tau" + (": cited for its sentences)" if e["rationales"] else ")")
-            where = f" [{e['section']}]" if e.get("section") else ""
-            typer.echo(
-                f"  [{e['n']}] {e['score']:.3f}  {e['passage_id']}{where}  "
-                f"{_snippet(text, 100)}{mark}"
-            )
-            for r in e["rationales"]:
-                typer.echo(f'      sentence {r["index"]}: "{r["text"]}"')
-    rows = info.get("candidates", [])
-    if rows:
-        typer.echo(
-            f"candidates ({info.get('first_stage')} top-{info.get('depth')}, "
-            f"reranker {info.get('reranker')}):"
-        )
-        for r in rows:
-            mark = "kept    " if r["kept"] else "filtered"
-            why = f"  ({r['why']})" if r["why"] else ""
-            typer.echo(
-                f"  {r['score']:.3f}  {mark}  {r['passage_id']}  {_snippet(r['title'], 60)}{why}"
-            )
+        _print_evidence(data["evidence"], info)
+    _print_candidates(info)
     if info and not data["evidence"]:
         typer.echo(f"no evidence; sufficient: {info['sufficient']}")
     elif info:
@@ -133,6 +95,63 @@ def _print(data: dict[str, Any], explain: bool) -> None:
     if explain and info.get("rerank_trace"):
         typer.echo(f"{info.get('reranker')} trace:")
         typer.echo(json.dumps(info["rerank_trace"], indent=2, ensure_ascii=False))
+
+
+def _print_answer(data: dict[str, Any], info: dict[str, Any]) -> None:
+    """The question and the answer, with what qualifies it (degraded, read from the closest
+    passages, refused and why)."""
+    trace = data["trace"]
+    typer.echo(f"Q ({data['question_type']}): {data['question']}")
+    typer.echo(f"A: {data['text']}")
+    if data["exact"] and data["question_type"] != "yesno":
+        typer.echo("exact: " + " | ".join(data["exact"]))
+    if "degraded" in trace:
+        typer.echo(f"degraded: {trace['degraded']}")
+    if trace.get("closest") and not data["insufficient"]:
+        tau = info.get("filter", {}).get("tau")
+        below = f"tau {tau:.2f}" if isinstance(tau, float) else "the filter"
+        typer.echo(
+            f"note: no passage passed {below}; the answer is stated verbatim in the "
+            f"{trace['closest']} closest passages below it (check them)"
+        )
+    if data["insufficient"]:
+        typer.echo(f"refused: {trace.get('refused', '')}")
+        hint = _tau_hint(info)
+        if hint:
+            typer.echo(hint)
+
+
+def _print_evidence(evidence: list[dict[str, Any]], info: dict[str, Any]) -> None:
+    """The evidence records, each with its score and the rationale sentences it quotes."""
+    typer.echo(f"evidence ({info.get('evidence_extractor', '')}):")
+    for e in evidence:
+        text = e["summary"] or "(full passage)"
+        mark = ""
+        if not e["kept"]:  # a verified abstract's sentences, or a closest passage
+            mark = "  (below tau" + (": cited for its sentences)" if e["rationales"] else ")")
+        where = f" [{e['section']}]" if e.get("section") else ""
+        typer.echo(
+            f"  [{e['n']}] {e['score']:.3f}  {e['passage_id']}{where}  {_snippet(text, 100)}{mark}"
+        )
+        for r in e["rationales"]:
+            typer.echo(f'      sentence {r["index"]}: "{r["text"]}"')
+
+
+def _print_candidates(info: dict[str, Any]) -> None:
+    """The candidate table: each candidate's score, kept or filtered, and why."""
+    rows = info.get("candidates", [])
+    if not rows:
+        return
+    typer.echo(
+        f"candidates ({info.get('first_stage')} top-{info.get('depth')}, "
+        f"reranker {info.get('reranker')}):"
+    )
+    for r in rows:
+        mark = "kept    " if r["kept"] else "filtered"
+        why = f"  ({r['why']})" if r["why"] else ""
+        typer.echo(
+            f"  {r['score']:.3f}  {mark}  {r['passage_id']}  {_snippet(r['title'], 60)}{why}"
+        )
 
 
 # `ask`'s own options with long help texts (the others are declared in its signature).
