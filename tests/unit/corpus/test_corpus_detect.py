@@ -21,6 +21,7 @@ from sciera.errors import ScieraError
         ("a.tsv", "csv"),
         ("pubmed24n0001.xml", "pubmed"),
         ("pubmed24n0001.xml.gz", "pubmed"),
+        ("dev.docs", "nfcorpus"),
     ],
 )
 def test_detect_by_suffix(tmp_path: Path, name: str, expected: str) -> None:
@@ -70,6 +71,7 @@ def test_registry_is_explicit() -> None:
         "jats",
         "pdf",
         "pubmedqa",
+        "nfcorpus",
     }
     for name, cls in READERS.items():
         assert cls.name == name
