@@ -1,13 +1,17 @@
 """`sciera dataset build --ray` on a real Ray cluster on loopback (head + one worker node,
-the embedded 0.5B in each actor, one thread, no response cache, no KV prefix reuse): the
-Ray build writes the instances and log lines a single-process build writes. The build asks
-for questions straight from the passage (``lmqg``: one LLM call per passage fewer than
-``ours``, whose notes step the single-process tests cover) over a pool of 20 abstracts;
-seed 2 gives a question whose distractor reply is cut at the token limit (the salvage
-path), made on a worker. What the driver does with several shards' lines (their order, a
-lost line made again and only it, a worker with another LLM refused) does not depend on the
-executor: the unit tests check it on the in-process one, with a scripted LLM and shards of
-one and three questions (``tests/unit/datasets/test_ssli_builder.py``)."""
+the embedded 0.5B in each actor, one thread, no response cache, no KV prefix reuse): the Ray
+build writes the instances and log lines a single-process build writes. The build asks for
+questions straight from the passage (``lmqg``: one LLM call per passage fewer than ``ours``,
+whose notes step the single-process tests cover) over a pool of 20 abstracts (seed 2: here a
+question whose distractor reply is cut at the token limit, the salvage path, made on a
+worker). What the LLM makes of a passage differs across CPUs (llama.cpp's kernels: on an
+AVX-512 CPU it made no question), so the test asserts only that both builds made the same,
+whatever that is; the counts for scripted replies, the salvage path included, are unit tests
+(``tests/unit/datasets/test_ssli_contexts.py``). What the driver does with several shards'
+lines (their order, a lost line made again and only it, a worker with another LLM refused)
+does not depend on the executor: the unit tests check it on the in-process one, with a
+scripted LLM and shards of one and three questions
+(``tests/unit/datasets/test_ssli_builder.py``)."""
 
 from __future__ import annotations
 
@@ -49,18 +53,28 @@ def _lines(path: Path) -> list[dict]:
     return sorted(rows, key=lambda r: r["passage_id"])
 
 
+def _counts(stats: dict) -> dict:
+    """A build's counts per step (from its logs), without timings."""
+    counts = {step: stats[step] for step in ("questions", "instances")}
+    for step in ("qa", "contexts"):
+        counts[step] = {k: v for k, v in stats[step].items() if k != "mean_seconds"}
+    return counts
+
+
 def test_ray_build_equals_the_single_process_build(
     ray_cluster, scifact_slice, tmp_path, ray_llm_settings
 ):
     settings = ray_llm_settings
     alone = tmp_path / "alone"
-    stats = SSLIBuilder(scifact_slice, alone, CONFIG, settings=settings).run()
-    assert stats["questions"] == 1
-    assert stats["contexts"]["distractors_salvaged"] == 1
+    made_alone = SSLIBuilder(scifact_slice, alone, CONFIG, settings=settings).run()
+    assert made_alone["qa"]["passages"] >= 1  # the LLM was asked: the comparison is not of nothing
     sharded = tmp_path / "sharded"
     executor = RayExecutor(RayOptions(ray_cluster, shard_size=1))
     with executor:
-        SSLIBuilder(scifact_slice, sharded, CONFIG, settings=settings, executor=executor).run()
+        on_ray = SSLIBuilder(
+            scifact_slice, sharded, CONFIG, settings=settings, executor=executor
+        ).run()
     assert _instances(sharded) == _instances(alone)
-    # each passage's lines, made on the workers
+    # each passage's lines, made on the workers, and the counts (salvaged distractors too)
     assert _lines(sharded / "qa.jsonl") == _lines(alone / "qa.jsonl")
+    assert _counts(on_ray) == _counts(made_alone)

@@ -71,5 +71,7 @@ def test_ray_writes_only_the_missing_queries_and_the_same_ones(
     assert calls[-1] == (N - 2, N - 2)  # the two logged passages were not asked again
     lines = [json.loads(line) for line in cache.read_text().splitlines()]
     assert sorted(r["passage_id"] for r in lines) == sorted(sources)
-    made = synthetic.assemble(done, sources, KEEP)
-    assert made and made == alone  # queries were written, the same as alone
+    # every passage's record (its query, or None when the LLM's was unusable, and its rank)
+    # as alone: what the LLM writes differs across CPUs, so no count of usable queries
+    assert done == synthetic.read_done(tmp_path / "alone.jsonl", key)
+    assert synthetic.assemble(done, sources, KEEP) == alone
