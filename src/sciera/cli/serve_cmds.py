@@ -77,7 +77,7 @@ def serve(
     ] = None,
     preset: Annotated[str | None, typer.Option(help="Settings preset (fast, quality).")] = None,
 ) -> None:
-    """Serve the corpora over HTTP: /v1/search, /v1/rerank, /v1/ask (SSE), /docs."""
+    """Serve the corpora over HTTP: /v1/search, /v1/rerank, /v1/ask (SSE), /v1/verify, /docs."""
     from sciera.errors import require
 
     require("fastapi", "server")
