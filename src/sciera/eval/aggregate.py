@@ -7,7 +7,8 @@ answer for the BioASQ specs; records logged before exact answers were stored
 fall back to the text), predicted labels (the exact answers) against the
 dataset's gold labels with ``evaluate_labels`` (``macro_f1``) and evidence with
 ``evaluate_evidence``, record metrics (an agent's search calls, completion) with
-``evaluate_records``; judges give their mean over judged answers plus a
+``evaluate_records``, the verify stage's decisions on gold passages and distractors with
+``evaluate_verdicts`` (pooled over passages); judges give their mean over judged answers plus a
 ``<judge>_failures`` count and the mean of each number in their details (``<judge>:<key>``,
 e.g. ``rubric_coverage:full``, ``rubric_coverage:words``); costs are means per question:
 ``s/q <stage>`` and ``tok/q`` (LLM prompt + completion tokens of the pipeline, judges excluded);
@@ -33,6 +34,7 @@ from sciera.eval.metrics import (
     evaluate_evidence,
     evaluate_labels,
     evaluate_records,
+    evaluate_verdicts,
     parse_metric,
 )
 from sciera.eval.metrics.ranking import neutral_order
@@ -181,6 +183,9 @@ def repeat_scores(
     record_specs = [s.label for s in specs if s.definition.kind == "record"]
     if record_specs:
         out.update(evaluate_records(recs, record_specs, ds["qrels"]))
+    verdict_specs = [s.label for s in specs if s.definition.kind == "verdict"]
+    if verdict_specs:
+        out.update(evaluate_verdicts(recs, verdict_specs, ds["qrels"], rank.distractors))
     out.update(_judge_columns(recs))
     out.update(_cost_columns(recs))
     return out

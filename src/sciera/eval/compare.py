@@ -12,8 +12,11 @@ compared on the questions both scored: the exact McNemar test when every score i
 0 or 1 (hit@1 with one repeat, yes/no accuracy), else the paired randomization test
 (:mod:`sciera.eval.significance`). SciFact's F1s (``abstract_label_only_f1`` ...) are
 over all claims, not means: each claim's counts, summed over the complete repeats, are
-swapped between the two pipelines (``f1_randomization``). The baseline is the
-experiment's first pipeline unless named.
+swapped between the two pipelines (``f1_randomization``). The verify stage's decided
+shares of distractors and gold passages (``distractor_decided``, ``gold_decided``) are pooled
+over passages: each question's decided count is paired (McNemar when every count is 0 or 1,
+else the randomization test, which on counts tests the pooled difference). The baseline is
+the experiment's first pipeline unless named.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from sciera.eval.metrics import (
     evaluate_answers_per_query,
     evaluate_per_query,
     evaluate_records_per_query,
+    evaluate_verdicts_per_query,
     parse_metric,
 )
 from sciera.eval.metrics.registry import MetricSpec
@@ -161,6 +165,7 @@ def compare_pipelines(results: Results, baseline: str | None = None) -> list[Com
     every = [parse_metric(m) for m in results.metrics]
     specs = [s for s in every if s.definition.mean_of_queries]
     f1s = [s for s in every if s.definition.kind == "verification" and s.label.endswith("_f1")]
+    verdicts = [s for s in every if s.definition.kind == "verdict"]
     others = [p for p in pipelines if p != base and complete_repeats(results, p)]
     if not others or not complete_repeats(results, base):
         return []
@@ -184,6 +189,8 @@ def compare_pipelines(results: Results, baseline: str | None = None) -> list[Com
                 )
             if f1s:
                 out.extend(_f1_comparisons(results, setting, base, pipeline, qids, f1s))
+            if verdicts:
+                out.extend(_verdict_comparisons(results, setting, base, pipeline, qids, verdicts))
     return out
 
 
@@ -226,6 +233,53 @@ def _f1_comparisons(
         )
         f1_a = _pooled_f1(a)
         out.append(Comparison(setting, pipeline, base, s.label, f1_a, f1_a + test.mean_diff, test))
+    return out
+
+
+def _verdict_counts(
+    results: Results, pipeline: str, qids: Sequence[str], label: str
+) -> dict[str, tuple[float, int]]:
+    """Each question's (passages decided, averaged over the pipeline's complete repeats,
+    passages) of a verdict metric."""
+    ds = results.dataset
+    distractors = {q: ds.get("distractors", {}).get(q, []) for q in qids}
+    repeats = complete_repeats(results, pipeline)
+    runs = [
+        evaluate_verdicts_per_query(
+            {q: results.records[pipeline][r][q] for q in qids}, [label], ds["qrels"], distractors
+        )[label]
+        for r in repeats
+    ]
+    common = set.intersection(*(set(run) for run in runs)) if runs else set()
+    return {
+        q: (sum(run[q][0] for run in runs) / len(runs), runs[0][q][1]) for q in qids if q in common
+    }
+
+
+def _verdict_comparisons(
+    results: Results,
+    setting: str,
+    base: str,
+    pipeline: str,
+    qids: Sequence[str],
+    specs: Sequence[MetricSpec],
+) -> list[Comparison]:
+    """Verdict metrics (pooled over passages) of ``pipeline`` against ``base``: each
+    question's decided count paired (McNemar when every count is 0 or 1, e.g. one
+    distractor per question and one repeat; else the randomization test, which on counts
+    tests the pooled share's difference)."""
+    out = []
+    for s in specs:
+        ref = _verdict_counts(results, base, qids, s.label)
+        other = _verdict_counts(results, pipeline, qids, s.label)
+        common = [q for q in qids if q in ref and q in other]
+        passages = sum(ref[q][1] for q in common)
+        if not passages:
+            continue
+        a, b = [ref[q][0] for q in common], [other[q][0] for q in common]
+        test = paired_test(a, b)
+        mean_a, mean_b = sum(a) / passages, sum(b) / passages
+        out.append(Comparison(setting, pipeline, base, s.label, mean_a, mean_b, test))
     return out
 
 

@@ -9,8 +9,10 @@ ROUGE-L, ROUGE-SU4), :mod:`.bioasq` (BioASQ exact answers: yes/no accuracy and
 corpus-level macro-F1, factoid strict/lenient/MRR, list P/R/F1), :mod:`.registry`
 (spec parsing), :mod:`.scifact` (SciFact's claim-verification metrics: abstract-level
 label-only and rationalized, sentence-level selection and selection+label) and
-:mod:`.evaluate` (whole runs; ``evaluate_labels`` for the corpus-level ``macro_f1`` spec,
-``evaluate_verification`` for the SciFact specs).
+:mod:`.verdicts` (how often the verify stage decides a question's distractors and gold
+passages) and :mod:`.evaluate` (whole runs; ``evaluate_labels`` for the corpus-level
+``macro_f1`` spec, ``evaluate_verification`` for the SciFact specs, ``evaluate_verdicts``
+for the verdict specs).
 """
 
 from sciera.eval.metrics.bioasq import (
@@ -34,6 +36,8 @@ from sciera.eval.metrics.evaluate import (
     evaluate_per_query,
     evaluate_records,
     evaluate_records_per_query,
+    evaluate_verdicts,
+    evaluate_verdicts_per_query,
     evaluate_verification,
     ranked_list,
 )
@@ -74,6 +78,8 @@ __all__ = [
     "evaluate_per_query",
     "evaluate_records",
     "evaluate_records_per_query",
+    "evaluate_verdicts",
+    "evaluate_verdicts_per_query",
     "evaluate_verification",
     "exact_match",
     "factoid_lenient",

@@ -24,6 +24,7 @@ from sciera.eval.metrics.bioasq import label_of
 from sciera.eval.metrics.ranking import trec_order
 from sciera.eval.metrics.registry import Kind, MetricSpec, QueryInput, parse_metric
 from sciera.eval.metrics.scifact import scifact_counts
+from sciera.eval.metrics.verdicts import Counts, pooled
 from sciera.text import Tokenizer
 
 Run = Mapping[str, Mapping[str, float]] | Mapping[str, Sequence[str]]
@@ -36,6 +37,7 @@ _EVALUATORS: dict[str, str] = {
     "label": "evaluate_labels()",
     "record": "evaluate_records()",
     "verification": "evaluate_verification()",
+    "verdict": "evaluate_verdicts()",
 }
 
 
@@ -251,3 +253,34 @@ def evaluate_records(
     left out)."""
     per_q = evaluate_records_per_query(records, metrics, qrels)
     return {m: sum(v.values()) / len(v) for m, v in per_q.items() if v}
+
+
+def evaluate_verdicts_per_query(
+    records: Mapping[str, Mapping[str, Any]],
+    metrics: str | Iterable[str],
+    qrels: Qrels,
+    distractors: Mapping[str, Collection[str]],
+) -> dict[str, dict[str, Counts]]:
+    """``{metric: {qid: (decided, passages)}}`` of ``verdict`` metrics over results records
+    (a question a metric does not apply to is absent; see :mod:`.verdicts`)."""
+    specs = parse_metrics(metrics, "verdict")
+    out: dict[str, dict[str, Counts]] = {s.label: {} for s in specs}
+    for qid, rec in records.items():
+        judged, own = qrels.get(qid, {}), distractors.get(qid, ())
+        for s in specs:
+            counts = s.definition.compute(rec, judged, own)
+            if counts is not None:
+                out[s.label][qid] = counts
+    return out
+
+
+def evaluate_verdicts(
+    records: Mapping[str, Mapping[str, Any]],
+    metrics: str | Iterable[str],
+    qrels: Qrels,
+    distractors: Mapping[str, Collection[str]],
+) -> dict[str, float]:
+    """``{metric: decided / passages, pooled over the questions it applies to}`` (metrics
+    that apply to none are left out)."""
+    per_q = evaluate_verdicts_per_query(records, metrics, qrels, distractors)
+    return {m: pooled(v.values()) for m, v in per_q.items() if v}

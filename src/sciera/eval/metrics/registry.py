@@ -15,9 +15,11 @@ metrics score extracted evidence against its source passages
 (``evaluate_evidence``), ``label`` metrics score predicted labels against
 gold labels over the whole corpus (``evaluate_labels``; ``macro_f1``), and ``record``
 metrics read how a question was run from its results record (``evaluate_records``:
-``evidence_recall`` over everything retrieved, ``search_calls`` and ``completion``), and
+``evidence_recall`` over everything retrieved, ``search_calls`` and ``completion``),
 ``verification`` metrics score claim-verification predictions against gold SciFact claims
-over all claims (``evaluate_verification``; SciFact's official four scores, :mod:`.scifact`).
+over all claims (``evaluate_verification``; SciFact's official four scores, :mod:`.scifact`),
+and ``verdict`` metrics count a question's gold passages and distractors the verify stage
+decided, pooled over passages (``evaluate_verdicts``; :mod:`.verdicts`).
 """
 
 from __future__ import annotations
@@ -27,9 +29,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from sciera import text
-from sciera.eval.metrics import bioasq, generation, ranking, robustness, scifact
+from sciera.eval.metrics import bioasq, generation, ranking, robustness, scifact, verdicts
 
-Kind = Literal["query", "answer", "evidence", "label", "record", "verification"]
+Kind = Literal["query", "answer", "evidence", "label", "record", "verification", "verdict"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +64,9 @@ class MetricDef:
     metrics and (gold labels, predicted labels), aligned over all questions, for
     ``label`` metrics, (gold claims, predictions) for ``verification`` metrics (see
     :mod:`.scifact`), and (a results record, the question's judgments) for ``record``
-    metrics, which return None for a record they do not apply to. ``weight`` (query metrics) gives a
+    metrics, which return None for a record they do not apply to, and (a results record,
+    the question's judgments, its distractors) for ``verdict`` metrics, which return
+    (decided, passages) counts or None (see :mod:`.verdicts`). ``weight`` (query metrics) gives a
     query's weight in the mean; a query with weight 0 is left out (CDR weighs each query by its pair
     count). ``exact`` (answer metrics) means the metric scores the structured
     exact answer (``sciera.generate.base.exact_answer``), not the free text,
@@ -197,6 +201,18 @@ _DEFS: list[MetricDef] = [
         )
         for level in scifact.LEVELS
         for stat in ("precision", "recall", "f1")
+    ),
+    MetricDef(
+        "distractor_decided",
+        "verdict",
+        verdicts.distractor_decided,
+        "share of distractors the verify stage decided (SUPPORT/CONTRADICT), pooled",
+    ),
+    MetricDef(
+        "gold_decided",
+        "verdict",
+        verdicts.gold_decided,
+        "share of gold documents the verify stage decided (SUPPORT/CONTRADICT), pooled",
     ),
 ]
 
