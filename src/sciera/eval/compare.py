@@ -308,6 +308,7 @@ def markdown_comparisons(comparisons: Sequence[Comparison]) -> str:
     lines.append(
         f"\n`*`: p < 0.05, uncorrected for the {len(comparisons)} comparisons in this table "
         f"(Bonferroni: p < {0.05 / len(comparisons):.2g}). Scores are per-question means "
-        "over complete repeats; SciFact's F1s are over all claims (their counts swapped)."
+        "over complete repeats; SciFact's F1s are over all claims (their counts swapped); "
+        "the verify stage's decided shares are pooled over passages (their counts paired)."
     )
     return "\n".join(lines) + "\n"

@@ -6,7 +6,8 @@
 The table has one row per pipeline and setting; a cell is ``mean ± std`` over
 the complete repeats (just the mean with one repeat). In each setting the best
 value of every column is in bold: the highest for quality columns, the lowest
-for cost columns (``s/q``, ``tok/q``, ``*_failures``). Below it, every pipeline
+for cost columns (``s/q``, ``tok/q``, ``*_failures``) and for metrics best at their
+lowest (``distractor_decided``). Below it, every pipeline
 against the baseline question by question with a paired two-sided p-value
 (:mod:`sciera.eval.compare`).
 """
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sciera.eval.aggregate import TOKENS, Row, aggregate, complete_repeats, is_cost
+from sciera.eval.metrics.registry import lower_better
 from sciera.eval.runstore import Results, load_results
 
 
@@ -36,7 +38,8 @@ def best_rows(rows: Sequence[Row], column: str) -> set[int]:
         if len(idx) < 2:
             continue
         values = {i: round(rows[i].cells[column].mean, 4) for i in idx}
-        target = min(values.values()) if is_cost(column) else max(values.values())
+        lowest = is_cost(column) or lower_better(column)
+        target = min(values.values()) if lowest else max(values.values())
         best |= {i for i, v in values.items() if v == target}
     return best
 

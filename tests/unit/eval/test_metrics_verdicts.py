@@ -69,6 +69,20 @@ def test_verdict_specs_are_their_own_kind():
         evaluate({"q": ["a"]}, {"q": {"a": 1}}, ["gold_decided"])
 
 
+def test_a_table_marks_the_fewest_distractors_decided_best():
+    from sciera.eval.aggregate import Row, mean_std
+    from sciera.eval.report import best_rows
+
+    rows = [
+        Row(
+            name, "ssli", 3, 1, {"distractor_decided": mean_std([d]), "gold_decided": mean_std([g])}
+        )
+        for name, d, g in (("gated", 0.1, 0.5), ("open", 0.3, 0.7))
+    ]
+    assert best_rows(rows, "distractor_decided") == {0}
+    assert best_rows(rows, "gold_decided") == {1}
+
+
 # --- through an SSLI experiment --------------------------------------------------------------
 
 QUESTIONS = {  # qid: (question, gold, [distractors])

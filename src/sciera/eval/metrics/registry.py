@@ -80,6 +80,7 @@ class MetricDef:
     default_k: int | None = None
     weight: Callable[[QueryInput], float] = field(default=_one)
     exact: bool = False
+    lower_better: bool = False  # a table marks its lowest value best (distractor_decided)
 
     @property
     def mean_of_queries(self) -> bool:
@@ -207,6 +208,7 @@ _DEFS: list[MetricDef] = [
         "verdict",
         verdicts.distractor_decided,
         "share of distractors the verify stage decided (SUPPORT/CONTRADICT), pooled",
+        lower_better=True,
     ),
     MetricDef(
         "gold_decided",
@@ -218,6 +220,15 @@ _DEFS: list[MetricDef] = [
 
 METRICS: dict[str, MetricDef] = {d.pattern: d for d in _DEFS}
 """Spec pattern -> definition. ``@k`` in a pattern stands for any positive integer cutoff."""
+
+
+def lower_better(label: str) -> bool:
+    """Whether a table column named ``label`` is best at its lowest (False for a column
+    that is no metric spec: a judge's, a cost)."""
+    try:
+        return parse_metric(label).definition.lower_better
+    except ValueError:
+        return False
 
 
 def valid_specs() -> list[str]:
