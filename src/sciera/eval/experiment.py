@@ -176,6 +176,15 @@ class ExperimentPipeline(PipelineSpec):
         ),
     )
     agent_params: dict[str, Any] = Field(default_factory=dict)
+    rerank_unit: Literal["passage", "document"] = Field(
+        "passage",
+        description=(
+            "On a dataset judged per document: 'document' gives the pipeline the first "
+            "stage's documents, each as its best passage (Max-P), so the reranker reads the "
+            "top rerank_depth documents, as `sciera eval retrieval --unit document "
+            "--reranker` does; 'passage': the top rerank_depth passages."
+        ),
+    )
     settings: dict[str, Any] = Field(
         default_factory=dict,
         description=(

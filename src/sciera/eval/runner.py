@@ -483,6 +483,10 @@ def _run_query(
     # a candidate pool's abstracts, as sentence lists (a searched corpus has its own)
     own = data.sentences.get(qid) if st.spec.retriever == "candidates" else None
     qtype = question_type_of(st.spec, data, qid)
+    if st.spec.rerank_unit == "document" and data.unit == "document":
+        from sciera.retrieve.maxp import maxp
+
+        ranking = maxp(ranking, st.spec.depth)  # each document as its best passage
     result = pipe.run(query, qtype, candidates=ranking, sentences=_Given(own) if own else None)
     cost = {"first_stage": {"seconds": first_seconds}}
     cost.update({k: v for k, v in result.cost.items() if k in PIPELINE_COST})
