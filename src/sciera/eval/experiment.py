@@ -31,12 +31,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from sciera.errors import ScieraError
 from sciera.pipeline.spec import CANDIDATES, PipelineSpec
 from sciera.settings import FilterSettings
+from sciera.yamlfile import first_problem, read_yaml
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 
@@ -331,13 +331,6 @@ class Experiment(_Strict):
         )
 
 
-def _where(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
 def _check_paths(exp: Experiment, source: str) -> None:
     if not exp.dataset.path.exists():
         raise ScieraError(f"{source}: dataset.path: no such file or folder: {exp.dataset.path}")
@@ -362,10 +355,7 @@ def parse_experiment(data: Any, source: str, base_dir: Path | None = None) -> Ex
     try:
         exp = Experiment.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        msg = str(err["msg"]).removeprefix("Value error, ")
-        where = _where(tuple(err["loc"]))
-        extra = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        where, msg, extra = first_problem(exc)
         if msg.startswith("[") and "]: " in msg:  # an item of a list field: metrics[1]
             index, _, msg = msg.partition(": ")
             where += index
@@ -385,10 +375,4 @@ def parse_experiment(data: Any, source: str, base_dir: Path | None = None) -> Ex
 def load_experiment(path: str | Path) -> Experiment:
     """Read and validate an experiment YAML file (errors name the file and the field)."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ScieraError(f"{path}: cannot read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise ScieraError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
-    return parse_experiment(data, str(path), path.resolve().parent)
+    return parse_experiment(read_yaml(path), str(path), path.resolve().parent)

@@ -28,6 +28,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from sciera.errors import ScieraError
+from sciera.yamlfile import first_problem, read_yaml
 
 
 class Recipe(BaseModel):
@@ -55,14 +56,6 @@ def merged(base: R, part: BaseModel) -> R:
     """``base`` with the fields ``part`` (a :func:`partial` of its model) gives, validated
     as a whole."""
     return type(base).model_validate({**dict(base), **part.model_dump(exclude_none=True)})
-
-
-def where(loc: Sequence[Any]) -> str:
-    """A pydantic error location as a field path: ``stages.ingredients[0].epochs``."""
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
 
 
 def _step(node: Any, key: str, source: str, assignment: str) -> tuple[Any, str | int]:
@@ -128,12 +121,9 @@ def parse_recipe(
     try:
         recipe = model.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        msg = str(err["msg"]).removeprefix("Value error, ")
-        at = where(err["loc"])
+        at, msg, extra = first_problem(exc)
         if not at and (m := _FIELD_PATH.match(msg)):  # a whole-recipe check names its field
             at, msg = m.groups()
-        extra = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         raise ScieraError(f"{source}: {at or 'recipe'}: {msg}{extra}") from None
     return _resolved(recipe, base_dir) if base_dir is not None else recipe
 
@@ -142,13 +132,7 @@ def load_recipe(model: type[R], path: str | Path, sets: Sequence[str] = ()) -> R
     """Read, override (``--set``) and validate a recipe YAML file; errors are one line
     naming the file and the field."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ScieraError(f"{path}: cannot read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise ScieraError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
-    return parse_recipe(model, data, str(path), path.resolve().parent, sets)
+    return parse_recipe(model, read_yaml(path), str(path), path.resolve().parent, sets)
 
 
 def settings_key(settings: Any) -> str:
