@@ -40,8 +40,9 @@ from sciera.train.recipe import (
     StageLog,
     merged,
     partial,
-    record_in_card,
+    recorded,
     run_stages,
+    stage_log,
 )
 from sciera.train.recipe_data import CalibratedData, shown
 
@@ -169,21 +170,9 @@ def train_recipe(
     returned."""
     from sciera.train.prepare import model_dir_for
 
-    out_dir = model_dir_for(recipe.out, settings)
-    log = StageLog(out_dir.with_name(out_dir.name + ".recipe.json"))
-    todo = stages(recipe, settings, progress, executor, overwrite)
-    for i, stage in enumerate(todo):
-        todo[i] = Stage(stage.name, stage.settings, _recording(stage, record))
+    log = StageLog(stage_log(model_dir_for(recipe.out, settings)))
+    todo = [recorded(s, record) for s in stages(recipe, settings, progress, executor, overwrite)]
     return run_stages(todo, log, say)
-
-
-def _recording(stage: Stage, record: dict[str, Any]) -> Callable[[], TrainResult]:
-    def run() -> TrainResult:
-        result = stage.run()
-        record_in_card(result.model_dir, result.card, {**record, "stage": stage.name})
-        return result
-
-    return run
 
 
 def stages(

@@ -22,7 +22,7 @@ from sciera.executor import Executor
 from sciera.settings import Settings
 from sciera.train.cross_encoder_run import TrainResult
 from sciera.train.embedder_fit import EmbedderConfig
-from sciera.train.recipe import Recipe, Stage, StageLog, record_in_card, run_stages
+from sciera.train.recipe import Recipe, Stage, StageLog, recorded, run_stages, stage_log
 from sciera.train.recipe_data import TrainingData
 
 Progress = Callable[[str, int, int], None]
@@ -78,12 +78,7 @@ def train_recipe(
         data.spec(train.seed, executor), recipe.out, train.config(), train.fp16, overwrite
     )
 
-    def run() -> TrainResult:
-        result = train_embedder(job, settings, progress)
-        record_in_card(result.model_dir, result.card, {**record, "stage": "train"})
-        return result
-
     what = {"out": recipe.out, "train": train.model_dump(mode="json"), "data": data.spec_fields()}
-    out_dir = model_dir_for(recipe.out, settings)
-    log = StageLog(out_dir.with_name(out_dir.name + ".recipe.json"))
-    return run_stages([Stage("train", what, run)], log, say)
+    stage = Stage("train", what, lambda: train_embedder(job, settings, progress))
+    log = StageLog(stage_log(model_dir_for(recipe.out, settings)))
+    return run_stages([recorded(stage, record)], log, say)

@@ -180,6 +180,24 @@ class Stage:
     run: Callable[[], Any]
 
 
+def stage_log(model_dir: Path) -> Path:
+    """Where a recipe's run logs its stages: beside the model folder
+    (``<model dir>.recipe.json``)."""
+    return model_dir.with_name(model_dir.name + ".recipe.json")
+
+
+def recorded(stage: Stage, record: dict[str, Any]) -> Stage:
+    """``stage`` that, once run, adds ``record`` (:func:`recipe_record`) and the stage's
+    name to the card of the model it wrote (its result's ``model_dir`` and ``card``)."""
+
+    def run() -> Any:
+        result = stage.run()
+        record_in_card(result.model_dir, result.card, {**record, "stage": stage.name})
+        return result
+
+    return Stage(stage.name, stage.settings, run)
+
+
 def run_stages(stages: Sequence[Stage], log: StageLog, say: Callable[[str], None]) -> list[Any]:
     """Run ``stages`` in order, each skipped when ``log`` has it done with the same
     settings (and every stage before it); what each stage run returned."""

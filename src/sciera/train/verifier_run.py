@@ -24,11 +24,10 @@ import shlex
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 from sciera.settings import Settings, load_settings
-from sciera.train.recipe import Stage, StageLog, run_stages
+from sciera.train.recipe import Stage, StageLog, run_stages, stage_log
 from sciera.train.verifier_citer import citer_stage
 from sciera.train.verifier_data import prepare_verifier
 from sciera.train.verifier_job import Progress, VerifierJob, VerifierResult, run_key
@@ -40,11 +39,6 @@ from sciera.train.verifier_stages import (
     fit_stage,
     open_folders,
 )
-
-
-def stage_log(model_dir: Path) -> Path:
-    """Where a run logs its stages: beside the model folder, as every recipe's run does."""
-    return model_dir.with_name(model_dir.name + ".recipe.json")
 
 
 def train_verifier(
