@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -54,7 +55,9 @@ class CsvReader(RecordReader):
             return self.delimiter
         return "\t" if data_suffix(file) == ".tsv" else ","
 
-    def records(self, file: Path) -> Iterator[tuple[int, Any]]:
+    @contextmanager
+    def _rows(self, file: Path) -> Iterator[Any]:
+        """A CSV reader over ``file``."""
         with (
             open_binary(file) as raw,
             # bytes that are not UTF-8 become lone surrogates, reported per record by parse
@@ -62,7 +65,10 @@ class CsvReader(RecordReader):
                 raw, encoding="utf-8-sig", errors="surrogateescape", newline=""
             ) as text,
         ):
-            rows = csv.reader(text, delimiter=self._delimiter(file))
+            yield csv.reader(text, delimiter=self._delimiter(file))
+
+    def records(self, file: Path) -> Iterator[tuple[int, Any]]:
+        with self._rows(file) as rows:
             header: list[str] | None = None
             start = 1
             while True:
@@ -112,13 +118,7 @@ class CsvReader(RecordReader):
         column (a manifest, a table of results). None when it names both, and when the
         file is empty or its header unreadable (reading it reports that)."""
         try:
-            with (
-                open_binary(file) as raw,
-                io.TextIOWrapper(
-                    raw, encoding="utf-8-sig", errors="surrogateescape", newline=""
-                ) as text,
-            ):
-                rows = csv.reader(text, delimiter=self._delimiter(file))
+            with self._rows(file) as rows:
                 header = next((row for row in rows if row), None)
         except (OSError, csv.Error, InputError):
             return None
