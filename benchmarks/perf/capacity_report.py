@@ -540,6 +540,13 @@ def _by_size(measurements: Sequence[Row]) -> dict[int, dict[str, Row]]:
     return dict(sorted(sizes.items()))
 
 
+def _ram_load_and_queried(row: Row | None) -> str:
+    """RAM Δ MB after loading (after the queries), or – when not measured."""
+    if row is None:
+        return "–"
+    return f"{num(row['load_rss_delta_mb'])} ({num(row['queried_rss_delta_mb'])})"
+
+
 def lexical_table(sizes: dict[int, dict[str, Row]]) -> list[str]:
     header = (
         "N (passages) | words/passage | ingest s | ingest passages/s | store MB | "
@@ -552,11 +559,6 @@ def lexical_table(sizes: dict[int, dict[str, Row]]) -> list[str]:
         ingest, bm25, mmap = steps.get("ingest"), steps.get("bm25"), steps.get("bm25_mmap")
         passages = (ingest or bm25 or mmap or {}).get("passages", size)
         words = (ingest or {}).get("synthetic", {}).get("words_per_passage_mean")
-        mmap_ram = (
-            "–"
-            if mmap is None
-            else (f"{num(mmap['load_rss_delta_mb'])} ({num(mmap['queried_rss_delta_mb'])})")
-        )
         rows.append(
             [
                 f"{passages:,}",
@@ -570,7 +572,7 @@ def lexical_table(sizes: dict[int, dict[str, Row]]) -> list[str]:
                 get(bm25, "load_rss_delta_mb"),
                 pair(bm25, "search_p50_ms", "search_p95_ms"),
                 pair(bm25, "score_p50_ms", "score_p95_ms"),
-                mmap_ram,
+                _ram_load_and_queried(mmap),
                 pair(mmap, "score_p50_ms", "score_p95_ms"),
             ]
         )
@@ -674,17 +676,12 @@ def sparse_table(sizes: dict[int, dict[str, Row]]) -> list[str]:
     rows = []
     for size, steps in sizes.items():
         bm25, mmap, qdrant = steps.get("bm25"), steps.get("bm25_mmap"), steps.get("qdrant")
-        mmap_ram = (
-            "–"
-            if mmap is None
-            else (f"{num(mmap['load_rss_delta_mb'])} ({num(mmap['queried_rss_delta_mb'])})")
-        )
         rows.append(
             [
                 f"{size:,}",
                 get(bm25, "load_rss_delta_mb"),
                 pair(bm25, "score_p50_ms", "score_p95_ms"),
-                mmap_ram,
+                _ram_load_and_queried(mmap),
                 pair(mmap, "score_p50_ms", "score_p95_ms"),
                 get(qdrant, "load_rss_delta_mb"),
                 pair(qdrant, "sparse_p50_ms", "sparse_p95_ms"),
