@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from sciera.corpus.readers.beir import load_beir_qrels, load_beir_queries
 from sciera.rerank.calibrate import Calibrator
 
 FEATURE_SETS = {
@@ -79,23 +80,15 @@ class CalibratorRun:
 
 
 def load_scifact(folder: Path) -> tuple[dict, dict, dict[str, set[str]]]:
-    """(corpus ``{id: (title, text)}``, queries ``{id: text}``, train qrels ``{qid: {doc}}``)."""
+    """(corpus ``{id: (title, text)}``, queries ``{id: text}``, train qrels ``{qid: {doc}}``
+    of the claims with a relevant abstract)."""
     corpus = {}
     for line in (folder / "corpus.jsonl").open():
         d = json.loads(line)
         corpus[d["_id"]] = (d.get("title", ""), d.get("text", ""))
-    queries = {}
-    for line in (folder / "queries.jsonl").open():
-        q = json.loads(line)
-        queries[q["_id"]] = q["text"]
-    qrels: dict[str, set[str]] = {}
-    for i, line in enumerate((folder / "qrels" / "train.tsv").open()):
-        parts = line.rstrip("\n").split("\t")
-        if i == 0 and not parts[-1].isdigit():
-            continue
-        if int(parts[2]) > 0:
-            qrels.setdefault(parts[0], set()).add(parts[1])
-    return corpus, queries, qrels
+    judged = load_beir_qrels(folder, "train")
+    relevant = {q: {d for d, grade in docs.items() if grade > 0} for q, docs in judged.items()}
+    return corpus, load_beir_queries(folder), {q: docs for q, docs in relevant.items() if docs}
 
 
 def sample_claims(
