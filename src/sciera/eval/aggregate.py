@@ -1,16 +1,17 @@
 """Scores of a results directory: per repeat, then mean ± std over repeats.
 
-For each pipeline, setting and *complete* repeat (every question logged), the
-final rankings are scored with :func:`sciera.eval.metrics.evaluate` (query
-metrics), answers with ``evaluate_answers`` (the free text, or the recorded exact
-answer for the BioASQ specs; records logged before exact answers were stored
-fall back to the text), predicted labels (the exact answers) against the
-dataset's gold labels with ``evaluate_labels`` (``macro_f1``) and evidence with
-``evaluate_evidence``, record metrics (an agent's search calls, completion) with
+For each pipeline, setting and *complete* repeat (every question logged), the final rankings are
+scored with :class:`~sciera.eval.evaluators.RankingEvaluator` (query metrics by
+:func:`sciera.eval.metrics.evaluate`, the evaluator training picks epochs with), SciFact claim
+predictions with :class:`~sciera.eval.evaluators.ClaimEvaluator`, answers with
+``evaluate_answers`` (the free text, or the recorded exact answer for the BioASQ specs; records
+logged before exact answers were stored fall back to the text), predicted labels (the exact
+answers) against the dataset's gold labels with ``evaluate_labels`` (``macro_f1``) and evidence
+with ``evaluate_evidence``, record metrics (an agent's search calls, completion) with
 ``evaluate_records``, the verify stage's decisions on gold passages and distractors with
 ``evaluate_verdicts`` (pooled over passages); judges give their mean over judged answers plus a
-``<judge>_failures`` count and the mean of each number in their details (``<judge>:<key>``,
-e.g. ``rubric_coverage:full``, ``rubric_coverage:words``); costs are means per question:
+``<judge>_failures`` count and the mean of each number in their details (``<judge>:<key>``, e.g.
+``rubric_coverage:full``, ``rubric_coverage:words``); costs are means per question:
 ``s/q <stage>`` and ``tok/q`` (LLM prompt + completion tokens of the pipeline, judges excluded);
 ``s/q judge:<name>`` and ``tok/q judge:<name>``: each judge's.
 
@@ -28,8 +29,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sciera.eval.evaluators import ClaimEvaluator, RankingEvaluator
 from sciera.eval.metrics import (
-    evaluate,
     evaluate_answers,
     evaluate_evidence,
     evaluate_labels,
@@ -140,18 +141,17 @@ def repeat_scores(
     specs = [parse_metric(m) for m in results.metrics]
     out: dict[str, float] = {}
     rank = ranking_inputs(results, recs, qids)
-    for s in specs:
-        if s.definition.kind == "query" and rank.qrels:
-            try:
-                out[s.label] = evaluate(
-                    rank.run,
-                    rank.qrels,
-                    [s.label],
-                    distractors=rank.distractors,
-                    n_candidates=rank.n_candidates,
-                )[s.label]
-            except ValueError:  # e.g. cdr without any (gold, distractor) pair
-                continue
+    query_specs = tuple(s.label for s in specs if s.definition.kind == "query")
+    if query_specs and rank.qrels:
+        ranking = RankingEvaluator(
+            rank.qrels,
+            query_specs,
+            query_specs[0],
+            rank.distractors,
+            rank.n_candidates,
+            skip_unscorable=True,  # e.g. cdr without any (gold, distractor) pair
+        )
+        out.update(ranking.score(rank.run))
     texts, exacts = answer_predictions(recs, exact=False), answer_predictions(recs, exact=True)
     refs = answer_references(results, qids)
     for s in specs:
@@ -175,11 +175,9 @@ def repeat_scores(
     verify_specs = [s.label for s in specs if s.definition.kind == "verification"]
     claims = ds.get("claims", {})
     if verify_specs and claims:
-        from sciera.eval.metrics import evaluate_verification
-
         gold = [claims[q] for q in qids if q in claims]
         preds = [r["verification"] for q, r in recs.items() if q in claims and "verification" in r]
-        out.update(evaluate_verification(gold, preds, verify_specs))
+        out.update(ClaimEvaluator(gold, tuple(verify_specs)).score(preds))
     record_specs = [s.label for s in specs if s.definition.kind == "record"]
     if record_specs:
         out.update(evaluate_records(recs, record_specs, ds["qrels"]))

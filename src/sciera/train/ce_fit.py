@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from sciera.errors import require
+from sciera.eval.evaluators import RankingEvaluator
 from sciera.train.data import TrainQuery
 from sciera.train.loop import (
     EpochTrainer,
@@ -204,34 +205,42 @@ def dev_rankings(
     return out
 
 
-def ranking_metrics(dev: Sequence[TrainQuery], scores: Sequence[np.ndarray]) -> dict[str, float]:
-    """Mean nDCG@10 and hit@1 of ``scores`` over the dev queries (:func:`per_query_metrics`)."""
-    per = per_query_metrics(dev, scores)
-    n = max(len(per), 1)
-    return {
-        "ndcg@10": sum(m["ndcg@10"] for m in per.values()) / n,
-        "hit@1": sum(m["hit@1"] for m in per.values()) / n,
-        "queries": float(len(per)),
-    }
+def dev_evaluator(
+    dev: Sequence[TrainQuery], predict: Callable[[Any], Sequence[np.ndarray]] | None = None
+) -> RankingEvaluator:
+    """The dev queries' :class:`~sciera.eval.evaluators.RankingEvaluator` (nDCG@10 picks
+    the epoch, hit@1 reported; gold documents as binary judgments); called with a model, it
+    scores ``predict(model)``'s candidate scores (one array per dev query)."""
+    qrels = {rec.qid: dict.fromkeys(rec.gold_docs, 1) for rec in dev}
+    run = (lambda model: dev_run(dev, predict(model))) if predict else None
+    return RankingEvaluator(qrels, ("ndcg@10", "hit@1"), "ndcg@10", predict=run)
 
 
-def per_query_metrics(
-    dev: Sequence[TrainQuery], scores: Sequence[np.ndarray]
-) -> dict[str, dict[str, float]]:
-    """nDCG@10 and hit@1 (document level, binary gains) of ``scores`` over each dev
-    query's candidates, by the project's metric code; gold documents the first stage missed
-    count in the ideal DCG. Ties keep the candidates' order (the run's scores are the
-    positions of a stable sort, so trec_eval's tie-break by document id never applies)."""
-    from sciera.eval.metrics import evaluate_per_query
-
+def dev_run(dev: Sequence[TrainQuery], scores: Sequence[np.ndarray]) -> dict[str, dict[str, float]]:
+    """The run ``scores`` make of each dev query's candidates (document level): the scores
+    are the positions of a stable sort, so ties keep the candidates' order and trec_eval's
+    tie-break by document id never applies."""
     run: dict[str, dict[str, float]] = {}
-    qrels: dict[str, dict[str, int]] = {}
     for rec, s in zip(dev, scores, strict=True):
         order = sorted(range(len(rec.candidates)), key=lambda i: (-float(s[i]), i))
         docs = [rec.candidates[i][0].split("#", 1)[0] for i in order]
         run[rec.qid] = {d: float(len(docs) - r) for r, d in enumerate(docs)}
-        qrels[rec.qid] = dict.fromkeys(rec.gold_docs, 1)
-    return evaluate_per_query(run, qrels, ["ndcg@10", "hit@1"])
+    return run
+
+
+def ranking_metrics(dev: Sequence[TrainQuery], scores: Sequence[np.ndarray]) -> dict[str, float]:
+    """Mean nDCG@10 and hit@1 of ``scores`` over the dev queries, by the dev queries'
+    evaluator (:func:`dev_evaluator`, the metric code ``eval run`` scores with); gold
+    documents the first stage missed count in the ideal DCG."""
+    evaluator = dev_evaluator(dev)
+    return dev_report(evaluator, lambda: evaluator.score(dev_run(dev, scores)))
+
+
+def dev_report(
+    evaluator: RankingEvaluator, scored: Callable[[], dict[str, float]]
+) -> dict[str, float]:
+    """``scored()`` (the evaluator's metrics) and the number of dev queries."""
+    return {**scored(), "queries": float(len(evaluator.qrels))}
 
 
 def first_stage_scores(dev: Sequence[TrainQuery]) -> list[np.ndarray]:
@@ -261,6 +270,8 @@ class _Trainer(EpochTrainer):
         )
         super().__init__(loop, work, progress)
         self.loss_fn = make_loss(self.model, cfg.loss)
+        self.evaluator = dev_evaluator(dev, lambda m: dev_rankings(m, dev, texts))
+        self.select_metric = self.evaluator.primary_metric
 
     def load_model(self) -> Any:
         source = str(self.checkpoint) if self.resuming else resolve_base(self.cfg.base)
@@ -287,7 +298,7 @@ class _Trainer(EpochTrainer):
         )
 
     def evaluate(self) -> dict[str, float]:
-        return ranking_metrics(self.dev, dev_rankings(self.model, self.dev, self.texts))
+        return dev_report(self.evaluator, lambda: self.evaluator(self.model))
 
 
 def fit(

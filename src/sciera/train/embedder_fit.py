@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from sciera.errors import require
-from sciera.train.ce_fit import make_groups, ranking_metrics, resolve_base
+from sciera.train.ce_fit import dev_evaluator, dev_report, make_groups, resolve_base
 from sciera.train.data import TrainQuery
 from sciera.train.loop import (
     EpochTrainer,
@@ -136,6 +136,8 @@ class _Trainer(EpochTrainer):
             cfg.time_budget_minutes,
         )
         super().__init__(loop, work, progress)
+        self.evaluator = dev_evaluator(self.dev, lambda m: dev_scores(m, self.dev, texts))
+        self.select_metric = self.evaluator.primary_metric
         from sentence_transformers.sentence_transformer.losses import (
             MultipleNegativesRankingLoss,
         )
@@ -170,7 +172,7 @@ class _Trainer(EpochTrainer):
         return self.loss_fn(features, None)
 
     def evaluate(self) -> dict[str, float]:
-        return ranking_metrics(self.dev, dev_scores(self.model, self.dev, self.texts))
+        return dev_report(self.evaluator, lambda: self.evaluator(self.model))
 
 
 def fit(
