@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from sciera.datasets.claims import GoldClaim, read_gold
-from sciera.errors import InputError, ScieraError
+from sciera.errors import InputError
 from sciera.train.splits import SplitGuard, SplitViolation, dev_split
 from sciera.verify.base import AbstractText
 
@@ -703,11 +703,3 @@ def _pubmedqa_examples(
             )
         )
     return out
-
-
-def check_spec_paths(spec: VerifierDataSpec) -> None:
-    """Every named input exists (one line naming the missing one)."""
-    for name in ("claims", "sentences", "corpus", "pubmedqa"):
-        value = getattr(spec, name)
-        if value is not None and not Path(value).exists():
-            raise ScieraError(f"--{name}: {value} does not exist")
