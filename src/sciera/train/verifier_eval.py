@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from sciera.datasets.claims import AbstractPrediction, ClaimPrediction
-from sciera.eval.metrics.scifact import scifact_counts
+from sciera.eval.evaluators import SCIFACT_MEAN, ClaimEvaluator
 from sciera.train.verifier_data import NEI, PubMedQAItem, VerifierData
 from sciera.types import NOT_ENOUGH_INFO, VERDICT_LABELS, Verification
 from sciera.verify.base import AbstractText, RationaleSelector, VerdictInput, VerdictModel
@@ -25,7 +25,7 @@ from sciera.verify.network import VerifierNetwork
 from sciera.verify.trained import TrainedSelector, TrainedVerdict
 from sciera.verify.verifier import VerifyPolicy, verify_abstracts
 
-SELECT = "scifact_mean_f1"
+SELECT = SCIFACT_MEAN
 EPOCH_POLICY = VerifyPolicy(min_rationale=0.5, max_rationales=3, fallback=0)
 QUESTION_POLICY = VerifyPolicy(min_rationale=0.5, max_rationales=3).for_question()
 
@@ -74,12 +74,14 @@ def verify_claims(
 def scifact_scores(
     data: VerifierData, claim_ids: Sequence[str], results: Mapping[str, Verification]
 ) -> dict[str, float]:
-    gold = [data.claims[c] for c in claim_ids]
+    """SciFact's metrics and :data:`SELECT` of the claims' verifications, by the claims'
+    :class:`~sciera.eval.evaluators.ClaimEvaluator` (the one ``eval run`` scores with)."""
     preds = [to_prediction(c, results[c]) for c in claim_ids]
-    counts = scifact_counts(gold, preds)
-    m = counts.metrics()
-    m[SELECT] = (m["abstract_label_only_f1"] + m["sentence_label_f1"]) / 2
-    return m
+    return claim_evaluator(data, claim_ids).score(preds)
+
+
+def claim_evaluator(data: VerifierData, claim_ids: Sequence[str]) -> ClaimEvaluator:
+    return ClaimEvaluator([data.claims[c] for c in claim_ids])
 
 
 def macro_f1(y: Sequence[int], pred: Sequence[int]) -> float:
@@ -172,8 +174,10 @@ def dev_metrics(
 @dataclass(frozen=True)
 class VerifierEvaluator:
     """The verifier's evaluator on a set of claims, one object as sentence-transformers'
-    ``SentenceEvaluator``: called with a network, it returns :func:`dev_metrics`'s report,
-    and :attr:`primary_metric` (higher is better) is the one that picks the epoch."""
+    ``SentenceEvaluator``: called with a network, it makes the claims' predictions through
+    the inference code and returns :func:`dev_metrics`'s report; :meth:`score` scores
+    predictions already made with the claims' :class:`~sciera.eval.evaluators.ClaimEvaluator`
+    (as ``eval run`` does), and :attr:`primary_metric` (higher is better) picks the epoch."""
 
     data: VerifierData
     claim_ids: tuple[str, ...]
@@ -182,11 +186,15 @@ class VerifierEvaluator:
     def __call__(self, net: VerifierNetwork) -> dict[str, Any]:
         return dev_metrics(net, self.data, self.claim_ids)
 
+    def score(self, predictions: Sequence[ClaimPrediction]) -> dict[str, float]:
+        return claim_evaluator(self.data, self.claim_ids).score(predictions)
+
 
 __all__ = [
     "NEI",
     "SELECT",
     "VerifierEvaluator",
+    "claim_evaluator",
     "dev_metrics",
     "scifact_scores",
     "to_prediction",
