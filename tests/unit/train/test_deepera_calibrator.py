@@ -2,7 +2,7 @@
 calibrators sciera ships. The shipped files were fitted on another CPU: their floats agree
 with a refit here to the last digit or two (numpy's solver differs in rounding across CPUs),
 everything else is equal. On one machine the command writes the same bytes as the script it
-replaced (benchmarks/rerank_calibrate.py)."""
+replaced (``git show e7f0f65:benchmarks/rerank_calibrate.py``)."""
 
 from __future__ import annotations
 
