@@ -10,20 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from sciera.datasets.loaders import EvalDataset
-from sciera.errors import InputError, ScieraError
-
-
-def _queries(file: Path) -> dict[str, str]:
-    out: dict[str, str] = {}
-    with open(file, encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            qid, tab, text = line.rstrip("\r\n").partition("\t")
-            if not tab or not qid.strip():
-                raise InputError(file, line_no, "record", "expected ID<TAB>text")
-            out[qid.strip()] = text.strip()
-    return out
+from sciera.datasets.multidoc import read_queries
+from sciera.errors import ScieraError
 
 
 def load_nfcorpus(path: Path, *, split: str | None = None) -> EvalDataset:
@@ -38,7 +26,7 @@ def load_nfcorpus(path: Path, *, split: str | None = None) -> EvalDataset:
         if not file.is_file():
             raise ScieraError(f"{file}: no such file (NFCorpus split {split!r})")
     qrels = load_qrels(qrels_file)
-    queries = _queries(queries_file)
+    queries = read_queries(queries_file)
     judged = sorted(q for q in qrels if q in queries)
     return EvalDataset(
         name=f"{folder.name}/{split}",
