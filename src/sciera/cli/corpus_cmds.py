@@ -4,11 +4,14 @@ passage store; ``sciera corpus show`` / ``prune``: look at a document, drop remo
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from sciera.cli.base import app
+
+if TYPE_CHECKING:
+    from sciera.corpus import IngestReport
 
 _FORMATS = "beir, jsonl, csv, pubmed, openalex, pubmedqa, scifact-sentences, jats, pdf"
 
@@ -16,46 +19,54 @@ corpus_app = typer.Typer(help="Look at a corpus directory: a document's outline;
 app.add_typer(corpus_app, name="corpus")
 
 
+_PathArg = Annotated[
+    Path,
+    typer.Argument(
+        help="A BEIR folder, a .jsonl/.json/.csv/.tsv/.xml/.nxml(.gz)/.pdf file, or a "
+        "folder of papers (every document file in it, each read by its own reader; "
+        "other files skipped)."
+    ),
+]
+_IngestCorpusOpt = Annotated[
+    Path, typer.Option("--corpus", help="Corpus directory (holds store.sqlite).")
+]
+_FormatOpt = Annotated[
+    str | None,
+    typer.Option("--format", help=f"Input format ({_FORMATS}); detected from PATH if omitted."),
+]
+_IdFieldOpt = Annotated[
+    str | None, typer.Option("--id-field", help="Id field/column (beir, jsonl, csv).")
+]
+_TitleFieldOpt = Annotated[
+    str | None, typer.Option("--title-field", help="Title field/column (beir, jsonl, csv).")
+]
+_TextFieldOpt = Annotated[
+    str | None, typer.Option("--text-field", help="Text field/column (beir, jsonl, csv).")
+]
+_MaxWordsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-words",
+        min=1,
+        help="Passage limit in words, title not counted (default: settings, 250).",
+    ),
+]
+_SkipBadOpt = Annotated[
+    bool,
+    typer.Option("--skip-bad", help="Skip malformed records and list them in an ingest report."),
+]
+
+
 @app.command("ingest")
 def ingest_cmd(
-    path: Annotated[
-        Path,
-        typer.Argument(
-            help="A BEIR folder, a .jsonl/.json/.csv/.tsv/.xml/.nxml(.gz)/.pdf file, or a "
-            "folder of papers (every document file in it, each read by its own reader; "
-            "other files skipped)."
-        ),
-    ],
-    corpus: Annotated[
-        Path, typer.Option("--corpus", help="Corpus directory (holds store.sqlite).")
-    ],
-    format: Annotated[
-        str | None,
-        typer.Option("--format", help=f"Input format ({_FORMATS}); detected from PATH if omitted."),
-    ] = None,
-    id_field: Annotated[
-        str | None, typer.Option("--id-field", help="Id field/column (beir, jsonl, csv).")
-    ] = None,
-    title_field: Annotated[
-        str | None, typer.Option("--title-field", help="Title field/column (beir, jsonl, csv).")
-    ] = None,
-    text_field: Annotated[
-        str | None, typer.Option("--text-field", help="Text field/column (beir, jsonl, csv).")
-    ] = None,
-    max_words: Annotated[
-        int | None,
-        typer.Option(
-            "--max-words",
-            min=1,
-            help="Passage limit in words, title not counted (default: settings, 250).",
-        ),
-    ] = None,
-    skip_bad: Annotated[
-        bool,
-        typer.Option(
-            "--skip-bad", help="Skip malformed records and list them in an ingest report."
-        ),
-    ] = False,
+    path: _PathArg,
+    corpus: _IngestCorpusOpt,
+    format: _FormatOpt = None,
+    id_field: _IdFieldOpt = None,
+    title_field: _TitleFieldOpt = None,
+    text_field: _TextFieldOpt = None,
+    max_words: _MaxWordsOpt = None,
+    skip_bad: _SkipBadOpt = False,
 ) -> None:
     """Read documents, split them into sentence-preserving passages and store them.
 
@@ -63,7 +74,6 @@ def ingest_cmd(
     last committed batch. A malformed record stops with file:record: field: problem.
     """
     from sciera.corpus import Fields, ingest
-    from sciera.corpus.library import ingest_folder
     from sciera.errors import InputError, ScieraError
 
     fields = Fields(id=id_field, title=title_field, text=text_field)
@@ -75,19 +85,7 @@ def ingest_cmd(
         )
     try:
         if folder:
-            many = ingest_folder(
-                path, corpus, max_words=max_words, skip_bad=skip_bad, progress=True
-            )
-            for one in many.reports:
-                if one.added or one.updated or one.skipped:
-                    typer.echo(one.summary(), err=True)
-                if one.skip_report:
-                    typer.echo(f"skipped records are listed in {one.skip_report}", err=True)
-            for file, why in many.not_documents:
-                typer.echo(f"skipped {file}: not a document file: {why}", err=True)
-            for message in many.failed:
-                typer.echo(f"could not read: {message}", err=True)
-            typer.echo(many.summary())
+            _ingest_folder(path, corpus, max_words, skip_bad)
             return
         report = ingest(
             path,
@@ -103,6 +101,30 @@ def ingest_cmd(
             f"{err} (records before it are kept; rerun with --skip-bad to skip bad records, "
             "count them in the summary and list them in a report)"
         ) from err
+    _print_report(report)
+
+
+def _ingest_folder(path: Path, corpus: Path, max_words: int | None, skip_bad: bool) -> None:
+    """Ingest every document file of a folder of papers, each by its own reader: per file
+    what changed (stderr), the files skipped or unreadable (stderr), then the summary."""
+    from sciera.corpus.library import ingest_folder
+
+    many = ingest_folder(path, corpus, max_words=max_words, skip_bad=skip_bad, progress=True)
+    for one in many.reports:
+        if one.added or one.updated or one.skipped:
+            typer.echo(one.summary(), err=True)
+        if one.skip_report:
+            typer.echo(f"skipped records are listed in {one.skip_report}", err=True)
+    for file, why in many.not_documents:
+        typer.echo(f"skipped {file}: not a document file: {why}", err=True)
+    for message in many.failed:
+        typer.echo(f"could not read: {message}", err=True)
+    typer.echo(many.summary())
+
+
+def _print_report(report: IngestReport) -> None:
+    """One file's (or BEIR folder's) summary, then on stderr the documents whose passages
+    were replaced (the first ten) and where the skipped records are listed."""
     typer.echo(report.summary())
     if report.updated_ids:
         shown = ", ".join(report.updated_ids[:10])
