@@ -19,7 +19,7 @@ import sqlite3
 import threading
 from collections.abc import Sequence
 from types import TracebackType
-from typing import Literal
+from typing import Any, Literal
 
 from sciera.corpus import journal
 from sciera.corpus.chunker import Sentence, passage_sentences
@@ -59,6 +59,25 @@ def content_hash(
 def sentence_hash(sentences: Sequence[Sentence]) -> str:
     payload = [(s.index, s.passage_id, s.text) for s in sentences]
     return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode()).hexdigest()
+
+
+def _checked_sentences(
+    doc: Document,
+    passages: Sequence[Passage],
+    sentences: Sequence[Sentence] | None,
+    places: Sequence[Unit] | None,
+) -> Sequence[Sentence]:
+    """The document's sentences (split from its passages when not given), once the passages,
+    sentences and places are checked to belong to it; a ValueError otherwise."""
+    for p in passages:
+        if p.doc_id != doc.doc_id:
+            raise ValueError(f"passage {p.passage_id!r} does not belong to {doc.doc_id!r}")
+    if sentences is None:
+        sentences = passage_sentences(passages)
+    _check_sentences(doc, passages, sentences)
+    if places is not None and len(places) != len(passages):
+        raise ValueError(f"{len(places)} places for {len(passages)} passages of {doc.doc_id!r}")
+    return sentences
 
 
 def _check_sentences(
@@ -120,14 +139,7 @@ class StoreTransaction:
         them each passage's text is split on its own. With a ``source_hash``, the same
         doc_id at another record of the same file raises :class:`DuplicateDocumentError`.
         """
-        for p in passages:
-            if p.doc_id != doc.doc_id:
-                raise ValueError(f"passage {p.passage_id!r} does not belong to {doc.doc_id!r}")
-        if sentences is None:
-            sentences = passage_sentences(passages)
-        _check_sentences(doc, passages, sentences)
-        if places is not None and len(places) != len(passages):
-            raise ValueError(f"{len(places)} places for {len(passages)} passages of {doc.doc_id!r}")
+        sentences = _checked_sentences(doc, passages, sentences, places)
         row = self._conn.execute(
             "SELECT content_hash, source, source_hash, record_no, sentence_hash FROM documents "
             "WHERE doc_id = ?",
@@ -138,15 +150,9 @@ class StoreTransaction:
         new_hash = content_hash(doc, passages, places)
         new_sentence_hash = sentence_hash(sentences)
         if row is not None and row[0] == new_hash:
-            if row[4] != new_sentence_hash:
-                self._write_sentences(doc.doc_id, sentences, new_sentence_hash)
-                self.sentences_rewritten += 1
-            if (row[1], row[2], row[3]) != (source, source_hash, record_no):
-                self._conn.execute(
-                    "UPDATE documents SET source = ?, source_hash = ?, record_no = ? "
-                    "WHERE doc_id = ?",
-                    (source, source_hash, record_no, doc.doc_id),
-                )
+            self._keep_unchanged(
+                doc.doc_id, row, sentences, new_sentence_hash, (source, source_hash, record_no)
+            )
             return "unchanged"
         values = (
             doc.title,
@@ -157,21 +163,52 @@ class StoreTransaction:
             source_hash,
             record_no,
         )
-        if row is None:
+        result = self._write_document(doc.doc_id, values, added=row is None)
+        self._write_passages(passages, places)
+        self._write_sentences(doc.doc_id, sentences, new_sentence_hash)
+        self._write_references(doc.doc_id, references)
+        self._changes.update(f"{result}\0{doc.doc_id}\0{new_hash}\n".encode())
+        self._changed = True
+        return result
+
+    def _keep_unchanged(
+        self,
+        doc_id: str,
+        row: tuple[Any, ...],
+        sentences: Sequence[Sentence],
+        new_sentence_hash: str,
+        provenance: tuple[str, str, int],
+    ) -> None:
+        """An unchanged document: rewrite its sentences if their boundaries changed, then
+        its source, source_hash and record_no if they moved."""
+        if row[4] != new_sentence_hash:
+            self._write_sentences(doc_id, sentences, new_sentence_hash)
+            self.sentences_rewritten += 1
+        if (row[1], row[2], row[3]) != provenance:
+            self._conn.execute(
+                "UPDATE documents SET source = ?, source_hash = ?, record_no = ? WHERE doc_id = ?",
+                (*provenance, doc_id),
+            )
+
+    def _write_document(self, doc_id: str, values: tuple[Any, ...], *, added: bool) -> PutResult:
+        """Insert a new document's row, or drop a changed one's passages and update its row."""
+        if added:
             self._conn.execute(
                 "INSERT INTO documents (doc_id, title, text, metadata, content_hash, source, "
                 "source_hash, record_no) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (doc.doc_id, *values),
+                (doc_id, *values),
             )
-            result: PutResult = "added"
-        else:
-            self._conn.execute("DELETE FROM passages WHERE doc_id = ?", (doc.doc_id,))
-            self._conn.execute(
-                "UPDATE documents SET title = ?, text = ?, metadata = ?, content_hash = ?, "
-                "source = ?, source_hash = ?, record_no = ? WHERE doc_id = ?",
-                (*values, doc.doc_id),
-            )
-            result = "updated"
+            return "added"
+        self._conn.execute("DELETE FROM passages WHERE doc_id = ?", (doc_id,))
+        self._conn.execute(
+            "UPDATE documents SET title = ?, text = ?, metadata = ?, content_hash = ?, "
+            "source = ?, source_hash = ?, record_no = ? WHERE doc_id = ?",
+            (*values, doc_id),
+        )
+        return "updated"
+
+    def _write_passages(self, passages: Sequence[Passage], places: Sequence[Unit] | None) -> None:
+        """Insert the passages, with each one's section, subsection and kind when placed."""
         rows = [(p.passage_id, p.doc_id, p.index, p.title, p.text) for p in passages]
         if places is None:
             self._conn.executemany(
@@ -183,11 +220,6 @@ class StoreTransaction:
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [(*r, u.section, u.subsection, u.kind) for r, u in zip(rows, places, strict=True)],
             )
-        self._write_sentences(doc.doc_id, sentences, new_sentence_hash)
-        self._write_references(doc.doc_id, references)
-        self._changes.update(f"{result}\0{doc.doc_id}\0{new_hash}\n".encode())
-        self._changed = True
-        return result
 
     def _write_sentences(self, doc_id: str, sentences: Sequence[Sentence], digest: str) -> None:
         self._conn.execute("DELETE FROM sentences WHERE doc_id = ?", (doc_id,))
