@@ -87,6 +87,21 @@ class _Turn:
 
 
 @dataclass
+class _Loop:
+    """A run's state between steps: the pooled evidence, the steps, the requests made, the
+    tokens spent, searches, repeated requests in a row and why it stopped ("" running)."""
+
+    pool: EvidencePool = field(default_factory=EvidencePool)
+    steps: list[Step] = field(default_factory=list)
+    seen: set[tuple[str, str]] = field(default_factory=set)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    searches: int = 0
+    repeats: int = 0
+    stopped: str = ""
+
+
+@dataclass
 class ResearchAgent:
     llm: LLM
     search_tool: SearchTool
@@ -110,87 +125,111 @@ class ResearchAgent:
         messages = list(
             load_prompt(PROMPT).render(question=question, max_steps=self.limits.max_steps)
         )
-        pool, steps, seen = EvidencePool(), list[Step](), set[tuple[str, str]]()
-        tokens = [0, 0]
-        searches, repeats, stopped, t_run = 0, 0, "", time.perf_counter()
-        while not stopped:
-            limit = self.limits.exceeded(len(steps), sum(tokens), time.perf_counter() - t_run)
-            if limit:
-                stopped = limit
-                break
-            if not self._fits(messages):
-                stopped = "context_full"
-                break
-            t0, n = time.perf_counter(), len(steps) + 1
-            try:
-                turn = self._next_action(messages)
-            except ScieraError as exc:  # the token count above was an estimate
-                if "context window" not in str(exc):
-                    raise
-                stopped = "context_full"
-                break
-            tokens[0] += turn.prompt_tokens
-            tokens[1] += turn.completion_tokens
-            cost = {
-                "prompt_tokens": turn.prompt_tokens,
-                "completion_tokens": turn.completion_tokens,
-            }
-            a = turn.action
-            if a is None:
-                steps.append(
-                    Step(n, "malformed", error=turn.error, seconds=time.perf_counter() - t0, **cost)
-                )
-                stopped = "malformed_action"
-                break
-            base = Step(n, a.kind, a.thought, error=turn.error, repaired=turn.repaired, **cost)
-            if a.kind == "answer" and searches == 0:
-                step, observation = replace(base, note=SEARCH_FIRST), SEARCH_FIRST
-            elif a.kind == "answer":
-                step, observation, stopped = base, "", "answer"
-            elif a.key() in seen:
-                step = replace(base, query=a.query, doc_id=a.doc_id)
-                repeats += 1
-                if repeats > MAX_REPEATS:
-                    step, observation = replace(step, note="repeated request"), ""
-                    stopped = "no_progress"
-                else:  # small models repeat themselves: refuse once, say what was tried
-                    step = replace(step, note="repeated request refused")
-                    tried = "; ".join(f'"{k[1]}"' for k in seen if k[0] == "search")
-                    observation = REPEATED.format(tried=tried)
-            elif a.kind == "search":
-                repeats = 0
-                seen.add(a.key())
-                searches += 1
-                step, observation, sufficient = self._search(base, a, question, pool, cutter)
-                tokens[0] += step.prompt_tokens - base.prompt_tokens
-                tokens[1] += step.completion_tokens - base.completion_tokens
-                if sufficient:
-                    step, stopped = replace(step, note="evidence judged sufficient"), "answer"
-            else:
-                repeats = 0
-                seen.add(a.key())
-                step, observation = self._get_document(base, a, pool, cutter)
-            steps.append(replace(step, seconds=time.perf_counter() - t0))
-            if observation:
-                messages.append(Message("user", observation))
+        loop, t_run = _Loop(), time.perf_counter()
+        while not loop.stopped:
+            self._turn(loop, messages, question, cutter, t_run)
+        return self._finish(loop, question, question_type, t_run)
 
-        answer = self.answerer.answer(question, question_type, candidates=pool.ranking(question))
+    def _turn(
+        self,
+        loop: _Loop,
+        messages: list[Message],
+        question: str,
+        cutter: TokenCutter,
+        t_run: float,
+    ) -> None:
+        """One step: stop at a limit or a full context; else ask for the next action, run
+        it, record the step and append its observation to the messages."""
+        spent = loop.prompt_tokens + loop.completion_tokens
+        limit = self.limits.exceeded(len(loop.steps), spent, time.perf_counter() - t_run)
+        if limit:
+            loop.stopped = limit
+            return
+        if not self._fits(messages):
+            loop.stopped = "context_full"
+            return
+        t0, n = time.perf_counter(), len(loop.steps) + 1
+        try:
+            turn = self._next_action(messages)
+        except ScieraError as exc:  # the token count above was an estimate
+            if "context window" not in str(exc):
+                raise
+            loop.stopped = "context_full"
+            return
+        loop.prompt_tokens += turn.prompt_tokens
+        loop.completion_tokens += turn.completion_tokens
+        cost = {
+            "prompt_tokens": turn.prompt_tokens,
+            "completion_tokens": turn.completion_tokens,
+        }
+        a = turn.action
+        if a is None:
+            loop.steps.append(
+                Step(n, "malformed", error=turn.error, seconds=time.perf_counter() - t0, **cost)
+            )
+            loop.stopped = "malformed_action"
+            return
+        base = Step(n, a.kind, a.thought, error=turn.error, repaired=turn.repaired, **cost)
+        step, observation = self._act(loop, base, a, question, cutter)
+        loop.steps.append(replace(step, seconds=time.perf_counter() - t0))
+        if observation:
+            messages.append(Message("user", observation))
+
+    def _act(
+        self, loop: _Loop, base: Step, a: Action, question: str, cutter: TokenCutter
+    ) -> tuple[Step, str]:
+        """Run one action: its step and the observation the LLM reads next ("" for none);
+        an answer before any search is refused, a repeated request refused once."""
+        observation = ""
+        if a.kind == "answer" and loop.searches == 0:
+            step, observation = replace(base, note=SEARCH_FIRST), SEARCH_FIRST
+        elif a.kind == "answer":
+            step, loop.stopped = base, "answer"
+        elif a.key() in loop.seen:
+            step = replace(base, query=a.query, doc_id=a.doc_id)
+            loop.repeats += 1
+            if loop.repeats > MAX_REPEATS:
+                step, loop.stopped = replace(step, note="repeated request"), "no_progress"
+            else:  # small models repeat themselves: refuse once, say what was tried
+                step = replace(step, note="repeated request refused")
+                tried = "; ".join(f'"{k[1]}"' for k in loop.seen if k[0] == "search")
+                observation = REPEATED.format(tried=tried)
+        elif a.kind == "search":
+            loop.repeats = 0
+            loop.seen.add(a.key())
+            loop.searches += 1
+            step, observation, sufficient = self._search(base, a, question, loop.pool, cutter)
+            loop.prompt_tokens += step.prompt_tokens - base.prompt_tokens
+            loop.completion_tokens += step.completion_tokens - base.completion_tokens
+            if sufficient:
+                step, loop.stopped = replace(step, note="evidence judged sufficient"), "answer"
+        else:
+            loop.repeats = 0
+            loop.seen.add(a.key())
+            step, observation = self._get_document(base, a, loop.pool, cutter)
+        return step, observation
+
+    def _finish(self, loop: _Loop, question: str, question_type: str | None, t_run: float) -> Run:
+        """Answer from the pooled evidence (partial unless the agent answered) and the run."""
+        answer = self.answerer.answer(
+            question, question_type, candidates=loop.pool.ranking(question)
+        )
         seconds = time.perf_counter() - t_run
         info = {
-            "stopped_by": stopped,
-            "partial": stopped != "answer",
-            "steps": len(steps),
-            "search_calls": searches,
+            "stopped_by": loop.stopped,
+            "partial": loop.stopped != "answer",
+            "steps": len(loop.steps),
+            "search_calls": loop.searches,
         }
         answer = replace(answer, trace={**answer.trace, "research": info})
         return Run(
             question,
             answer,
-            stopped,
-            tuple(steps),
-            searches,
-            tokens[0],
-            tokens[1],
+            loop.stopped,
+            tuple(loop.steps),
+            loop.searches,
+            loop.prompt_tokens,
+            loop.completion_tokens,
             seconds,
             self.describe(),
         )
