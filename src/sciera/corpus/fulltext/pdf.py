@@ -40,7 +40,7 @@ from __future__ import annotations
 import ctypes
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
 
@@ -216,8 +216,32 @@ def join_lines(lines: list[str]) -> str:
 def parse_pdf(data: bytes, *, fallback_title: str = "") -> Paper:
     """The paper in one PDF file's bytes; raises :class:`PdfError` on unusable input."""
     pages, pdf_meta = read_lines(data)
-    running = _running_lines(pages)
     doi = _article_doi(pages)
+    lines = _text_lines(pages)
+    sizes, title = _font_sizes(lines)
+    read = _read_sections(lines, sizes)
+    sections = read.sections
+    _front_matter(sections)
+    references = [Reference(label=str(n), text=text) for n, text in enumerate(read.ref_lines, 1)]
+    first_text = " ".join(line.text for line in pages[0])
+    return Paper(
+        meta=PaperMeta(
+            title=title or pdf_meta.get("Title", "") or fallback_title,
+            authors=tuple(a.strip() for a in pdf_meta.get("Author", "").split(";") if a.strip()),
+            doi=doi,
+            licence=_licence(first_text),
+        ),
+        sections=tuple(sections),
+        references=tuple(references),
+        source_format="pdf",
+        pages=len(pages),
+    )
+
+
+def _text_lines(pages: list[list[Line]]) -> list[Line]:
+    """The pages' lines without page numbers and running heads or feet, drop caps joined;
+    :class:`PdfError` when none are left."""
+    running = _running_lines(pages)
     lines = _join_drop_caps(
         [
             line
@@ -229,6 +253,32 @@ def parse_pdf(data: bytes, *, fallback_title: str = "") -> Paper:
     )
     if not lines:
         raise PdfError("text", "no text left after removing running heads and page numbers")
+    return lines
+
+
+@dataclass(frozen=True, slots=True)
+class _Sizes:
+    """The font sizes that tell the text apart: the body's, the title's, the headings'
+    (largest first) and the top-level headings' (known ones such as Methods)."""
+
+    body: float
+    title: float
+    headings: list[float]
+    top: float
+
+    def is_heading(self, line: Line, front: bool) -> bool:
+        """A known heading, or a line in a heading size (off the first page's front matter)
+        with at least three letters."""
+        return bool(_KNOWN.match(line.text.strip())) or (
+            line.size in self.headings
+            and not (front and line.page == 0)
+            and len(re.findall(r"[A-Za-z]", line.text)) >= 3
+        )
+
+
+def _font_sizes(lines: list[Line]) -> tuple[_Sizes, str]:
+    """The font sizes of the text and the title: page 1's lines (of two or more words)
+    in its largest size."""
     body_size = _body_size(lines)
     first_page = [line for line in lines if line.page == 0 and len(line.text.split()) > 1]
     title_size = max(line.size for line in first_page) if first_page else 0.0
@@ -248,125 +298,142 @@ def parse_pdf(data: bytes, *, fallback_title: str = "") -> Paper:
         heading_sizes.remove(title_size)
     known = Counter(line.size for line in lines if _KNOWN.match(line.text.strip()))
     top_size = known.most_common(1)[0][0] if known else (heading_sizes or [body_size])[0]
+    return _Sizes(body_size, title_size, heading_sizes, top_size), title
 
-    sections: list[Section] = []
-    references: list[Reference] = []
+
+@dataclass
+class _Reader:
+    """The sections read so far: the open heading path with its font sizes, the open
+    section's blocks and paragraph, and the reference list once under References."""
+
+    sections: list[Section] = field(default_factory=list)
     path: tuple[str, ...] = ("Main text",)
-    sizes_on_path: list[float] = [float("inf")]
-    blocks: list[Block] = []
-    paragraph: list[str] = []
-    para_size = 0.0
-    in_references = False
-    ref_lines: list[str] = []
+    sizes_on_path: list[float] = field(default_factory=lambda: [float("inf")])
+    blocks: list[Block] = field(default_factory=list)
+    paragraph: list[str] = field(default_factory=list)
+    para_size: float = 0.0
+    in_references: bool = False
+    ref_lines: list[str] = field(default_factory=list)
     previous: Line | None = None
-    front = True  # page 1 before its first heading: title, authors, affiliations
+    front: bool = True  # page 1 before its first heading: title, authors, affiliations
 
-    def end_paragraph() -> None:
-        nonlocal paragraph
-        if paragraph:
-            text = join_lines(paragraph).replace("\x02", "").replace("\xad", "").strip()
-            if in_references:
-                ref_lines.append(text)
+    def end_paragraph(self) -> None:
+        if self.paragraph:
+            text = join_lines(self.paragraph).replace("\x02", "").replace("\xad", "").strip()
+            if self.in_references:
+                self.ref_lines.append(text)
             elif text:
                 match = _CAPTION.match(text)
-                blocks.append(
+                self.blocks.append(
                     Block("caption", text, match.group(1)) if match else Block("paragraph", text)
                 )
-        paragraph = []
+        self.paragraph = []
 
-    def end_section() -> None:
-        nonlocal blocks
-        end_paragraph()
-        if blocks:
-            sections.append(Section(path, tuple(blocks)))
-        blocks = []
+    def end_section(self) -> None:
+        self.end_paragraph()
+        if self.blocks:
+            self.sections.append(Section(self.path, tuple(self.blocks)))
+        self.blocks = []
 
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        is_heading = bool(_KNOWN.match(line.text.strip())) or (
-            line.size in heading_sizes
-            and not (front and line.page == 0)
-            and len(re.findall(r"[A-Za-z]", line.text)) >= 3
-        )
-        if front and line.page == 0 and line.size == title_size:
-            i += 1
-            continue
-        if is_heading:
-            # a heading, perhaps wrapped onto following lines of the same size
-            words = [line.text.strip()]
-            while (
-                i + 1 < len(lines)
-                and lines[i + 1].size == line.size
-                and lines[i + 1].page == line.page
-                and not _KNOWN.match(line.text.strip())
-                and len(" ".join(words).split()) < 40
-            ):
-                i += 1
-                words.append(lines[i].text.strip())
-            heading = " ".join(words)
-            heading = re.sub(r"^\d+(\.\d+)*\.?\s+", "", heading)  # "2.1 Cell culture"
-            end_section()
-            in_references = "references" in section_kinds(heading)
-            if _KNOWN.match(heading) or line.size >= top_size - 0.05 or front:
-                path, sizes_on_path = (heading,), [line.size]
-            else:  # nested under the deepest open heading set larger than it
-                while len(path) > 1 and sizes_on_path[-1] <= line.size + 0.05:
-                    path, sizes_on_path = path[:-1], sizes_on_path[:-1]
-                path, sizes_on_path = (*path, heading), [*sizes_on_path, line.size]
-            front = False
-            previous = None
-            i += 1
-            continue
-        if line.cells and not in_references:  # two or more rows in a run: a table
-            run = i
-            while run < len(lines) and lines[run].cells and lines[run].page == line.page:
-                run += 1
-            if run - i >= 2:
-                end_paragraph()
-                last = blocks[-1] if blocks else None
-                label = last.label if last is not None and last.kind == "caption" else ""
-                rows = (" | ".join(c for c in row.cells if c) for row in lines[i:run])
-                blocks.append(Block("table", "\n".join(rows), label))
-                previous, i = None, run
-                continue
+    def heading(self, heading: str, size: float, top_size: float) -> None:
+        """Open a section: top level when known, set in the top size or in the front
+        matter, else nested under the deepest open heading set larger than it."""
+        self.end_section()
+        self.in_references = "references" in section_kinds(heading)
+        if _KNOWN.match(heading) or size >= top_size - 0.05 or self.front:
+            self.path, self.sizes_on_path = (heading,), [size]
+        else:
+            while len(self.path) > 1 and self.sizes_on_path[-1] <= size + 0.05:
+                self.path, self.sizes_on_path = self.path[:-1], self.sizes_on_path[:-1]
+            self.path, self.sizes_on_path = (*self.path, heading), [*self.sizes_on_path, size]
+        self.front = False
+        self.previous = None
+
+    def table(self, rows: list[Line]) -> None:
+        """A table block of the rows' cells, labelled by the caption just before it."""
+        self.end_paragraph()
+        last = self.blocks[-1] if self.blocks else None
+        label = last.label if last is not None and last.kind == "caption" else ""
+        cells = (" | ".join(c for c in row.cells if c) for row in rows)
+        self.blocks.append(Block("table", "\n".join(cells), label))
+        self.previous = None
+
+    def text(self, line: Line, body_size: float) -> None:
+        """A body line: it goes on with the paragraph or starts a new one."""
+        previous = self.previous
         pitch = max(body_size * 1.5, 1.0)
         # a new column or page goes on with the paragraph unless the last line ended one
         moved = previous is not None and (line.page != previous.page or line.top > previous.top)
         new_paragraph = (
             previous is None
-            or abs(line.size - para_size) > 0.6
+            or abs(line.size - self.para_size) > 0.6
             or (not moved and previous.bottom - line.top > 0.5 * pitch)
             or (moved and not _continues(previous.text, line.text))
-            or bool(in_references and _REF_START.match(line.text) and paragraph)
+            or bool(self.in_references and _REF_START.match(line.text) and self.paragraph)
             or bool(_CAPTION.match(line.text))
         )
         if new_paragraph:
-            end_paragraph()
-            para_size = line.size
-        paragraph.append(line.text.strip())
-        previous = line
+            self.end_paragraph()
+            self.para_size = line.size
+        self.paragraph.append(line.text.strip())
+        self.previous = line
+
+
+def _read_sections(lines: list[Line], sizes: _Sizes) -> _Reader:
+    """Read the lines in order into sections (headings, paragraphs, captions, tables) and
+    the reference list; the title's lines on page 1 are skipped."""
+    read = _Reader()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if read.front and line.page == 0 and line.size == sizes.title:
+            i += 1
+            continue
+        if sizes.is_heading(line, read.front):
+            heading, i = _heading_at(lines, i)
+            read.heading(heading, line.size, sizes.top)
+            continue
+        if line.cells and not read.in_references:  # two or more rows in a run: a table
+            run = i
+            while run < len(lines) and lines[run].cells and lines[run].page == line.page:
+                run += 1
+            if run - i >= 2:
+                read.table(lines[i:run])
+                i = run
+                continue
+        read.text(line, sizes.body)
         i += 1
-    end_section()
+    read.end_section()
+    return read
+
+
+def _heading_at(lines: list[Line], i: int) -> tuple[str, int]:
+    """The heading at ``lines[i]``, perhaps wrapped onto following lines of the same size,
+    without its number ("2.1 Cell culture"), and the index of the line after it."""
+    line = lines[i]
+    words = [line.text.strip()]
+    while (
+        i + 1 < len(lines)
+        and lines[i + 1].size == line.size
+        and lines[i + 1].page == line.page
+        and not _KNOWN.match(line.text.strip())
+        and len(" ".join(words).split()) < 40
+    ):
+        i += 1
+        words.append(lines[i].text.strip())
+    heading = " ".join(words)
+    heading = re.sub(r"^\d+(\.\d+)*\.?\s+", "", heading)  # "2.1 Cell culture"
+    return heading, i + 1
+
+
+def _front_matter(sections: list[Section]) -> None:
+    """The text before the first heading: dropped when an Abstract section follows (it is
+    authors and affiliations), else it is the abstract."""
     if len(sections) > 1 and sections[0].path == ("Main text",):
         if any(section.path[0].lower() == "abstract" for section in sections):
             sections.pop(0)  # front matter (authors, affiliations) before "Abstract"
         else:  # the text between the title block and the first heading is the abstract
             sections[0] = Section(("Abstract",), sections[0].blocks)
-    references = [Reference(label=str(n), text=text) for n, text in enumerate(ref_lines, 1)]
-    first_text = " ".join(line.text for line in pages[0])
-    return Paper(
-        meta=PaperMeta(
-            title=title or pdf_meta.get("Title", "") or fallback_title,
-            authors=tuple(a.strip() for a in pdf_meta.get("Author", "").split(";") if a.strip()),
-            doi=doi,
-            licence=_licence(first_text),
-        ),
-        sections=tuple(sections),
-        references=tuple(references),
-        source_format="pdf",
-        pages=len(pages),
-    )
 
 
 def _continues(previous: str, line: str) -> bool:
