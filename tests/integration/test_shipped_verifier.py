@@ -37,8 +37,9 @@ def backends():
 def test_shipped_verifier_files_and_card(shipped, card):
     size = sum(f.stat().st_size for f in shipped.iterdir() if f.is_file())
     assert size <= 50 * 2**20, f"shipped verifier is {size / 2**20:.1f} MB (limit 50)"
-    assert card["command"].startswith("sciera train verifier")
-    assert "--exclude-ssli" in card["command"]
+    assert card["command"] == "sciera train verifier recipes/scifact-verifier.yaml"
+    excluded_sets = card["recipe"]["content"]["data"]["exclude_ssli"]  # the SSLI evaluation set
+    assert any("ssli_scifact_100/build" in path for path in excluded_sets)
     excluded = {s["kind"] for s in card["splits"]["excluded"]}
     assert "ssli" in excluded and "qrels" in excluded  # BEIR test claims and SSLI abstracts
     assert card["heads"]["labels"] == ["SUPPORT", "CONTRADICT", "NOT ENOUGH INFO"]
