@@ -45,6 +45,31 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class SubcorpusSpec(_Strict):
+    """The documents a corpus-searching pipeline may return: the judged documents of the
+    selected questions plus others (:func:`sciera.eval.subcorpus.build_subcorpus`)."""
+
+    kind: Literal["bm25", "random"] = Field(
+        "bm25",
+        description="bm25: plus each question's top `pool` BM25 documents over the whole "
+        "corpus (its strongest lexical distractors); random: plus `others` documents drawn "
+        "with `seed`.",
+    )
+    pool: int | None = Field(None, ge=1, description="bm25: documents per question (5).")
+    others: int | None = Field(None, ge=1, description="random: documents drawn.")
+    seed: int = Field(0, description="random: the draw's seed.")
+
+    @model_validator(mode="after")
+    def _kind_options(self) -> SubcorpusSpec:
+        if self.kind == "bm25" and self.others is not None:
+            raise ValueError("others: only kind random draws others; bm25 takes pool")
+        if self.kind == "random" and self.pool is not None:
+            raise ValueError("pool: only kind bm25 takes pool; random takes others")
+        if self.kind == "random" and self.others is None:
+            raise ValueError("others: required by kind random")
+        return self
+
+
 class DatasetSpec(_Strict):
     type: str = Field(description="Dataset loader: beir, ssli or pubmedqa.")
     path: Path
@@ -71,11 +96,21 @@ class DatasetSpec(_Strict):
         "records them (a verifier's name or folder: SciFact dev claims or CV fold, PubMedQA "
         "held-out questions; sciera.datasets.held_out); before limit.",
     )
+    subcorpus: SubcorpusSpec | None = Field(
+        None,
+        description="Search only a sub-corpus: the judged documents of the selected "
+        "questions plus others ({kind: bm25, pool: 5} or {kind: random, others: N, seed: S}).",
+    )
     held_out: Literal["dev", "cv_fold"] = Field(
         "dev",
         description="held_out_of's split: dev (SciFact: its dev claims; PubMedQA: its "
         "held-out questions) or cv_fold (SciFact: the cross-validation fold it left out).",
     )
+
+    def loader_options(self) -> dict[str, Any]:
+        """The options :func:`sciera.datasets.loaders.load_dataset` takes (not the
+        sub-corpus, which the runner builds over the loaded questions)."""
+        return self.model_dump(exclude={"type", "path", "subcorpus"})
 
     @field_validator("type")
     @classmethod

@@ -48,6 +48,7 @@ from sciera.eval.experiment import Experiment, ExperimentPipeline
 from sciera.eval.metrics.ranking import neutral_order
 from sciera.eval.resultlog import QueryLog
 from sciera.eval.runstore import mark_repeat_done, prepare_results_dir, write_repeat_outputs
+from sciera.eval.subcorpus import build_subcorpus
 from sciera.executor import Executor
 from sciera.llm.metered import MeteredLLM, SeedTagged
 from sciera.pipeline import Pipeline, answer_json, build_pipeline
@@ -96,8 +97,10 @@ class Retrievers:
     """First-stage retrievers opened once and shared by every pipeline that names them
     with the same settings (a pipeline's own ``settings:`` may name another embedder)."""
 
-    def __init__(self, corpus: Path | None, settings: Settings) -> None:
-        self.corpus, self.settings = corpus, settings
+    def __init__(
+        self, corpus: Path | None, settings: Settings, doc_ids: frozenset[str] | None = None
+    ) -> None:
+        self.corpus, self.settings, self.doc_ids = corpus, settings, doc_ids
         self._open: dict[tuple[str, str], Any] = {}
         self._embedders: dict[str, Any] = {}
 
@@ -112,7 +115,9 @@ class Retrievers:
             if self.corpus is None:
                 raise ScieraError(f"retriever {name!r} needs a corpus directory")
             emb = self._embedder(settings) if name in ("dense", "hybrid") else None
-            self._open[key] = open_retriever(self.corpus, name, settings, embedder=emb)
+            self._open[key] = open_retriever(
+                self.corpus, name, settings, embedder=emb, doc_ids=self.doc_ids
+            )
         return self._open[key]
 
     def _embedder(self, settings: Settings) -> Any:
@@ -150,9 +155,7 @@ def run_experiment(
     ``executor.shard_size`` on its workers (:class:`EvalTask`); the log, outputs and
     resume are the same."""
     ds = exp.dataset
-    data = load_dataset(
-        ds.type, ds.path, corpus=exp.corpus, **ds.model_dump(exclude={"type", "path"})
-    )
+    data = load_dataset(ds.type, ds.path, corpus=exp.corpus, **ds.loader_options())
     if not data.queries:
         raise ScieraError(f"{ds.path}: the dataset has no judged question")
     settings = format_settings(settings or experiment_settings(exp), exp, data)
@@ -168,11 +171,14 @@ def run_experiment(
         raise ScieraError(f"seeds: {len(exp.seeds)} seeds for {seeds_needed} repeats")
     out = Path(out_dir)
     identities = {p.name: pipeline_identity(p, settings) for p in exp.pipelines}
-    prepare_results_dir(out, exp, data, plan, identities)
+    sub = build_subcorpus(ds.subcorpus, data, exp.corpus, settings) if ds.subcorpus else None
+    record = sub.record() if sub is not None else None
+    prepare_results_dir(out, exp, data, plan, identities, subcorpus=record)
     summary = RunSummary(out)
-    retrievers = Retrievers(exp.corpus, settings)
+    doc_ids = sub.doc_ids if sub is not None else None
+    retrievers = Retrievers(exp.corpus, settings, doc_ids)
     factory = llm_factory or default_llm
-    pool = _worker_pool(executor, exp, settings, data, factory)
+    pool = _worker_pool(executor, exp, settings, data, factory, doc_ids)
     _run_all(
         exp, data, out, plan, identities, settings, retrievers, factory, pool, summary, progress
     )
@@ -203,13 +209,15 @@ class EvalTask:
     settings: Settings
     data: EvalDataset
     factory: LLMFactory = default_llm
+    doc_ids: frozenset[str] | None = None
+    """The sub-corpus the first stages search (``dataset.subcorpus``); None: all of it."""
 
     def setup(self, threads: int | None) -> Callable[[tuple[str, int, list[str]]], list[dict]]:
         settings = self.settings
         if threads is not None:  # the worker's CPUs are its model threads
             llm = settings.llm.model_copy(update={"threads": threads})
             settings = settings.model_copy(update={"llm": llm})
-        return _EvalWorker(self, settings, Retrievers(self.exp.corpus, settings))
+        return _EvalWorker(self, settings, Retrievers(self.exp.corpus, settings, self.doc_ids))
 
 
 class _EvalWorker:
@@ -250,12 +258,13 @@ def _worker_pool(
     settings: Settings,
     data: EvalDataset,
     factory: LLMFactory,
+    doc_ids: frozenset[str] | None = None,
 ) -> _Sharded | None:
     if executor is None:
         return None
     if exp.corpus is None and any(p.retriever != "candidates" for p in exp.pipelines):
         raise ScieraError("an executor's workers need the experiment's corpus (a path they see)")
-    return _Sharded(executor, EvalTask(exp, settings, data, factory))
+    return _Sharded(executor, EvalTask(exp, settings, data, factory, doc_ids))
 
 
 def _run_all(

@@ -92,9 +92,12 @@ def prepare_results_dir(
     data: EvalDataset,
     plan: Mapping[str, int],
     identities: Mapping[str, str] | None = None,
+    subcorpus: Mapping[str, Any] | None = None,
 ) -> None:
     """Create or reopen ``out`` for ``exp``, whose pipelines load the models ``identities``
-    names (checked against the repeats already there). Pipelines of an earlier run that
+    names (checked against the repeats already there) and search the sub-corpus
+    ``subcorpus`` records (:meth:`sciera.eval.subcorpus.SubCorpus.record`: kind, size, seed
+    and a hash of its ids; a resumed run refuses another). Pipelines of an earlier run that
     ``exp`` no longer lists stay in the manifest (their results are kept and reported)."""
     out.mkdir(parents=True, exist_ok=True)
     manifest_path = out / "manifest.json"
@@ -105,6 +108,7 @@ def prepare_results_dir(
         _check_resumable(out, stored, exp)
         if identities is not None:
             _check_identities(out, exp, manifest, identities)
+        _check_subcorpus(out, manifest.get("subcorpus"), subcorpus)
         listed = {p["name"]: p for p in spec["pipelines"]}
         before = manifest["experiment"]["pipelines"]
         kept = [p for p in before if p["name"] not in listed]
@@ -118,6 +122,8 @@ def prepare_results_dir(
     manifest["experiment"] = spec
     manifest["plan"] = dict(plan)
     manifest["dataset"] = {"name": data.name, "unit": data.unit, "questions": len(data.queries)}
+    if subcorpus is not None:
+        manifest["subcorpus"] = dict(subcorpus)
     manifest["updated"] = time.time()
     dump_json(manifest_path, manifest)
     snapshot = {
@@ -134,6 +140,21 @@ def prepare_results_dir(
         snapshot["claims"] = {q: g.to_json() for q, g in data.claims.items()}
     dump_json(out / "dataset.json", snapshot)
     gz_path(out / "dataset.json").unlink(missing_ok=True)  # a packed folder's, now stale
+
+
+def _check_subcorpus(
+    out: Path, stored: Mapping[str, Any] | None, now: Mapping[str, Any] | None
+) -> None:
+    """Refuse to resume over results searched in another sub-corpus (or none)."""
+    if (stored or None) != (dict(now) if now is not None else None):
+
+        def show(r: Mapping[str, Any] | None) -> str:
+            return "the whole corpus" if r is None else f"{r['size']} documents ({r['ids'][:12]})"
+
+        raise ScieraError(
+            f"{out}: dataset.subcorpus: its results searched {show(stored)}, this run "
+            f"{show(now)}; choose another --out"
+        )
 
 
 def _check_identities(

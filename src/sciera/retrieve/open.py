@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from sciera.corpus.store import PassageStore
@@ -120,6 +120,7 @@ def open_retriever(
     name: str,
     settings: Settings | None = None,
     embedder: Embedder | None = None,
+    doc_ids: Iterable[str] | None = None,
 ) -> Retriever:
     """A ``"bm25"``, ``"dense"`` or ``"hybrid"`` retriever over ``corpus_dir``, on the
     engine ``settings.index.engine`` names (embedded, or one Qdrant collection).
@@ -128,7 +129,9 @@ def open_retriever(
     or stale index raises :class:`~sciera.errors.StaleIndexError`. With
     ``settings.retrieve.sections`` it returns only passages of those section kinds
     (:class:`~sciera.retrieve.sections.SectionRetriever`). ``embedder``
-    reuses an already loaded model (it must be the one the settings name).
+    reuses an already loaded model (it must be the one the settings name). With
+    ``doc_ids`` it returns only passages of those documents (an experiment's sub-corpus,
+    :class:`~sciera.retrieve.subset.DocumentRetriever`, searching as deep as the corpus).
     """
     settings = settings or load_settings()
     if name not in RETRIEVERS:
@@ -137,8 +140,10 @@ def open_retriever(
     opener = ENGINES[engine_of(ctx)][name]
     try:
         from sciera.retrieve.sections import keep_sections
+        from sciera.retrieve.subset import keep_documents
 
-        return keep_sections(opener(ctx), settings.retrieve.sections)
+        retriever = keep_documents(opener(ctx), doc_ids, ctx.passages)
+        return keep_sections(retriever, settings.retrieve.sections)
     except BaseException:
         ctx.store.close()
         raise

@@ -36,17 +36,20 @@ def in_sections(passage: Passage, kinds: frozenset[str]) -> bool:
     return bool(section_kinds(passage.section) & kinds) or passage.section.lower() in kinds
 
 
-class SectionRetriever:
-    """Wraps a retriever to return only passages of the wanted section kinds."""
+class FilterRetriever:
+    """Wraps a retriever to return only the passages :meth:`keeps` accepts, asking the
+    inner stage for five, then twenty times ``k``, then ``max_depth`` passages until ``k``
+    survive (or the inner stage has no more)."""
 
-    def __init__(self, inner: Retriever, kinds: frozenset[str], max_depth: int = 2000) -> None:
-        if not kinds:
-            raise ScieraError("--section: name at least one section kind")
-        self.inner, self.kinds, self.max_depth = inner, kinds, max_depth
-        self.name = f"{inner.name}+sections"
+    def __init__(self, inner: Retriever, label: str, max_depth: int = 2000) -> None:
+        self.inner, self.max_depth = inner, max_depth
+        self.name = f"{inner.name}+{label}"
+
+    def keeps(self, passage: Passage) -> bool:
+        raise NotImplementedError
 
     def _keep(self, ranking: Ranking, k: int) -> Ranking:
-        kept = [it for it in ranking if in_sections(it.passage, self.kinds)][:k]
+        kept = [it for it in ranking if self.keeps(it.passage)][:k]
         items = tuple(
             ScoredPassage(it.passage, it.score, rank=i + 1, provenance=it.provenance)
             for i, it in enumerate(kept)
@@ -72,6 +75,19 @@ class SectionRetriever:
 
     def search(self, query: str, k: int) -> Ranking:
         return self.search_many([query], k)[0]
+
+
+class SectionRetriever(FilterRetriever):
+    """Wraps a retriever to return only passages of the wanted section kinds."""
+
+    def __init__(self, inner: Retriever, kinds: frozenset[str], max_depth: int = 2000) -> None:
+        if not kinds:
+            raise ScieraError("--section: name at least one section kind")
+        super().__init__(inner, "sections", max_depth)
+        self.kinds = kinds
+
+    def keeps(self, passage: Passage) -> bool:
+        return in_sections(passage, self.kinds)
 
 
 def keep_sections(retriever: Retriever, sections: Sequence[str] | None) -> Retriever:

@@ -139,7 +139,7 @@ def test_a_passage_dataset_judged_per_document(tmp_path: Path) -> None:
     spec = {**BASE, "dataset": {**BASE["dataset"], "unit": "document", "limit": 1, "seed": 3}}
     exp = load_experiment(write(tmp_path, spec))
     ds = exp.dataset
-    data = load_dataset(ds.type, ds.path, **ds.model_dump(exclude={"type", "path"}))
+    data = load_dataset(ds.type, ds.path, **ds.loader_options())
     passages = load_dataset("pubmedqa", tmp_path / "data.json", limit=1, seed=3)
     assert data.unit == "document" and data.qids == passages.qids
     [qid] = data.qids
