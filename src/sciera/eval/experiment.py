@@ -379,6 +379,8 @@ def _check_paths(exp: Experiment, source: str) -> None:
             f"{source}: corpus: required by pipelines[{i}].retriever "
             f"{exp.pipelines[i].retriever!r} (or use retriever: candidates)"
         )
+    if exp.dataset.subcorpus is not None and not needs_corpus:
+        raise ScieraError(f"{source}: dataset.subcorpus: no pipeline searches a corpus")
     if needs_corpus and exp.corpus is not None and not exp.corpus.is_dir():
         raise ScieraError(f"{source}: corpus: no such folder: {exp.corpus}")
 

@@ -66,6 +66,14 @@ def test_a_bad_value_is_one_line_naming_the_field(tmp_path: Path, subcorpus, err
     assert str(exc.value) == f"x.yaml: {error}"
 
 
+def test_a_subcorpus_needs_a_pipeline_that_searches_the_corpus(tmp_path: Path) -> None:
+    data = spec(tmp_path, {"pool": 2})
+    data["pipelines"] = [{"name": "pool", "retriever": "candidates"}]
+    with pytest.raises(ScieraError) as exc:
+        parse_experiment(data, "x.yaml")
+    assert str(exc.value) == "x.yaml: dataset.subcorpus: no pipeline searches a corpus"
+
+
 def test_the_same_seed_draws_the_same_others() -> None:
     ids = [f"d{i}" for i in range(50)]
     first = random_others({"d0"}, ids, 5, seed=3)
