@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scifact_worked_example import GOLD_52, PRED_52
 
 from sciera.datasets.claims import parse_gold, parse_prediction
 from sciera.eval import aggregate
@@ -21,26 +22,6 @@ from sciera.train.verifier_eval import SELECT, VerifierEvaluator
 
 QRELS = {"a": {"g": 1}, "b": {"g": 1, "h": 1}}
 RUN = {"a": ["x", "g"], "b": ["g", "h"]}
-# SciFact's worked example (doc/evaluation.md of the SciFact repository)
-GOLD_52 = {
-    "id": 52,
-    "claim": "ALDH1 expression is associated with poorer prognosis for breast cancer.",
-    "evidence": {
-        "11": [
-            {"sentences": [0, 1], "label": "SUPPORT"},
-            {"sentences": [11], "label": "SUPPORT"},
-        ],
-        "15": [{"sentences": [4], "label": "SUPPORT"}],
-    },
-    "cited_doc_ids": [11, 15],
-}
-PRED_52 = {
-    "id": 52,
-    "evidence": {
-        "11": {"sentences": [1, 11, 13], "label": "SUPPORT"},
-        "16": {"sentences": [18, 20], "label": "CONTRADICT"},
-    },
-}
 
 
 def test_ranking_evaluator_by_hand():

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scifact_worked_example import GOLD_52, PRED_52
 
 from sciera.datasets.claims import (
     NEI,
@@ -36,27 +37,6 @@ from sciera.eval.metrics.scifact import (
     is_rationalized,
     scifact_counts,
 )
-
-# SciFact's worked example (doc/evaluation.md of the SciFact repository)
-GOLD_52 = {
-    "id": 52,
-    "claim": "ALDH1 expression is associated with poorer prognosis for breast cancer.",
-    "evidence": {
-        "11": [
-            {"sentences": [0, 1], "label": "SUPPORT"},
-            {"sentences": [11], "label": "SUPPORT"},
-        ],
-        "15": [{"sentences": [4], "label": "SUPPORT"}],
-    },
-    "cited_doc_ids": [11, 15],
-}
-PRED_52 = {
-    "id": 52,
-    "evidence": {
-        "11": {"sentences": [1, 11, 13], "label": "SUPPORT"},
-        "16": {"sentences": [18, 20], "label": "CONTRADICT"},
-    },
-}
 
 
 def test_worked_example_of_the_scifact_repository():
