@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import typer
 from click.testing import CliRunner
+from fixed_first_stage import Fixed
 from tiny_corpus import fulltext_corpus
 
 from sciera.cli import app, search_cmds  # noqa: F401  (registers the command)
@@ -19,7 +20,7 @@ from sciera.retrieve.base import MemoryPassages
 from sciera.retrieve.open import open_retriever
 from sciera.retrieve.sections import SectionRetriever, in_sections, parse_sections
 from sciera.settings import load_settings
-from sciera.types import Evidence, Passage, Ranking
+from sciera.types import Evidence, Passage
 
 PAPERS = ("elife-04177.xml", "pntd.0002065.nxml", "pone.0046493.nxml")
 
@@ -46,29 +47,12 @@ def test_kinds_are_checked_and_matched() -> None:
     assert not in_sections(abstract_only, frozenset({"methods"}))
 
 
-class _Fixed:
-    """A stand-in first stage returning the first ``k`` of fixed passages, counting calls."""
-
-    name = "fixed"
-
-    def __init__(self, passages: list[Passage]) -> None:
-        self.passages, self.depths = passages, []
-
-    def search_many(self, queries, k):
-        self.depths.append(k)
-        scored = [(p, 1.0 / (i + 1)) for i, p in enumerate(self.passages[:k])]
-        return [Ranking.from_scores(q, scored, "fixed") for q in queries]
-
-    def search(self, query, k):
-        return self.search_many([query], k)[0]
-
-
 def test_section_retriever_digs_deeper_until_k_survive() -> None:
     passages = [
         Passage(f"d#{i}", "d", i, "T", f"p{i}", section="Methods" if i % 10 == 9 else "Results")
         for i in range(100)
     ]
-    inner = _Fixed(passages)
+    inner = Fixed(passages)
     ranking = SectionRetriever(inner, frozenset({"methods"})).search("q", 3)
     assert [it.passage_id for it in ranking] == ["d#9", "d#19", "d#29"]
     assert [it.rank for it in ranking] == [1, 2, 3]

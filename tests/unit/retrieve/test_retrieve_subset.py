@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fixed_first_stage import Fixed
 from tiny_corpus import bm25_corpus
 
 from sciera.errors import ScieraError
@@ -14,24 +15,7 @@ from sciera.retrieve.hybrid import HybridRetriever
 from sciera.retrieve.open import open_retriever
 from sciera.retrieve.subset import DocumentRetriever, keep_documents
 from sciera.settings import load_settings
-from sciera.types import Passage, Ranking
-
-
-class _Fixed:
-    """A stand-in first stage returning the first ``k`` of fixed passages, counting calls."""
-
-    name = "fixed"
-
-    def __init__(self, passages: list[Passage]) -> None:
-        self.passages, self.depths = passages, []
-
-    def search_many(self, queries, k):
-        self.depths.append(k)
-        scored = [(p, 1.0 / (i + 1)) for i, p in enumerate(self.passages[:k])]
-        return [Ranking.from_scores(q, scored, "fixed") for q in queries]
-
-    def search(self, query, k):
-        return self.search_many([query], k)[0]
+from sciera.types import Passage
 
 
 def _docs(n: int) -> list[Passage]:
@@ -39,7 +23,7 @@ def _docs(n: int) -> list[Passage]:
 
 
 def test_only_the_documents_come_back_searching_deeper() -> None:
-    inner = _Fixed(_docs(100))
+    inner = Fixed(_docs(100))
     ranking = DocumentRetriever(inner, {"d7", "d40", "d99"}, max_depth=100).search("q", 2)
     assert [it.passage.doc_id for it in ranking] == ["d7", "d40"]
     assert [it.rank for it in ranking] == [1, 2]
@@ -49,14 +33,14 @@ def test_only_the_documents_come_back_searching_deeper() -> None:
 def test_a_hybrid_is_filtered_after_fusion() -> None:
     passages = _docs(30)
     hybrid = HybridRetriever(
-        {"bm25": _Fixed(passages), "dense": _Fixed(passages[::-1])}, fusion="rrf", depth=5
+        {"bm25": Fixed(passages), "dense": Fixed(passages[::-1])}, fusion="rrf", depth=5
     )
     ranking = DocumentRetriever(hybrid, {"d3", "d26"}, max_depth=30).search("q", 5)
     assert sorted(it.passage.doc_id for it in ranking) == ["d26", "d3"]
 
 
 def test_no_filter_and_an_empty_one() -> None:
-    inner = _Fixed(_docs(3))
+    inner = Fixed(_docs(3))
     assert keep_documents(inner, None, 3) is inner
     with pytest.raises(ScieraError, match="subcorpus: no document"):
         keep_documents(inner, [], 3)
