@@ -11,11 +11,17 @@ loaded (factoid, list and summary questions have no yes/no label).
   answers follow as references for ROUGE/F1;
 - ``candidates``: the snippets (the reasoning setting, gold snippets given), one passage
   each, ``<pmid>#<beginSection>:<start>-<end>`` (``<pmid>#s<n>`` without offsets), the same
-  snippet listed twice kept once; all judged relevant (``unit="passage"``);
+  span (document, section, offsets) listed twice kept once, its first text (BioASQ's own
+  files list some spans twice, once as tokenized or with its section heading on a line of
+  its own); all judged relevant (``unit="passage"``);
 - ``sentences``: each snippet split into sentences, per document in snippet order;
 - ``question_types``: ``yesno`` for every question (what the runner asks the pipeline for);
 - ``yesno_answers``: ``("yes", "no")``: BioASQ has no "maybe", so the runner asks for yes
   or no only.
+
+``split``: ``train`` (batches 7B and 8B) or ``dev`` (9B) for a file whose questions carry
+``batch`` (``../shared/data/bioasq/training_7b_9b.json``); ``None`` loads every question.
+Later batches are not assigned to either: they are kept for independent checks.
 
 A bad question is an :class:`~sciera.errors.InputError` naming file, question and field.
 """
@@ -32,6 +38,8 @@ from sciera.errors import InputError
 from sciera.types import Passage
 
 YESNO = ("yes", "no")
+BATCH_SPLITS = {"7B": "train", "8B": "train", "9B": "dev"}
+"""Which split each BioASQ batch (its first two characters) belongs to."""
 _PMID = re.compile(r"(\d+)/*$")
 
 
@@ -78,15 +86,23 @@ def _snippets(file: str, where: str, raw: Any) -> tuple[Passage, ...]:
         except ValueError as exc:
             raise InputError(file, where, f"{field}.document", str(exc)) from None
         pid = _snippet_id(pmid, n, snippet)
-        if pid in pool and pool[pid].text != text.strip():
-            raise InputError(file, where, field, f"two snippets with id {pid} differ")
         pool.setdefault(pid, Passage(pid, pmid, n, "", text.strip()))
     return tuple(pool.values())
 
 
+def _in_split(file: str, where: str, q: dict[str, Any], split: str | None) -> bool:
+    if split is None:
+        return True
+    batch = q.get("batch")
+    if not isinstance(batch, str) or batch[:2] not in BATCH_SPLITS:
+        raise InputError(file, where, "batch", f"{batch!r} is not a 7B, 8B or 9B batch")
+    return BATCH_SPLITS[batch[:2]] == split
+
+
 def load_bioasq(path: Path, *, split: str | None = None) -> EvalDataset:
-    """The yes/no questions of a BioASQ JSON file; ``split`` is ignored (one file, one set)."""
-    del split
+    """The yes/no questions of a BioASQ JSON file (``split``: see the module docstring)."""
+    if split not in (None, *sorted(set(BATCH_SPLITS.values()))):
+        raise InputError(str(path), None, "split", f"{split!r} is not train or dev")
     file = str(path)
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -107,7 +123,7 @@ def load_bioasq(path: Path, *, split: str | None = None) -> EvalDataset:
         if qid in seen:
             raise InputError(file, where, "id", "the question appears more than once")
         seen.add(qid)
-        if q.get("type") != "yesno":
+        if q.get("type") != "yesno" or not _in_split(file, where, q, split):
             continue
         body = q.get("body")
         if not isinstance(body, str) or not body.strip():

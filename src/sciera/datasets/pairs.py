@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from sciera.corpus.sentences import split_sentences
+from sciera.datasets.bioasq import BATCH_SPLITS
 from sciera.datasets.bioasq import _label as _yesno
 from sciera.datasets.claims import read_gold
 from sciera.errors import InputError, ScieraError
@@ -269,8 +270,6 @@ def load_evidence_inference(path: Path) -> list[LabelledPair]:
 
 # --- BioASQ ----------------------------------------------------------------------------------
 
-_BIOASQ_SPLITS = {"7B": "train", "8B": "train", "9B": "dev"}
-
 
 def _snippet_texts(file: str, where: str, raw: Any) -> tuple[str, ...]:
     """The snippets' texts, whitespace collapsed, each once, in order (7B1 lists one
@@ -304,7 +303,7 @@ def load_bioasq_pairs(path: Path) -> list[LabelledPair]:
         qid = _text(str(file), f"question {i}", "id", q.get("id"))
         where = f"question {qid}"
         batch = str(q.get("batch") or "")
-        split = _BIOASQ_SPLITS.get(batch[:2])
+        split = BATCH_SPLITS.get(batch[:2])
         if split is None:
             raise InputError(str(file), where, "batch", f"{batch!r} is not a 7B, 8B or 9B batch")
         answer = _yesno(q.get("exact_answer"))

@@ -145,3 +145,32 @@ def test_pubmedqa_labels_and_sentences_leave_its_digests_unchanged(shared_data: 
         labels=data.labels,
     )
     assert bare.input_key(q) == data.input_key(q)
+
+
+def test_a_span_listed_twice_keeps_its_first_text(tmp_path: Path) -> None:
+    # BioASQ's own files list some spans twice, once tokenized ("pain , shock")
+    first = question()["snippets"][0]
+    again = {**first, "text": "X was safe . No harm ."}
+    data = load_dataset("bioasq", write(tmp_path, [question(snippets=[first, again])]))
+    assert [p.text for p in data.candidates["q1"]] == ["X was safe. No harm."]
+
+
+def test_split_by_batch(tmp_path: Path) -> None:
+    batches = {"a": "7B1", "b": "8B5", "c": "9B2"}
+    path = write(tmp_path, [question(q, batch=b) for q, b in batches.items()])
+    assert list(load_dataset("bioasq", path, split="train").queries) == ["a", "b"]
+    assert list(load_dataset("bioasq", path, split="dev").queries) == ["c"]
+    assert list(load_dataset("bioasq", path).queries) == ["a", "b", "c"]
+    with pytest.raises(InputError) as err:
+        load_dataset("bioasq", write(tmp_path, [question(batch="10B1")]), split="dev")
+    assert err.value.field == "batch"
+    with pytest.raises(InputError, match="not train or dev"):
+        load_dataset("bioasq", path, split="test")
+
+
+def test_the_shared_training_file_loads_by_split(shared_data: Path) -> None:
+    path = shared_data / "bioasq" / "training_7b_9b.json"
+    train = load_dataset("bioasq", path, split="train")
+    dev = load_dataset("bioasq", path, split="dev")
+    assert (len(train.queries), len(dev.queries)) == (290, 116)
+    assert sorted(dev.labels.values()).count("no") == 41
