@@ -205,6 +205,8 @@ DATASET_LOADERS: dict[str, str] = {
     "scifact": "sciera.datasets.scifact:load_scifact",
     "nfcorpus": "sciera.datasets.nfcorpus:load_nfcorpus",
     "fulltext": "sciera.datasets.fulltext:load_fulltext",
+    "healthver": "sciera.datasets.pair_eval:load_healthver",
+    "covidfact": "sciera.datasets.pair_eval:load_covidfact",
 }
 """Dataset type -> ``module:function`` (imported when used)."""
 JUDGED_IN_CORPUS = frozenset({"fulltext"})

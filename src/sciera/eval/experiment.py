@@ -71,7 +71,10 @@ class SubcorpusSpec(_Strict):
 
 
 class DatasetSpec(_Strict):
-    type: str = Field(description="Dataset loader: beir, ssli or pubmedqa.")
+    type: str = Field(
+        description="Dataset loader: beir, ssli, pubmedqa, bioasq, scifact, nfcorpus, fulltext, "
+        "healthver or covidfact."
+    )
     path: Path
     split: str | None = Field(None, description="BEIR qrels split; SSLI setting filter.")
     limit: int | None = Field(None, ge=1, description="Seeded subset of this many questions.")
