@@ -232,6 +232,13 @@ class VerifySettings(_Section):
     abstracts: int = Field(
         5, ge=1, le=50, description="Top-ranked abstracts read (reranked order, before tau)."
     )
+    decider: bool = Field(
+        True,
+        description="Decide a yes/no question with the verifier's question decider when its "
+        "model has one (the per-abstract verdicts and the LLM's reading of all the evidence "
+        "at once, joined; with the combined verdict only); false: the abstracts' verdicts "
+        "aggregated, as for a claim.",
+    )
     quote_only: bool = Field(
         True,
         description="A verified claim or yes/no question's evidence is the kept passages "

@@ -27,6 +27,16 @@ COMBINER_PER_LABEL = 100
 
 
 @dataclass(frozen=True)
+class DeciderConfig:
+    """The decide stage (:mod:`sciera.train.verifier_decider`): the BioASQ training file,
+    questions per label and source, documents read per question."""
+
+    bioasq: Path
+    per_label: int = 50
+    abstracts: int = 5
+
+
+@dataclass(frozen=True)
 class VerifierJob:
     """Everything one verifier run takes (a recipe's content, paths resolved)."""
 
@@ -59,8 +69,13 @@ class VerifierJob:
     # from the verdict) and choose min_quoted with it, the last stage; not in the run key
     # (the verifier's epochs do not depend on it), so adding one keeps everything else
     citer: CiterConfig | None = None
+    # fit the question decider on training questions (the last stage; reads the combined
+    # verdict, so it needs combine_llm); not in the run key
+    decider: DeciderConfig | None = None
 
     def __post_init__(self) -> None:
+        if self.decider is not None and not self.combine_llm:
+            raise ValueError("the question decider reads the combined verdict: add a combiner")
         if self.negated_claim and not self.combine_llm:
             raise ValueError("--negated-claim is read by the LLM combiners: add --combine-llm")
         if self.combiner_per_label is not None:

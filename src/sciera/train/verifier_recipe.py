@@ -21,7 +21,7 @@ from sciera.train.citer_fit import CiterConfig
 from sciera.train.recipe import Recipe, load_recipe
 from sciera.train.verifier_data import VerifierDataSpec
 from sciera.train.verifier_fit import VerifierConfig
-from sciera.train.verifier_job import COMBINER_PER_LABEL, VerifierJob
+from sciera.train.verifier_job import COMBINER_PER_LABEL, DeciderConfig, VerifierJob
 
 PATHS = ("claims", "sentences", "corpus", "pubmedqa")
 PATH_LISTS = ("ssli_negatives", "exclude_qrels", "exclude_ssli")
@@ -157,6 +157,23 @@ class CombinerSection(Recipe):
     )
 
 
+class DeciderSection(Recipe):
+    """The decide stage: the question decider (:mod:`sciera.verify.decider`), fitted on
+    training questions: BioASQ 7B and 8B with their snippets and the PubMedQA questions the
+    verifier trains on."""
+
+    bioasq: Path = Field(
+        description="BioASQ training JSON whose questions carry `batch`; its 7B and 8B "
+        "yes/no questions are read (9B is dev; later batches are refused)."
+    )
+    per_label: int = Field(
+        50, ge=10, description="Training questions per label and source (seeded draw)."
+    )
+    abstracts: int = Field(
+        5, ge=1, le=50, description="A question's documents read, as the verify stage reads."
+    )
+
+
 class VerifierRecipe(Recipe):
     """Everything one ``sciera train verifier`` run does; a section left out is not run
     (``citer``, ``combiner``) or takes its defaults."""
@@ -170,6 +187,7 @@ class VerifierRecipe(Recipe):
     calibrate: CalibrateSection = CalibrateSection()
     citer: CiterSection | None = None
     combiner: CombinerSection | None = None
+    decider: DeciderSection | None = None
 
     def job(self, overwrite: bool = False) -> VerifierJob:
         """The run this recipe describes (a dataclass's check raises ``ValueError`` naming
@@ -196,6 +214,10 @@ class VerifierRecipe(Recipe):
             negated_claim=self.combiner.negated_claim if self.combiner else False,
             rationale_relevance=self.calibrate.rationale_relevance,
             citer=citer,
+            decider=self.decider
+            and DeciderConfig(
+                _as_typed(self.decider.bioasq), self.decider.per_label, self.decider.abstracts
+            ),
         )
 
 
@@ -242,3 +264,5 @@ def check_paths(recipe: VerifierRecipe, source: str) -> None:
         for v in value if isinstance(value, tuple) else (value,):
             if v is not None and not Path(v).exists():
                 raise ScieraError(f"{source}: data.{name}: no such file or folder: {v}")
+    if recipe.decider is not None and not recipe.decider.bioasq.is_file():
+        raise ScieraError(f"{source}: decider.bioasq: no such file: {recipe.decider.bioasq}")

@@ -11,7 +11,10 @@ distractors) to a verifier model folder with its card, in stages of one run:
 - **combine** (with a ``combiner`` section): the LLM combiners and the combined verdict's
   gate, added to the folder;
 - **citer** (with a ``citer`` section): the citer, its calibrator and ``min_quoted``,
-  added to the folder (:mod:`sciera.train.verifier_citer`).
+  added to the folder (:mod:`sciera.train.verifier_citer`);
+- **decide** (with a ``decider`` section): the question decider, fitted on training
+  questions (BioASQ 7B and 8B, the PubMedQA training questions), added to the folder
+  (:mod:`sciera.train.verifier_decider`).
 
 Work files live in ``<model dir>.work/``; the stage log (``<model dir>.recipe.json``,
 :class:`sciera.train.recipe.StageLog`) records each stage done with its settings, so
@@ -30,6 +33,7 @@ from sciera.settings import Settings, load_settings
 from sciera.train.recipe import Stage, StageLog, run_stages, stage_log
 from sciera.train.verifier_citer import citer_stage
 from sciera.train.verifier_data import prepare_verifier
+from sciera.train.verifier_decider import decider_stage
 from sciera.train.verifier_job import Progress, VerifierJob, VerifierResult, run_key
 from sciera.train.verifier_stages import (
     KIND,
@@ -95,4 +99,5 @@ def stages(run: Run) -> list[Stage]:
         Stage("calibrate", calibrate, lambda: calibrate_stage(run)),
         Stage("combine", combine, lambda: combine_stage(run)),
         Stage("citer", asdict(job.citer) if job.citer else None, lambda: citer_stage(run)),
+        Stage("decide", asdict(job.decider) if job.decider else None, lambda: decider_stage(run)),
     ]

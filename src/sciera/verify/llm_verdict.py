@@ -178,6 +178,17 @@ class CombinedVerdict:
         except ValueError as e:
             raise ScieraError(f"{folder}: {e}") from None
 
+    def question_decider(self) -> Any:
+        """The :class:`~sciera.verify.decider.QuestionDecider` saved beside this verdict's
+        combiners (fitted on its probabilities and this LLM's), or ``None``."""
+        from sciera.verify.decider import QuestionDecider
+
+        folder = getattr(getattr(self.model, "network", None), "path", None)
+        llm = getattr(self.llm, "llm", None)
+        if folder is None or llm is None:
+            return None
+        return QuestionDecider.load(Path(folder), llm)
+
     def _check_llm(self) -> None:
         """Warn once when the LLM is not the one the combiners were fitted on (read at the
         first call, so building the verdict model does not load the LLM)."""

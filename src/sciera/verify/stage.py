@@ -25,12 +25,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from sciera.errors import ScieraError
 from sciera.filter.threshold import EXCLUDE
 from sciera.types import Ranking, Verification, to_plain
-from sciera.verify.base import AbstractText, RationaleSelector, VerdictModel
+from sciera.verify.base import AbstractText, RationaleSelector, VerdictModel, kind_of
 from sciera.verify.verifier import VerifyPolicy, verify_abstracts
 
 if TYPE_CHECKING:
     from sciera.llm.base import LLM
     from sciera.settings import Settings
+    from sciera.verify.decider import QuestionDecider
 
 
 class SentenceSource(Protocol):
@@ -53,12 +54,16 @@ class VerifyStage:
         abstracts: int = 5,
         sentences: SentenceSource | None = None,
         strict: bool = False,
+        decider: QuestionDecider | None = None,
     ) -> None:
+        """``decider``: decides a yes/no question's overall verdict from its abstracts'
+        verdicts and the LLM's reading of all of them (:mod:`sciera.verify.decider`)."""
         if abstracts < 1:
             raise ValueError(f"abstracts must be at least 1, got {abstracts}")
         self.selector, self.verdict = selector, verdict
         self.policy = policy or VerifyPolicy()
         self.abstracts, self.source, self.strict = abstracts, sentences, strict
+        self.decider = decider
 
     @classmethod
     def from_settings(
@@ -86,6 +91,8 @@ class VerifyStage:
         policy = kwargs.pop("policy", None) or VerifyPolicy.from_card(card)
         kwargs.setdefault("abstracts", v.abstracts)
         kwargs.setdefault("strict", v.require_sentences)
+        if v.decider and "decider" not in kwargs and hasattr(verdict, "question_decider"):
+            kwargs["decider"] = verdict.question_decider()
         return cls(selector, verdict, policy, sentences=sentences, **kwargs)
 
     def documents(self, ranking: Ranking) -> list[str]:
@@ -150,6 +157,8 @@ class VerifyStage:
             texts = [replace(t, relevance=best.get(t.doc_id)) for t in texts]
             trace["relevance"] = {t.doc_id: t.relevance for t in texts}
         result = verify_abstracts(claim, texts, self.selector, self.verdict, self.policy)
+        if self.decider is not None and kind_of(claim) == "question":
+            result, trace["decider"] = self.decider.decide(claim, result)
         trace["documents"] = docs
         trace["seconds"] = time.perf_counter() - t0
         return result, trace
