@@ -316,6 +316,41 @@ def _combiner(section: Mapping[str, Any] | None) -> list[str]:
     return lines
 
 
+def _decider(section: Mapping[str, Any] | None) -> list[str]:
+    if not section:
+        return []
+    sets = [k for k in section["cross_validated"]]
+    head = "| questions | rows | aggregated | " + " | ".join(sets) + " |"
+    lines = [
+        "## Question decider",
+        "",
+        f"A yes/no question's verdict from the decisive abstract's combined verdict and the "
+        f"LLM's (`{section['llm']}`, prompt {section['prompt']}) yes / no / maybe over all its "
+        f"evidence at once, through a logistic regression (`{section['file']}`) reading "
+        f"{' and '.join(section['inputs'])}; fitted on training questions only (BioASQ 7B and "
+        f"8B from `{section['bioasq']}`, the PubMedQA training questions), at most "
+        f"{section['per_label']} per label and source, its intercepts corrected to the "
+        f"training questions' label mix {json.dumps(section['natural'])}.",
+        "",
+        head,
+        "|" + "---|" * (3 + len(sets)),
+    ]
+    rows = {**section["by_source"], "all": {**section["cross_validated"]}}
+    rows["all"]["aggregated"] = section["aggregated"]
+    for source, m in rows.items():
+        n = json.dumps(m["rows"]) if "rows" in m else "-"
+        cells = [f"{_f(m[k]['accuracy'])} / {_f(m[k]['macro_f1'])}" for k in ["aggregated", *sets]]
+        lines.append(f"| {source} | {n} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        f"Accuracy / macro-F1, {section['folds']}-fold cross-validated by question on those "
+        "rows (aggregated: the abstracts' verdicts aggregated as for a claim, no decider); the "
+        "inputs were chosen by that macro-F1 (more inputs only for a higher one).",
+        "",
+    ]
+    return lines
+
+
 def _combined_policy(
     policy: Mapping[str, Any] | None, search: Mapping[str, Any] | None
 ) -> list[str]:
@@ -479,6 +514,7 @@ def render(card: Mapping[str, Any]) -> str:
         *_recalibrated(card.get("recalibrated")),
         *_citer_added(card.get("citer_added")),
         *_combiner(card.get("combiner")),
+        *_decider(card.get("decider")),
         *_scifact_table("Dev claims, with the chosen policy", dev),
         *_scifact_table("Held-out CV fold", card.get("test_fold")),
         *_pubmedqa(card.get("pubmedqa_held_out")),

@@ -179,3 +179,26 @@ def test_the_cap_draws_per_source_and_label_the_same_way_each_time() -> None:
     }
     assert capped(questions, 4, seed=1) != drawn
     assert NOT_ENOUGH_INFO  # the third label is a question's "maybe"
+
+
+def test_the_model_card_renders_what_the_fit_reports() -> None:
+    from sciera.train.verifier_card import _decider
+
+    _, report = fit_decider(
+        rows(40, "bioasq", "direct", 0) + rows(40, "pubmedqa", "verdict", 1), [40, 40, 0]
+    )
+    section = {
+        "file": DECIDER_FILE,
+        "llm": "scripted:test",
+        "prompt": "decide_question@1",
+        "bioasq": "training.json",
+        "per_label": 50,
+        "natural": {SUPPORT: 40, CONTRADICT: 40, NOT_ENOUGH_INFO: 0},
+        **report,
+    }
+    text = "\n".join(_decider(section))
+    assert "reading verdict and direct" in text
+    table = [line for line in text.splitlines() if line.startswith("| ")]
+    assert [line.split(" | ")[0] for line in table[1:]] == ["| bioasq", "| pubmedqa", "| all"]
+    assert all(line.count(" / ") == 4 for line in table[1:])  # aggregated + three input sets
+    assert _decider(None) == []
