@@ -74,10 +74,14 @@ def test_the_shipped_card_records_its_recipe(shipped):
     readme = (SHIPPED / "README.md").read_text(encoding="utf-8")
     assert f"the recipe `{RECIPE}`" in readme and "--out" not in readme
     # the stages run in the order the shipped model was built: fit, then calibrate with the
-    # LLM combiners (its 'recalibrated' entry), then the citer added with the rest kept
+    # LLM combiners (its 'recalibrated' entry), then the citer added with the rest kept,
+    # then the question decider
     run = verifier_run.Run(recipe.job(), None, SHIPPED, SHIPPED, None, {})  # type: ignore[arg-type]
-    assert [s.name for s in verifier_run.stages(run)] == ["fit", "calibrate", "combine", "citer"]
+    names = [s.name for s in verifier_run.stages(run)]
+    assert names == ["fit", "calibrate", "combine", "citer", "decide"]
     assert card["recalibrated"]["date"] < card["citer_added"]["date"]
+    assert card["decider"]["per_label"] == recipe.decider.per_label
+    assert card["decider"]["bioasq"] == str(recipe.job().decider.bioasq)
 
 
 @pytest.mark.parametrize("section", sorted(SECTIONS))
@@ -139,7 +143,11 @@ def test_a_rerun_skips_the_stages_done_and_reruns_a_changed_one(tmp_path, monkey
 
     def stage(name):
         def run(r):
-            section = {"combine": r.job.combine_llm, "citer": r.job.citer is not None}
+            section = {
+                "combine": r.job.combine_llm,
+                "citer": r.job.citer is not None,
+                "decider": r.job.decider is not None,
+            }
             ran.append((name, section.get(name, True)))
             r.model_dir.mkdir(parents=True, exist_ok=True)
             card = {**r.head, "heads": {}, "run_key": run_key(r.job)}
@@ -147,7 +155,7 @@ def test_a_rerun_skips_the_stages_done_and_reruns_a_changed_one(tmp_path, monkey
 
         return run
 
-    for name in ("fit", "calibrate", "combine", "citer"):
+    for name in ("fit", "calibrate", "combine", "citer", "decider"):
         monkeypatch.setattr(verifier_run, f"{name}_stage", stage(name))
     monkeypatch.setattr(verifier_run, "prepare_verifier", lambda *a, **k: None)
     path = _recipe(tmp_path, "combiner: {}\n")
@@ -160,16 +168,27 @@ def test_a_rerun_skips_the_stages_done_and_reruns_a_changed_one(tmp_path, monkey
         verifier_run.train_verifier(recipe.job(), settings, command="c", recipe={"path": "r"})
         return list(ran)
 
-    first = [("fit", True), ("calibrate", True), ("combine", True), ("citer", False)]
+    first = [
+        ("fit", True),
+        ("calibrate", True),
+        ("combine", True),
+        ("citer", False),
+        ("decider", False),
+    ]
     assert train() == first
     assert train() == []  # all done: nothing runs
     assert train("model.time_budget_minutes=5") == []  # not what the weights depend on
     assert train("calibrate.open_k=3") == first[1:]  # the weights kept
-    assert train("calibrate.open_k=3", "citer.rank=2") == [("citer", True)]  # the rest kept
-    assert train("calibrate.open_k=3", "citer.rank=2", "combiner=null") == [
+    kept = ("calibrate.open_k=3", "citer.rank=2")
+    assert train(*kept) == [("citer", True), ("decider", False)]  # the rest kept
+    assert train(*kept, "decider.bioasq=in/c.jsonl") == [("decider", True)]  # added last
+    assert train(*kept, "combiner=null") == [
         ("combine", False),  # takes the combiners out of the folder
         ("citer", True),
+        ("decider", False),
     ]
+    with pytest.raises(ScieraError, match="reads the combined verdict: add a combiner"):
+        train(*kept, "combiner=null", "decider.bioasq=in/c.jsonl")
     with pytest.raises(ScieraError, match="other model or data settings; pass --overwrite"):
         train("model.epochs=1")  # other weights: refused
 
