@@ -3,8 +3,9 @@ cross-encoder) on a real SciFact slice, driven through its web page in headless 
 With SCIERA_SCREENSHOT set (the README's picture) it runs the default 1.5B instead.
 
 The slice holds the first 300 SciFact abstracts plus one hostile record whose title and
-text carry markup: the page must show it as text and run none of it. The claim is verified
-by the shipped verifier (``sciera.verify``'s ``scifact-verifier``): the ask view shows the
+text carry markup: the page must show it as text and run none of it. The claim, asked as a
+yes/no question in the ask view and as a claim in the verify view, is verified by the
+shipped verifier (``sciera.verify``'s ``scifact-verifier``): the ask view shows the
 verdict, the rationale sentences on the evidence cards and the cited abstracts below tau
 apart; the verify view shows what ``POST /v1/verify`` returns. Needs Debian's chromium
 (/usr/bin/chromium) and the playwright package (the `dev` extra); its own browser download
@@ -34,6 +35,10 @@ pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CLAIM = "TNFAIP3 is a tumor suppressor in glioblastoma."  # SciFact test claim 1137
+# the ask view (and the README's screenshot) asks it as a yes/no question: decided by the
+# verifier's question decider (with the 1.5B: "No", CONTRADICT, as SciFact's training claim
+# 1135 of the same meaning is labelled)
+QUESTION = "Is TNFAIP3 a tumor suppressor in glioblastoma?"
 GOLD = "33370"
 # on topic enough for BM25's top 5, not a finding (keyword-stuffed text fooled the
 # cross-encoder: P 0.67 over the gold abstract, so it is kept out of this record)
@@ -170,11 +175,11 @@ def assert_sentences_headed(card, undecided: bool) -> None:
 
 def test_ask_streams_stages_and_shows_cited_evidence_safely(page, corpus, tmp_path):
     page.wait_for_selector("#corpus option", state="attached")
-    page.get_by_role("textbox", name="Question").fill(CLAIM)
+    page.get_by_role("textbox", name="Question").fill(QUESTION)
     page.get_by_role("button", name="Ask").click()
     page.wait_for_selector("#stage-answer.done", timeout=600_000)
     assert page.locator("#ask-error").is_hidden()
-    # a claim is verified: the Verify stage shows between reranking and the evidence
+    # a yes/no question is verified: the Verify stage shows between reranking and the evidence
     stages = page.locator("#stages li")
     assert stages.count() == 5 and page.locator("#stages li.done").count() == 5
     ids = [stages.nth(i).get_attribute("id") for i in range(5)]
@@ -193,7 +198,7 @@ def test_ask_streams_stages_and_shows_cited_evidence_safely(page, corpus, tmp_pa
     assert kept.count() == 1
     assert kept.first.get_attribute("id") == "ev-1"
     assert f"{GOLD}#0" in kept.first.inner_text()
-    # a verified claim's card quotes its sentences: the paper's text, no LLM summary
+    # a verified question's card quotes its sentences: the paper's text, no LLM summary
     headings = kept.first.locator("h4").all_text_contents()  # shown upper-case by CSS
     assert headings[-1] == "Original text" and "Summary" not in headings
     assert "rationale sentences quoted" in page.locator("#stage-evidence").inner_text()
