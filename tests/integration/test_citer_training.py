@@ -129,7 +129,11 @@ def test_a_citer_added_to_the_shipped_verifier_keeps_everything_else(data, tmp_p
     result = verifier_run.train_verifier(job, settings, command="add", say=said.append)
 
     new = result.card
-    assert said[-1] == "citer: ..." and sum(line.endswith("skipped") for line in said) == 3
+    assert said[-2:] == ["citer: ...", "decide: ..."]
+    assert sum(line.endswith("skipped") for line in said) == 3
+    # this job has no decider section: the shipped folder's decider is taken out
+    assert "decider" in card and "decider" not in new
+    assert not (folder / "sciera-decider-question.json").exists()
     assert new["command"] == "add" and "citer_added" in new and new["citer"]["rank"] == 2
     kept = {k: v for k, v in card["policy"].items() if k != "min_quoted"}
     assert {k: v for k, v in new["policy"].items() if k != "min_quoted"} == kept

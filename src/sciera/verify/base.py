@@ -18,6 +18,9 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 Probs = tuple[float, float, float]
+
+#: No opinion: the same probability for every label.
+UNIFORM: Probs = (1 / 3, 1 / 3, 1 / 3)
 """P(SUPPORT), P(CONTRADICT), P(NOT ENOUGH INFO)."""
 
 

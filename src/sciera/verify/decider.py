@@ -40,8 +40,7 @@ from sciera.types import (
     AbstractVerdict,
     Verification,
 )
-from sciera.verify.base import Probs
-from sciera.verify.llm_verdict import UNIFORM
+from sciera.verify.base import UNIFORM, Probs
 
 if TYPE_CHECKING:
     from sciera.llm.base import LLM

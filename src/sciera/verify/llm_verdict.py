@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sciera.llm.base import LLM, model_identity
-from sciera.verify.base import Probs, VerdictInput, VerdictModel, kind_of
+from sciera.verify.base import UNIFORM, Probs, VerdictInput, VerdictModel, kind_of
 
 if TYPE_CHECKING:
     from sciera.llm.prompting import PromptTemplate
@@ -80,9 +80,6 @@ class LLMVerdict:
             p = p / p.sum() if p.sum() > 0 else np.full(3, 1 / 3)
             out.append((float(p[0]), float(p[1]), float(p[2])))
         return out
-
-
-UNIFORM: Probs = (1 / 3, 1 / 3, 1 / 3)
 
 
 class NegatedLLMVerdict:
