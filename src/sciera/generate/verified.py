@@ -81,14 +81,18 @@ def citations_of(evidence: Sequence[Evidence], markers: Sequence[int]) -> tuple[
 
 def quoted(e: Evidence, limit: int | None = None, words: int = QUOTE_WORDS) -> str:
     """The rationale sentences of an evidence record, quoted in abstract order (the best
-    ``limit`` of them, each cut to ``words`` words)."""
+    ``limit`` of them, each cut to ``words`` words); a sentence whose words were already
+    quoted (two overlapping snippets of one document) is quoted once."""
     picked = list(e.rationales)
     if limit is not None:
         best = sorted(picked, key=lambda r: -r.score)[:limit]
         picked = [r for r in picked if r in best]
-    parts = []
+    parts, seen = [], set()
     for r in picked:
         tokens = r.text.split()
+        if " ".join(tokens).casefold() in seen:
+            continue
+        seen.add(" ".join(tokens).casefold())
         text = " ".join(tokens[:words]) + (" ..." if len(tokens) > words else "")
         parts.append(f'"{text}"')
     return " ".join(parts)
