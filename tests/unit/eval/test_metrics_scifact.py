@@ -35,6 +35,7 @@ from sciera.eval.metrics.scifact import (
     Counts,
     correct_sentences,
     is_rationalized,
+    off_evidence_share,
     scifact_counts,
 )
 
@@ -258,6 +259,22 @@ def test_read_files_name_the_line(tmp_path: Path):
     bad.write_text(json.dumps({"id": 9, "evidence": {"3": {"label": "X", "sentences": []}}}) + "\n")
     with pytest.raises(InputError, match=r"bad\.jsonl:1: evidence\.3\.label"):
         read_predictions(bad)
+
+
+def test_off_evidence_is_the_share_of_decisions_on_abstracts_that_are_not_evidence():
+    # the worked example decides 11 (evidence) and 16 (not): one of two off the evidence
+    assert off_evidence_share([GOLD_52], [PRED_52]) == pytest.approx(1 / 2)
+    nei_claim = {"id": 7, "cited_doc_ids": [3], "evidence": {}}  # its cited 3 is no evidence
+    decided = {"id": 7, "evidence": {"3": {"sentences": [0], "label": "SUPPORT"}}}
+    undecided = {"id": 7, "evidence": {"3": {"sentences": [0], "label": "NOT ENOUGH INFO"}}}
+    assert off_evidence_share([GOLD_52, nei_claim], [PRED_52, decided]) == pytest.approx(2 / 3)
+    assert off_evidence_share([nei_claim], [undecided]) == 0.0  # nothing decided
+    # a wrong direction on evidence is not off the evidence (label-only precision counts it)
+    wrong = {"id": 52, "evidence": {"11": {"sentences": [11], "label": "CONTRADICT"}}}
+    assert off_evidence_share([GOLD_52], [wrong]) == 0.0
+    assert METRICS["abstract_off_evidence"].lower_better
+    with pytest.raises(ValueError, match="not in the gold claims: 99"):
+        off_evidence_share([GOLD_52], [{"id": 99, "evidence": {}}])
 
 
 def test_predictions_for_unknown_claims_are_an_error():

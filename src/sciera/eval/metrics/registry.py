@@ -204,6 +204,13 @@ _DEFS: list[MetricDef] = [
         for stat in ("precision", "recall", "f1")
     ),
     MetricDef(
+        "abstract_off_evidence",
+        "verification",
+        scifact.off_evidence_share,
+        "share of the abstracts decided SUPPORT/CONTRADICT that are not evidence for the claim",
+        lower_better=True,
+    ),
+    MetricDef(
         "distractor_decided",
         "verdict",
         verdicts.distractor_decided,

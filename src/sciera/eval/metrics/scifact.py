@@ -162,6 +162,17 @@ def _predictions(
     return {p.id: p for p in preds}
 
 
+def _known(
+    claims: Sequence[GoldClaim], preds: dict[str, ClaimPrediction]
+) -> dict[str, ClaimPrediction]:
+    """``preds``, refused when one is for a claim that is not among the gold ``claims``."""
+    unknown = sorted(set(preds) - {c.id for c in claims})
+    if unknown:
+        shown = ", ".join(unknown[:5]) + (" ..." if len(unknown) > 5 else "")
+        raise ValueError(f"predictions for claims not in the gold claims: {shown}")
+    return preds
+
+
 def correct_sentences(gold: GoldAbstract, predicted: Iterable[int]) -> set[int]:
     """The predicted sentences that belong to a gold rationale set all of whose sentences
     are predicted."""
@@ -215,11 +226,7 @@ def scifact_counts(
 ) -> Counts:
     """Counts summed over every gold claim (records or parsed objects on either side)."""
     claims = _gold_claims(gold)
-    preds = _predictions(predictions)
-    unknown = sorted(set(preds) - {c.id for c in claims})
-    if unknown:
-        shown = ", ".join(unknown[:5]) + (" ..." if len(unknown) > 5 else "")
-        raise ValueError(f"predictions for claims not in the gold claims: {shown}")
+    preds = _known(claims, _predictions(predictions))
     if not claims:
         raise ValueError("no claim to evaluate")
     total = Counts()
@@ -244,6 +251,26 @@ def scifact_metrics(
 ) -> dict[str, float]:
     """All twelve numbers: ``{level}_{precision,recall,f1}`` for each of :data:`LEVELS`."""
     return scifact_counts(gold, predictions).metrics()
+
+
+def off_evidence_share(
+    gold: Iterable[GoldClaim | Mapping[str, Any]],
+    predictions: Iterable[ClaimPrediction | Mapping[str, Any]],
+) -> float:
+    """Of the abstracts predicted SUPPORT or CONTRADICT over all claims, the share that is
+    not evidence for its claim (not in its gold ``evidence``: an abstract cited for a NOT
+    ENOUGH INFO claim is not evidence); 0 when nothing is predicted. Not an official SciFact
+    number: it splits label-only precision's misses into decisions on related, non-deciding
+    abstracts (this share) and wrong directions on evidence."""
+    claims = _gold_claims(gold)
+    evidence = {c.id: c.evidence for c in claims}
+    decided = off = 0
+    for cid, pred in _known(claims, _predictions(predictions)).items():
+        for doc, p in pred.evidence.items():
+            if p.label != NEI:
+                decided += 1
+                off += doc not in evidence[cid]
+    return off / decided if decided else 0.0
 
 
 def level_metric(level: str, stat: str) -> Callable[..., float]:
