@@ -243,7 +243,9 @@ class LLMGenerator:
         """A yes/no answer whose decision is the verifier's (:mod:`sciera.generate.verified`):
         a refusal only when retrieval and verification found nothing; the LLM writes at
         most two sentences given the decision and the quoted rationale sentences (plain
-        text, so no reply is unparseable), or none with ``decision_only``."""
+        text, so no reply is unparseable), or none with ``decision_only``; without them
+        (``decision_only``, an empty reply, or one that opens with the opposite decision)
+        the answer is the decision and the verbatim sentences it rests on."""
         from sciera.generate import verified
 
         if not evidence and not v.verdicts and self.refuse_on_empty:
@@ -259,17 +261,36 @@ class LLMGenerator:
             "question_type_rule": rule,
         }
         grounds = verified.grounds(v, evidence, decision)
-        if self.decision_only or not self.explain_yesno:
+        explanation = ""
+        if self.explain_yesno and not self.decision_only:
+            explanation = self._explain(question, evidence, v, decision, grounds, trace)
+        if not explanation:  # the decision and the verbatim sentences it rests on
             text = verified.decision_text(v, evidence, decision)
-            return Answer(
-                question,
-                text,
-                "yesno",
-                verified.citations_of(evidence, grounds),
-                evidence,
-                False,
-                trace,
-            )
+            citations = verified.citations_of(evidence, grounds)
+            return Answer(question, text, "yesno", citations, evidence, False, trace)
+        cited = resolve_citations(f"{decision.capitalize()}. {explanation}".strip(), evidence)
+        markers = [c.marker for c in cited.citations] + grounds
+        trace.update(
+            dangling_citations=len(cited.dangling),
+            dangling_markers=list(cited.dangling),
+            uncited_sentences=cited.uncited_sentences,
+        )
+        citations = verified.citations_of(evidence, markers)
+        return Answer(question, cited.text, "yesno", citations, evidence, False, trace)
+
+    def _explain(
+        self,
+        question: str,
+        evidence: tuple[Evidence, ...],
+        v: Verification,
+        decision: str,
+        grounds: list[int],
+        trace: dict[str, Any],
+    ) -> str:
+        """At most two sentences the LLM writes given the decision, from the best sentences
+        of the abstracts it rests on ("" when the reply says the opposite of the decision:
+        the answer then quotes the sentences alone, and the trace keeps the reply)."""
+        from sciera.generate import verified
         from sciera.llm.accounting import stage
         from sciera.llm.prompting import delimit, load_prompt
 
@@ -283,10 +304,12 @@ class LLMGenerator:
                 quotes or truncate_words(e.text, EXPLAIN_QUOTE_WORDS)
             )
             blocks.append(delimit(text, "passage", id=str(n)))
-        guidance = GUIDANCE[v.label]
         template = load_prompt("answer_verified")
         messages = template.render(
-            question=question, evidence="\n".join(blocks), decision=decision, guidance=guidance
+            question=question,
+            evidence="\n".join(blocks),
+            decision=decision,
+            guidance=GUIDANCE[v.label],
         )
         with stage("generate.yesno"):
             reply = self.llm.complete(messages, max_tokens=EXPLAIN_TOKENS, stop=["\n"])
@@ -298,22 +321,10 @@ class LLMGenerator:
             explanation_cut=cut,
             seconds=time.perf_counter() - t0,
         )
-        cited = resolve_citations(f"{decision.capitalize()}. {explanation}".strip(), evidence)
-        markers = [c.marker for c in cited.citations] + grounds
-        trace.update(
-            dangling_citations=len(cited.dangling),
-            dangling_markers=list(cited.dangling),
-            uncited_sentences=cited.uncited_sentences,
-        )
-        return Answer(
-            question,
-            cited.text,
-            "yesno",
-            verified.citations_of(evidence, markers),
-            evidence,
-            False,
-            trace,
-        )
+        if verified.opposes(explanation, decision):
+            trace["explanation_dropped"] = explanation
+            return ""
+        return explanation
 
     # -- one method per question type -------------------------------------------------
     def _messages(self, kind: str, question: str, evidence: Sequence[Evidence], **extra: Any):

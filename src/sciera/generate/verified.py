@@ -16,6 +16,7 @@ benchmarks). Other question types get no answer from it (a degraded answer says 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +50,16 @@ def decide(v: Verification, allow_maybe: bool = True) -> str:
     if best is None:
         return "yes"
     return "yes" if best.probs[s] >= best.probs[c] else "no"
+
+
+_LEAD = re.compile(r"^\W*(yes|no|maybe)\s*[,.:;!]", re.IGNORECASE)
+
+
+def opposes(explanation: str, decision: str) -> bool:
+    """Whether an explanation opens with another decision than ``decision`` ("No, ..." under
+    a yes): it would contradict the verdict it explains."""
+    lead = _LEAD.match(explanation)
+    return lead is not None and lead.group(1).lower() != decision
 
 
 def grounds(v: Verification, evidence: Sequence[Evidence], decision: str) -> list[int]:

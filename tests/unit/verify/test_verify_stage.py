@@ -81,6 +81,17 @@ def test_a_claim_is_decided_by_the_verdict_and_explained_given_it(corpus, tmp_pa
     assert a.evidence[0].rationales[0].text == "Aspirin lowered adenoma risk in a randomized trial."
 
 
+@pytest.mark.parametrize("reply", ["No, the trial found no effect [1].", "", "Maybe: unclear."])
+def test_an_explanation_that_opens_against_the_verdict_is_dropped_for_the_quotes(
+    corpus, tmp_path, registered, reply
+):
+    a = pipeline_from_settings(corpus, settings(tmp_path), llm=explaining(reply)).answer(CLAIM)
+    assert a.trace["exact"] == ("yes",)
+    assert a.text == 'Yes: [1] "Aspirin lowered adenoma risk in a randomized trial."'
+    assert a.trace.get("explanation_dropped", "") == reply
+    assert [(c.passage_id, c.sentences) for c in a.citations] == [("a1#0", (0,))]
+
+
 def test_the_extractor_still_runs_on_a_verified_claim_when_asked(corpus, tmp_path, registered):
     s = settings(tmp_path)
     s = s.model_copy(update={"verify": s.verify.model_copy(update={"quote_only": False})})
