@@ -108,7 +108,12 @@ class ClaimEvaluator:
         if self.metrics is None:
             return every
         specs = parse_metrics(self.metrics, "verification")
-        return {s.label: every[s.definition.pattern] for s in specs}
+        return {
+            s.label: every[s.definition.pattern]
+            if s.definition.pattern in every
+            else s.definition.compute(self.gold, predictions)  # not from the counts
+            for s in specs
+        }
 
     def __call__(self, model: Any) -> dict[str, float]:
         return self.score(_predicted(self, model))

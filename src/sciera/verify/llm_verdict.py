@@ -219,8 +219,27 @@ class CombinedVerdict:
         if self.fitted_on is not None:
             self._check_llm()
         combiner = self.combiners[kind_of(claim)]
-        probs = [
-            np.array(self.inputs[name].predict_many(claim, inputs)) for name in combiner.inputs
-        ]
-        p = combiner(*probs)
+        read = self._read(claim, inputs, combiner.inputs)
+        p = combiner(*(np.array(read[name]) for name in combiner.inputs))
         return [(float(x), float(y), float(z)) for x, y, z in p]
+
+    def _read(
+        self, claim: str, inputs: Sequence[VerdictInput], names: Sequence[str]
+    ) -> dict[str, list[Probs]]:
+        """Each input's probabilities for every abstract: the trained model in one batch, the
+        LLM's readings abstract by abstract, the claim and then its negation over the same
+        evidence, so the second call reuses the first's KV cache for the evidence (the
+        prompt puts the evidence before the claim); the same calls as reading all abstracts
+        input by input, in an order that evaluates each evidence block once."""
+        read: dict[str, list[Probs]] = {
+            name: list(self.inputs[name].predict_many(claim, inputs))
+            for name in names
+            if self.inputs[name] is self.model
+        }
+        asked = [name for name in names if name not in read]
+        for name in asked:
+            read[name] = []
+        for item in inputs:
+            for name in asked:
+                read[name].extend(self.inputs[name].predict_many(claim, [item]))
+        return read

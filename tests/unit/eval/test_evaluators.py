@@ -58,6 +58,11 @@ def test_claim_evaluator_by_hand():
     narrow = ClaimEvaluator([GOLD_52], ("Sentence_Label_F1",), predict=lambda model: model)
     assert narrow([parse_prediction(PRED_52)]) == pytest.approx({"sentence_label_f1": 2 / 9})
     assert ClaimEvaluator([GOLD_52]).score([])["abstract_label_only_recall"] == 0.0
+    # a measure that is not one of SciFact's counts is computed from the predictions
+    off = ClaimEvaluator([GOLD_52], ("abstract_off_evidence", "abstract_label_only_f1"))
+    assert off.score([PRED_52]) == pytest.approx(
+        {"abstract_off_evidence": 1 / 2, "abstract_label_only_f1": 1 / 2}
+    )
 
 
 def _results(metrics: list[str], dataset: dict, records: dict) -> aggregate.Results:

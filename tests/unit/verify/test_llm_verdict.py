@@ -110,3 +110,34 @@ def test_a_combiner_reads_the_inputs_it_names():
     foreign = LogisticCombiner(((1.0,) * 6,) * 3, (0.0,) * 3, ("trained", "oracle"))
     with pytest.raises(ValueError, match=r"reads oracle, which .* knows trained, llm, llm_negated"):
         CombinedVerdict(Flat(), llm, foreign)
+
+
+class Recorded:
+    """A stand-in verdict that records every call (claim, the inputs' first sentences) and
+    gives each abstract its own probabilities."""
+
+    def __init__(self, name: str, log: list) -> None:
+        self.name, self.log = name, log
+
+    def predict_many(self, claim, inputs):
+        self.log.append((self.name, claim, [i.sentences[0] for i in inputs]))
+        return [(0.1 + 0.1 * len(i.sentences[0]) % 0.5, 0.2, 0.3) for i in inputs]
+
+
+def test_the_llm_reads_each_abstract_for_the_claim_then_its_negation():
+    claim, negation = "Aspirin reduces cancer.", "Aspirin increases cancer."
+    log: list = []
+    trained, llm = Recorded("trained", log), ByClaim(negation)
+    names = ("trained", "llm", "llm_negated")
+    w = np.random.default_rng(0).normal(size=(3, 9)) / 3
+    combiner = LogisticCombiner(tuple(map(tuple, w)), (0.1, 0.0, -0.1), names)
+    verdict = CombinedVerdict(trained, llm, {"claim": combiner, "question": combiner})
+    items = [VerdictInput((s,)) for s in ("One.", "Second one.", "Third.")]
+    got = verdict.predict_many(claim, items)
+    # the trained model reads every abstract at once; the LLM abstract by abstract, the
+    # claim and its negation in turn (the negation's prompt shares the evidence before it)
+    assert log == [("trained", claim, ["One.", "Second one.", "Third."])]
+    assert llm.asked == [claim, negation] * 3
+    # the same probabilities as reading every abstract input by input
+    read = [np.array(verdict.inputs[n].predict_many(claim, items)) for n in names]
+    np.testing.assert_allclose(np.array(got), combiner(*read))
