@@ -11,8 +11,13 @@ is the better reader. The decider reads both, by a logistic regression per label
   verification (the read abstract leaning furthest to SUPPORT or CONTRADICT; uniform when
   none was read);
 - ``direct``: the LLM's probabilities over yes / no / maybe, asked the question once over
-  the rationale sentences of every abstract the verifier looked at, each in its own
+  the rationale sentences of every abstract the verifier read, each in its own
   ``<evidence>`` block, in ranking order (one ``choice_logprobs`` call; never free text).
+
+It reads only abstracts the relevance gate let through (``read``): *whether* an abstract
+bears on the question is the gate's, as for a claim. When the verifier read none (every
+abstract below the gate), the question stays as the verifier left it (NOT ENOUGH INFO) and
+the decider asks nothing.
 
 Its decision becomes the question's overall verdict (SUPPORT = yes, CONTRADICT = no, NOT
 ENOUGH INFO = maybe), so the answer, the page and the API cannot disagree; the abstracts on
@@ -89,9 +94,10 @@ def evidence_blocks(verdicts: Sequence[AbstractVerdict]) -> str:
 
 
 def direct_probs(llm: LLM, question: str, v: Verification) -> Probs:
-    """The LLM's yes / no / maybe over all the evidence at once, as SUPPORT / CONTRADICT /
-    NOT ENOUGH INFO (uniform when there is no sentence to read: no call)."""
-    evidence = evidence_blocks(v.verdicts)
+    """The LLM's yes / no / maybe over the evidence of every read abstract at once, as
+    SUPPORT / CONTRADICT / NOT ENOUGH INFO (uniform when there is no sentence to read: no
+    call)."""
+    evidence = evidence_blocks([a for a in v.verdicts if a.read])
     if not evidence:
         return UNIFORM
     messages = _prompt().render(claim=question, evidence=evidence)
@@ -135,7 +141,9 @@ class QuestionDecider:
 
     def decide(self, question: str, v: Verification) -> tuple[Verification, dict[str, Any]]:
         """(the verification with the decider's label and confidence, the trace: what it
-        read and what it gave)."""
+        read and what it gave); ``v`` itself when the verifier read no abstract."""
+        if not any(a.read for a in v.verdicts):
+            return v, {"skipped": "no abstract passed the relevance gate", "aggregated": v.label}
         read = self.inputs(question, v)
         p = self.combiner(*[np.array([read[n]]) for n in self.combiner.inputs])[0]
         label = VERDICT_LABELS[int(np.argmax(p))]

@@ -81,6 +81,22 @@ def test_the_llm_reads_all_the_evidence_once_or_not_at_all() -> None:
         pytest.approx((1 / 3, 1 / 3, 1 / 3))
     )
     assert len(llm.calls_to("choice_logprobs")) == 1
+    # an abstract the relevance gate kept out is not read
+    gated = verdict("g", (0.3, 0.3, 0.4), read=False, sentences=[(0, "Off the topic.")])
+    direct_probs(llm, QUESTION, verification(a, gated))
+    assert "Off the topic." not in llm.calls_to("choice_logprobs")[-1].prompt
+
+
+def test_a_question_no_abstract_passed_the_gate_for_stays_undecided_without_a_call() -> None:
+    llm = ScriptedLLM(default_probs={"yes": 0.9, "no": 0.05, "maybe": 0.05})
+    gated = verdict("g", (0.3, 0.3, 0.4), NOT_ENOUGH_INFO, read=False, sentences=[(0, "Near.")])
+    v = verification(gated, label=NOT_ENOUGH_INFO)
+    decided, trace = QuestionDecider(only("direct"), llm).decide(QUESTION, v)
+    assert decided is v and llm.calls == []
+    assert trace == {
+        "skipped": "no abstract passed the relevance gate",
+        "aggregated": NOT_ENOUGH_INFO,
+    }
 
 
 def test_the_decision_becomes_the_verdict_and_names_its_side() -> None:
