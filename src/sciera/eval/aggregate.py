@@ -176,7 +176,11 @@ def repeat_scores(
     claims = ds.get("claims", {})
     if verify_specs and claims:
         gold = [claims[q] for q in qids if q in claims]
-        preds = [r["verification"] for q, r in recs.items() if q in claims and "verification" in r]
+        preds = [
+            {**r["verification"], **({"label": r["verify"]["label"]} if "verify" in r else {})}
+            for q, r in recs.items()
+            if q in claims and "verification" in r
+        ]
         out.update(ClaimEvaluator(gold, tuple(verify_specs)).score(preds))
     record_specs = [s.label for s in specs if s.definition.kind == "record"]
     if record_specs:

@@ -35,8 +35,10 @@ def dump_json(path: Path, data: Any) -> None:
 
 
 def _shared_spec(exp: Experiment) -> dict[str, Any]:
-    """What every pipeline's results depend on: the spec minus pipelines, repeats, corpus."""
-    return exp.model_dump(mode="json", exclude={"repeats", "pipelines", "corpus"})
+    """What every pipeline's results depend on: the spec minus pipelines, repeats, corpus and
+    metrics (the report scores the stored records; a resumed run may name other metrics,
+    which then score the same records without running anything again)."""
+    return exp.model_dump(mode="json", exclude={"repeats", "pipelines", "corpus", "metrics"})
 
 
 def _pipeline_specs(exp: Experiment) -> dict[str, dict[str, Any]]:

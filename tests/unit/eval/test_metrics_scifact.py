@@ -33,6 +33,8 @@ from sciera.eval.metrics import (
 from sciera.eval.metrics.scifact import (
     LEVELS,
     Counts,
+    claim_precision,
+    claim_refused,
     correct_sentences,
     is_rationalized,
     off_evidence_share,
@@ -275,6 +277,28 @@ def test_off_evidence_is_the_share_of_decisions_on_abstracts_that_are_not_eviden
     assert METRICS["abstract_off_evidence"].lower_better
     with pytest.raises(ValueError, match="not in the gold claims: 99"):
         off_evidence_share([GOLD_52], [{"id": 99, "evidence": {}}])
+
+
+def test_claim_level_refusals_and_precision_read_the_overall_verdict():
+    nei_claim = {"id": 7, "cited_doc_ids": [3], "evidence": {}}
+    contra = {"id": 8, "evidence": {"4": [{"sentences": [0], "label": "CONTRADICT"}]}}
+    gold = [GOLD_52, nei_claim, contra]  # answerable: 52 (SUPPORT) and 8 (CONTRADICT)
+    preds = [
+        {**PRED_52, "label": "SUPPORT"},  # right
+        {"id": 7, "evidence": {}, "label": "SUPPORT"},  # decided, wrong (gold NEI)
+        {"id": 8, "evidence": {}, "label": "NOT ENOUGH INFO"},  # refused
+    ]
+    assert claim_refused(gold, preds) == pytest.approx(1 / 2)
+    assert claim_precision(gold, preds) == pytest.approx(1 / 2)
+    preds[2]["label"] = "CONFLICTING"  # a decision, never the gold label
+    assert claim_refused(gold, preds) == 0.0
+    assert claim_precision(gold, preds) == pytest.approx(1 / 3)
+    assert claim_refused([nei_claim], [preds[1]]) == 0.0  # no answerable claim
+    assert METRICS["claim_refused"].lower_better and not METRICS["claim_precision"].lower_better
+    with pytest.raises(ValueError, match="claim 52: the prediction has no overall label"):
+        claim_refused([GOLD_52], [PRED_52])
+    with pytest.raises(ValueError, match="not in the gold claims: 99"):
+        claim_precision([GOLD_52], [{"id": 99, "evidence": {}, "label": "SUPPORT"}])
 
 
 def test_predictions_for_unknown_claims_are_an_error():

@@ -179,9 +179,26 @@ def test_other_experiment_in_results_dir_is_refused(tmp_path: Path) -> None:
 
     exp = experiment(tmp_path)
     run_experiment(exp, tmp_path / "res", llm_factory=scripted)
-    other = exp.model_copy(update={"metrics": ["hit@5"]})
+    other = exp.model_copy(update={"name": "another"})
     with pytest.raises(ScieraError, match="different experiment"):
         run_experiment(other, tmp_path / "res", llm_factory=scripted)
+
+
+def test_other_metrics_score_the_stored_records_without_running_again(tmp_path: Path) -> None:
+    exp = experiment(tmp_path)
+    out = tmp_path / "res"
+    run_experiment(exp, out, llm_factory=scripted)
+    before = {f: f.read_bytes() for f in out.glob("runs/*/r*/results.jsonl")}
+    rescored = exp.model_copy(update={"metrics": ["hit@5"]})
+
+    def refusing(settings, seed: int):
+        raise AssertionError("a finished run builds no LLM again")
+
+    run_experiment(rescored, out, llm_factory=refusing)  # nothing runs again
+    assert {f: f.read_bytes() for f in out.glob("runs/*/r*/results.jsonl")} == before
+    write_report(out, plots=False)
+    assert "hit@5" in (out / "report" / "table.md").read_text()
+    assert json.loads((out / "manifest.json").read_text())["experiment"]["metrics"] == ["hit@5"]
 
 
 def test_a_results_dir_of_an_incompatible_version_is_refused_untouched(tmp_path: Path) -> None:

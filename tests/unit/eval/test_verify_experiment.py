@@ -58,7 +58,13 @@ def test_verification_is_logged_and_scored_with_scifacts_metrics(tmp_path, regis
     spec = {
         "name": "verify",
         "dataset": {"type": "scifact", "path": str(folder)},
-        "metrics": ["abstract_label_only_f1", "sentence_label_f1"],
+        "metrics": [
+            "abstract_label_only_f1",
+            "sentence_label_f1",
+            "claim_refused",
+            "claim_precision",
+            "abstract_off_evidence",
+        ],
         "settings": {"verify": {"selector": "overlap", "verdict": "keyword", "abstracts": 2}},
         "repeats": 1,
         "pipelines": [
@@ -85,6 +91,10 @@ def test_verification_is_logged_and_scored_with_scifacts_metrics(tmp_path, regis
     [row] = aggregate(results)
     cells = {c: v.mean for c, v in row.cells.items()}
     assert cells["abstract_label_only_f1"] == 1.0 and cells["sentence_label_f1"] == 1.0
+    # the claim-level measures read each record's overall verdict (`verify.label`)
+    assert recs["2"]["verify"]["label"] == "CONTRADICT"
+    assert cells["claim_refused"] == 0.0 and cells["claim_precision"] == 1.0
+    assert cells["abstract_off_evidence"] == 0.0
 
 
 def test_the_report_pairs_scifact_f1s_by_swapping_claims(tmp_path, registered):

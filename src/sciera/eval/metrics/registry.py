@@ -211,6 +211,19 @@ _DEFS: list[MetricDef] = [
         lower_better=True,
     ),
     MetricDef(
+        "claim_refused",
+        "verification",
+        scifact.claim_refused,
+        "share of the answerable claims (gold evidence) whose overall verdict is NOT ENOUGH INFO",
+        lower_better=True,
+    ),
+    MetricDef(
+        "claim_precision",
+        "verification",
+        scifact.claim_precision,
+        "share of the claims given an overall verdict whose verdict is the gold label",
+    ),
+    MetricDef(
         "distractor_decided",
         "verdict",
         verdicts.distractor_decided,

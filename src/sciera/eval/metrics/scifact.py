@@ -273,6 +273,44 @@ def off_evidence_share(
     return off / decided if decided else 0.0
 
 
+def claim_outcomes(
+    gold: Iterable[GoldClaim | Mapping[str, Any]],
+    predictions: Iterable[Mapping[str, Any]],
+) -> list[tuple[str, str]]:
+    """(gold claim-level label, predicted overall label) per gold claim with a prediction.
+    A prediction is a SciFact prediction record that also carries the claim's overall
+    verdict as ``label`` (``eval run`` adds it from each record's ``verify``)."""
+    claims = {c.id: c for c in _gold_claims(gold)}
+    out = []
+    for rec in predictions:
+        cid = str(rec.get("id"))
+        if cid not in claims:
+            raise ValueError(f"predictions for claims not in the gold claims: {cid}")
+        if not rec.get("label"):
+            raise ValueError(f"claim {cid}: the prediction has no overall label (`label`)")
+        out.append((claims[cid].label, str(rec["label"])))
+    return out
+
+
+def claim_refused(
+    gold: Iterable[GoldClaim | Mapping[str, Any]], predictions: Iterable[Mapping[str, Any]]
+) -> float:
+    """Of the claims with gold evidence (answerable), the share whose overall verdict is NOT
+    ENOUGH INFO (0 when none is answerable)."""
+    answerable = [p for g, p in claim_outcomes(gold, predictions) if g != NEI]
+    return sum(p == NEI for p in answerable) / len(answerable) if answerable else 0.0
+
+
+def claim_precision(
+    gold: Iterable[GoldClaim | Mapping[str, Any]], predictions: Iterable[Mapping[str, Any]]
+) -> float:
+    """Of the claims given an overall verdict other than NOT ENOUGH INFO, the share whose
+    verdict is the gold claim-level label (CONFLICTING counts as a decision; 0 when none is
+    decided)."""
+    decided = [(g, p) for g, p in claim_outcomes(gold, predictions) if p != NEI]
+    return sum(g == p for g, p in decided) / len(decided) if decided else 0.0
+
+
 def level_metric(level: str, stat: str) -> Callable[..., float]:
     """A function (gold claims, predictions) -> one number: ``stat`` (``precision``,
     ``recall`` or ``f1``) of ``level`` (one of :data:`LEVELS`)."""
