@@ -101,9 +101,10 @@ def quoted(e: Evidence, limit: int | None = None, words: int = QUOTE_WORDS) -> s
     parts, seen = [], set()
     for r in picked:
         tokens = r.text.split()
-        if " ".join(tokens).casefold() in seen:
+        key = " ".join(tokens).casefold()
+        if key in seen:
             continue
-        seen.add(" ".join(tokens).casefold())
+        seen.add(key)
         text = " ".join(tokens[:words]) + (" ..." if len(tokens) > words else "")
         parts.append(f'"{text}"')
     return " ".join(parts)

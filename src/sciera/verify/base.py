@@ -18,10 +18,9 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 Probs = tuple[float, float, float]
-
-#: No opinion: the same probability for every label.
-UNIFORM: Probs = (1 / 3, 1 / 3, 1 / 3)
 """P(SUPPORT), P(CONTRADICT), P(NOT ENOUGH INFO)."""
+UNIFORM: Probs = (1 / 3, 1 / 3, 1 / 3)
+"""No opinion: the same probability for every label."""
 
 
 def kind_of(text: str) -> str:

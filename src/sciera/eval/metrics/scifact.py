@@ -280,15 +280,15 @@ def claim_outcomes(
     """(gold claim-level label, predicted overall label) per gold claim with a prediction.
     A prediction is a SciFact prediction record that also carries the claim's overall
     verdict as ``label`` (``eval run`` adds it from each record's ``verify``)."""
-    claims = {c.id: c for c in _gold_claims(gold)}
+    claims = _gold_claims(gold)
+    records = list(predictions)
+    ids = _known(claims, _predictions(records))  # parsed as the counts parse them, in order
+    labels = {c.id: c.label for c in claims}
     out = []
-    for rec in predictions:
-        cid = str(rec.get("id"))
-        if cid not in claims:
-            raise ValueError(f"predictions for claims not in the gold claims: {cid}")
+    for cid, rec in zip(ids, records, strict=True):
         if not rec.get("label"):
             raise ValueError(f"claim {cid}: the prediction has no overall label (`label`)")
-        out.append((claims[cid].label, str(rec["label"])))
+        out.append((labels[cid], str(rec["label"])))
     return out
 
 
