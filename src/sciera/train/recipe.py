@@ -104,6 +104,8 @@ def _resolved(value: Any, base_dir: Path) -> Any:
         )
     if isinstance(value, tuple | list):
         return type(value)(_resolved(v, base_dir) for v in value)
+    if isinstance(value, dict):
+        return {k: _resolved(v, base_dir) for k, v in value.items()}
     return value
 
 

@@ -10,6 +10,12 @@ support / contradict / neither; questions: yes / no / maybe), from rows of
 - the verifier's *training* claims: each evidence abstract (SUPPORT or CONTRADICT) and each
   cited abstract of a claim without evidence (NOT ENOUGH INFO), up to ``per_label`` of each,
 - the PubMedQA questions it trained on (never its held-out fold): yes / no / maybe,
+- with ``pooled`` (the recipe's ``combiner.pooled``), the *train* pairs of other labelled
+  collections (:func:`sciera.datasets.pairs.load_pairs`: HealthVer, COVID-Fact, Evidence
+  Inference), up to ``per_label`` of each label per collection. The verdict head never saw
+  them, so on them its probabilities are as sure as on a new claim; on its own training
+  claims it is surer than it will ever be again, and a combiner fitted on those alone learns
+  to trust it too far. With ``own=False`` the pooled pairs are the only claim rows,
 
 each read as inference reads it: the trained selector's rationale sentences under the
 card's policy, then the verdict models: the trained head, the LLM on the claim, and when
@@ -28,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from sciera.datasets.pairs import LabelledPair
 from sciera.train.verifier_data import NEI, VerifierData
 from sciera.train.verifier_eval import label_scores
 from sciera.types import VERDICT_LABELS
@@ -59,11 +66,14 @@ class CombinerRow:
 Job = tuple[str, str, str, str, AbstractText, int]
 
 
-def _pools(data: VerifierData) -> dict[tuple[str, int], list[Job]]:
-    """Every (kind, group, key, text, abstract, label) a row could be read from, by kind
-    and label."""
-    by: dict[tuple[str, int], list[Job]] = {}
-    for cid in data.train_ids:
+def _pools(
+    data: VerifierData, pooled: Sequence[LabelledPair] = (), own: bool = True
+) -> dict[tuple[str, int, str], list[Job]]:
+    """Every (kind, group, key, text, abstract, label) a row could be read from, by kind,
+    label and source (``""``: the verifier's own training claims and questions; else the
+    pooled pair's collection). ``own=False`` leaves out the own claims (not questions)."""
+    by: dict[tuple[str, int, str], list[Job]] = {}
+    for cid in data.train_ids if own else ():
         c = data.claims[cid]
         docs = [(d, VERDICT_LABELS.index(g.label)) for d, g in c.evidence.items()]
         if not c.evidence:
@@ -71,17 +81,32 @@ def _pools(data: VerifierData) -> dict[tuple[str, int], list[Job]]:
         for doc, label in docs:
             if doc in data.abstracts:
                 job = ("claim", cid, f"{cid}/{doc}", c.claim, data.abstracts[doc], label)
-                by.setdefault(("claim", label), []).append(job)
+                by.setdefault(("claim", label, ""), []).append(job)
     for q in data.pubmedqa_train:
         job = ("question", q.id, q.id, q.question, AbstractText(q.id, "", q.sentences), q.label)
-        by.setdefault(("question", q.label), []).append(job)
+        by.setdefault(("question", q.label, ""), []).append(job)
+    for pair in pooled:
+        if pair.split != "train":
+            raise ValueError(f"{pair.source} pair {pair.id} is {pair.split}, not train")
+        key = f"{pair.source}:{pair.id}"
+        label = VERDICT_LABELS.index(pair.label)
+        abstract = AbstractText(key, "", pair.evidence)
+        job = (pair.form, f"{pair.source}:{pair.group}", key, pair.claim, abstract, label)
+        by.setdefault((pair.form, label, pair.source), []).append(job)
     return by
 
 
-def _jobs(data: VerifierData, per_label: int, seed: int) -> list[Job]:
-    """The jobs to read: at most ``per_label`` of each label and kind, drawn with ``seed``."""
+def _jobs(
+    data: VerifierData,
+    per_label: int,
+    seed: int,
+    pooled: Sequence[LabelledPair] = (),
+    own: bool = True,
+) -> list[Job]:
+    """The jobs to read: at most ``per_label`` of each label, kind and source, drawn with
+    ``seed``."""
     rng = random.Random(seed)
-    by = _pools(data)
+    by = _pools(data, pooled, own)
     out = []
     for key in sorted(by):
         pool = by[key]
@@ -91,10 +116,11 @@ def _jobs(data: VerifierData, per_label: int, seed: int) -> list[Job]:
 
 
 def natural_counts(data: VerifierData) -> dict[str, list[int]]:
-    """Per kind, how many inputs of each label the training data holds before the
-    ``per_label`` cap: the labels' natural prior the combiners are corrected to."""
+    """Per kind, how many inputs of each label the verifier's own training data holds
+    before the ``per_label`` cap: the labels' natural prior the combiners are corrected to
+    (the mix of what it reads at inference, whatever collections the rows come from)."""
     by = _pools(data)
-    return {kind: [len(by.get((kind, k), [])) for k in range(3)] for kind in KINDS}
+    return {kind: [len(by.get((kind, k, ""), [])) for k in range(3)] for kind in KINDS}
 
 
 def combiner_rows(
@@ -108,13 +134,16 @@ def combiner_rows(
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
     negated: bool = False,
+    pooled: Sequence[LabelledPair] = (),
+    own: bool = True,
 ) -> list[CombinerRow]:
     """The rows, each read as inference reads it with the selector, calibrators and policy
     given (so they are computed again, not kept: the LLM layer's response cache makes a
     repeated LLM question free, and a stopped run resumes from it). ``negated``: also the
     LLM on each claim negated (else that input carries no information and is never
-    chosen)."""
-    jobs = _jobs(data, per_label, seed)
+    chosen). ``pooled``: train pairs of other collections, read as abstracts without a
+    title; ``own``: whether the verifier's own training claims are rows too."""
+    jobs = _jobs(data, per_label, seed, pooled, own)
     negation = NegatedLLMVerdict(llm)
     out = []
     for n, (kind, group, key, text, abstract, label) in enumerate(jobs, 1):

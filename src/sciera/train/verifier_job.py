@@ -62,6 +62,11 @@ class VerifierJob:
     # with combine_llm: the LLM also asked each claim negated, read by the claim combiner
     # when it raises the cross-validated macro-F1 on the training rows
     negated_claim: bool = False
+    # with combine_llm: (collection, path) of labelled pairs (sciera.datasets.pairs) whose
+    # train pairs join the combiners' rows, and whether the verifier's own training claims
+    # are rows too (False: the claim combiner learns only from pairs the head never saw)
+    combiner_pooled: tuple[tuple[str, Path], ...] = ()
+    combiner_own: bool = True
     # also fit the rationale combiner (head + relevance cross-encoder) and let the policy
     # search choose it: off by default, since with the combined verdict it measured worse
     rationale_relevance: bool = False
@@ -76,6 +81,10 @@ class VerifierJob:
     def __post_init__(self) -> None:
         if self.decider is not None and not self.combine_llm:
             raise ValueError("the question decider reads the combined verdict: add a combiner")
+        if (self.combiner_pooled or not self.combiner_own) and not self.combine_llm:
+            raise ValueError("combiner.pooled and combiner.own_claims need a combiner")
+        if not self.combiner_own and not self.combiner_pooled:
+            raise ValueError("combiner.own_claims: false needs combiner.pooled collections")
         if self.negated_claim and not self.combine_llm:
             raise ValueError("--negated-claim is read by the LLM combiners: add --combine-llm")
         if self.combiner_per_label is not None:

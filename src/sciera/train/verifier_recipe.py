@@ -14,7 +14,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from sciera.errors import ScieraError
 from sciera.train.citer_fit import CiterConfig
@@ -155,6 +155,26 @@ class CombinerSection(Recipe):
         description="Also ask the LLM each claim negated; the claim combiner reads it when that "
         "raises the cross-validated macro-F1.",
     )
+    pooled: dict[str, Path] = Field(
+        {},
+        description="Labelled pair collections (healthver, covidfact, evidence_inference, "
+        "bioasq: their folder or file) whose train pairs join the rows, per_label of each "
+        "label per collection.",
+    )
+    own_claims: bool = Field(
+        True, description="The verifier's own training claims are claim rows too."
+    )
+
+    @field_validator("pooled")
+    @classmethod
+    def _known_collections(cls, value: dict[str, Path]) -> dict[str, Path]:
+        from sciera.datasets.pairs import PAIR_LOADERS
+
+        unknown = [k for k in value if k not in PAIR_LOADERS or k == "scifact"]
+        if unknown:
+            known = ", ".join(k for k in PAIR_LOADERS if k != "scifact")
+            raise ValueError(f"unknown collection {unknown[0]!r} (one of {known})")
+        return value
 
 
 class DeciderSection(Recipe):
@@ -212,6 +232,11 @@ class VerifierRecipe(Recipe):
             combine_llm=self.combiner is not None,
             combiner_per_label=self.combiner.per_label if self.combiner else None,
             negated_claim=self.combiner.negated_claim if self.combiner else False,
+            combiner_pooled=tuple(
+                (k, _as_typed(v))
+                for k, v in (self.combiner.pooled if self.combiner else {}).items()
+            ),
+            combiner_own=self.combiner.own_claims if self.combiner else True,
             rationale_relevance=self.calibrate.rationale_relevance,
             citer=citer,
             decider=self.decider
@@ -264,5 +289,8 @@ def check_paths(recipe: VerifierRecipe, source: str) -> None:
         for v in value if isinstance(value, tuple) else (value,):
             if v is not None and not Path(v).exists():
                 raise ScieraError(f"{source}: data.{name}: no such file or folder: {v}")
+    for name, path in (recipe.combiner.pooled if recipe.combiner else {}).items():
+        if not path.exists():
+            raise ScieraError(f"{source}: combiner.pooled.{name}: no such file or folder: {path}")
     if recipe.decider is not None and not recipe.decider.bioasq.is_file():
         raise ScieraError(f"{source}: decider.bioasq: no such file: {recipe.decider.bioasq}")

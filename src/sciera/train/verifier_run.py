@@ -94,6 +94,10 @@ def stages(run: Run) -> list[Stage]:
         if job.combine_llm
         else None
     )
+    if combine is not None and job.combiner_pooled:  # only when set: older logs stay valid
+        combine["pooled"] = [[k, str(v)] for k, v in job.combiner_pooled]
+    if combine is not None and not job.combiner_own:
+        combine["own_claims"] = False
     return [
         Stage("fit", run_key(job), lambda: fit_stage(run)),
         Stage("calibrate", calibrate, lambda: calibrate_stage(run)),

@@ -257,6 +257,7 @@ def fit_combiners(
 ) -> tuple[dict[str, Any], dict[str, Any], Any]:
     """The LLM combiners (the settings' LLM), their card section and the LLM verdict model
     they combine."""
+    from sciera.datasets.pairs import load_pairs
     from sciera.llm.registry import make_llm
     from sciera.train.verifier_combiner import combiner_rows, natural_counts
     from sciera.train.verifier_combiner import fit_combiners as fit
@@ -269,6 +270,9 @@ def fit_combiners(
         if progress:
             progress("LLM label probabilities on training claims", n, total)
 
+    pooled = [
+        pair for source, path in job.combiner_pooled for pair in load_pairs(source, path, "train")
+    ]
     rows = combiner_rows(
         data,
         TrainedSelector(network=net),
@@ -279,19 +283,32 @@ def fit_combiners(
         seed=job.data.seed,
         progress=step,
         negated=job.negated_claim,
+        pooled=pooled,
+        own=job.combiner_own,
     )
     combiners, report = fit(rows, natural=natural_counts(data))
     section = {
         "llm": llm.model_id,
         "prompts": LLMVerdict.version(),
-        "fitted_on": "the verifier's training claims (evidence and cited abstracts) and "
-        "training PubMedQA questions; never dev or held-out ones",
+        "fitted_on": _fitted_on(job),
         "per_label": job.per_label,
         "prior": "the training data's label mix (intercepts corrected from the capped rows')",
         "files": {k: COMBINER_FILES[k] for k in combiners},
         **report,
     }
     return combiners, section, verdict
+
+
+def _fitted_on(job: VerifierJob) -> str:
+    """What the combiners' card says they were fitted on."""
+    own = (
+        "the verifier's training claims (evidence and cited abstracts) and "
+        if (job.combiner_own)
+        else ""
+    )
+    pooled = ", ".join(k for k, _ in job.combiner_pooled)
+    also = f"; the train pairs of {pooled}" if pooled else ""
+    return f"{own}training PubMedQA questions{also}; never dev or held-out ones"
 
 
 def drop_from_folder(run: Run, entry: str, files: tuple[str, ...]) -> None:

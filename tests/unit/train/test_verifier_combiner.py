@@ -104,6 +104,45 @@ def test_rows_read_training_claims_and_questions_only():
     assert len(few) == 6 and [r.key for r in few] == [r.key for r in again]
 
 
+def _pair(pid: str, label: str, split: str = "train", source: str = "healthver"):
+    from sciera.datasets.pairs import LabelledPair
+
+    text = {"SUPPORT": "It lowered risk.", "CONTRADICT": "It raised risk."}.get(label, "Eh.")
+    return LabelledPair(pid, f"Claim {pid}.", (text, "Other."), label, source, f"g{pid}", split)
+
+
+def test_pooled_pairs_join_the_rows_per_collection_and_label():
+    from sciera.train.verifier_combiner import natural_counts
+
+    data, llm = _data(), Cue(0.8)
+    policy = VerifyPolicy(min_rationale=0.5)
+    pooled = [_pair(f"h{i}", ("SUPPORT", "CONTRADICT", "NOT ENOUGH INFO")[i % 3]) for i in range(9)]
+    pooled += [_pair(f"c{i}", "CONTRADICT", source="covidfact") for i in range(4)]
+    rows = combiner_rows(data, FirstSentence(), Cue(0.5), llm, policy, per_label=2, pooled=pooled)
+    keys = {r.key for r in rows}
+    # two of each label per collection, read as abstracts without a title (keyed by collection)
+    assert sum(k.startswith("healthver:") for k in keys) == 6
+    assert sum(k.startswith("covidfact:") for k in keys) == 2
+    assert {"1/a", "2/b", "3/c"} <= keys  # the own claims stay
+    covid = [r for r in rows if r.key.startswith("covidfact:")]
+    assert all(r.llm == pytest.approx((0.1, 0.8, 0.1)) and r.label == 1 for r in covid)
+    assert all(r.group.startswith("healthver:g") for r in rows if r.key.startswith("healthver:"))
+    # own_claims off: only pooled claim rows (questions stay); the prior stays the own data's
+    alone = combiner_rows(
+        data, FirstSentence(), Cue(0.5), Cue(0.8), policy, per_label=2, pooled=pooled, own=False
+    )
+    assert not {"1/a", "2/b", "3/c"} & {r.key for r in alone}
+    assert {r.key for r in alone if r.kind == "question"} == {
+        r.key for r in rows if r.kind == "question"
+    }
+    assert natural_counts(data)["claim"] == [1, 1, 1]
+    # a pair outside train is refused, never read
+    with pytest.raises(ValueError, match="h9 is dev"):
+        combiner_rows(
+            data, FirstSentence(), Cue(0.5), llm, policy, pooled=[_pair("h9", "SUPPORT", "dev")]
+        )
+
+
 def test_fit_trusts_the_informative_model_and_reports_cross_validation(tmp_path):
     from sciera.train.verifier_combiner import CombinerRow
 

@@ -5,6 +5,7 @@ errors, and the stages a rerun skips (stand-in stages, no model)."""
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import MISSING, asdict, fields
 from pathlib import Path
 
@@ -123,12 +124,19 @@ def test_set_overrides_a_field_and_is_validated_alike(tmp_path):
     assert job.config.epochs == 1 and job.citer is not None and job.citer.rank == 4
     assert job.negated_claim and job.per_label == 100
     assert job.config.seed == job.data.seed == job.citer.seed == 3
+    pooled = load_verifier_recipe(path, ["combiner.pooled={healthver: in}"]).job()
+    assert pooled.combiner_pooled == ((("healthver", Path(os.path.relpath(tmp_path / "in")))),)
     for sets, message in (
         (["model.epochs=0"], f"{path}: model.epochs: Input should be greater than or equal to 1"),
         (["model.context=words"], f"{path}: model.context: Input should be 'none', 'title'"),
         (["model.lr_body=1"], f"{path}: model.lr_body: Extra inputs are not permitted"),
         (["data.cv_fold=7"], f"{path}: data: cv_fold must be in [0, 5), got 7"),
         (["epochs"], f"{path}: --set epochs: expected key.path=value"),
+        (
+            ["combiner.pooled={fever: in}"],
+            f"{path}: combiner.pooled: unknown collection 'fever' (one of",
+        ),
+        (["combiner.own_claims=false"], f"{path}: combiner.own_claims: false needs combiner"),
     ):
         with pytest.raises(ScieraError) as err:
             load_verifier_recipe(path, sets)
@@ -182,6 +190,14 @@ def test_a_rerun_skips_the_stages_done_and_reruns_a_changed_one(tmp_path, monkey
     kept = ("calibrate.open_k=3", "citer.rank=2")
     assert train(*kept) == [("citer", True), ("decider", False)]  # the rest kept
     assert train(*kept, "decider.bioasq=in/c.jsonl") == [("decider", True)]  # added last
+    # pooled collections change the combine stage (and what follows); none keeps it
+    assert train(*kept, "combiner.pooled={healthver: in}") == [
+        ("combine", True),
+        ("citer", True),
+        ("decider", False),
+    ]
+    back = train(*kept, "combiner.pooled={}")
+    assert back == [("combine", True), ("citer", True), ("decider", False)]
     assert train(*kept, "combiner=null") == [
         ("combine", False),  # takes the combiners out of the folder
         ("citer", True),
@@ -207,7 +223,7 @@ def test_the_training_page_lists_every_field_with_its_default():
         for name, info in model.model_fields.items():
             sub = info.annotation
             nested = getattr(sub, "__args__", (sub,))[0]
-            if isinstance(values[name], dict):
+            if isinstance(values[name], dict) and hasattr(nested, "model_fields"):
                 check(nested, values[name], f"{where}{name}.")
             elif info.is_required():
                 assert values[name] is not None, f"{where}{name}"
