@@ -207,6 +207,7 @@ DATASET_LOADERS: dict[str, str] = {
     "fulltext": "sciera.datasets.fulltext:load_fulltext",
     "healthver": "sciera.datasets.pair_eval:load_healthver",
     "covidfact": "sciera.datasets.pair_eval:load_covidfact",
+    "evidence_inference": "sciera.datasets.pair_eval:load_evidence_inference",
 }
 """Dataset type -> ``module:function`` (imported when used)."""
 JUDGED_IN_CORPUS = frozenset({"fulltext"})

@@ -1,4 +1,5 @@
-"""Labelled claim/evidence collections (HealthVer, COVID-Fact) as experiment datasets.
+"""Labelled claim/evidence collections (HealthVer, COVID-Fact, Evidence Inference) as
+experiment datasets.
 
     data = load_dataset("healthver", "../shared/data/healthver", split="dev")
 
@@ -15,10 +16,11 @@ claim, not a question: the verifier reads it as one, support / contradict / neit
   ``yesno_accuracy`` and ``macro_f1``;
 - ``question_types``: ``yesno`` for every pair;
 - ``yesno_answers``: ``("yes", "no", "maybe")`` for HealthVer (it has Neutral),
-  ``("yes", "no")`` for COVID-Fact (no NOT ENOUGH INFO), so the runner asks for yes or no.
+  ``("yes", "no")`` for COVID-Fact and Evidence Inference (no NOT ENOUGH INFO), so the
+  runner asks for yes or no.
 
-``split`` is the pair loader's own (``train`` or ``dev``, the table in ``docs/verify.md``);
-``None`` loads every pair.
+``split`` is the pair loader's own (``train`` or ``dev``, and Evidence Inference's
+``lockbox``, its test articles: the table in ``docs/verify.md``); ``None`` loads every pair.
 """
 
 from __future__ import annotations
@@ -33,8 +35,10 @@ from sciera.types import CONTRADICT, NOT_ENOUGH_INFO, SUPPORT, Passage
 
 ANSWERS = {SUPPORT: "yes", CONTRADICT: "no", NOT_ENOUGH_INFO: "maybe"}
 """A verdict label -> the yes/no/maybe answer the ``verdict`` generator gives for it."""
-SPLITS = ("train", "dev")
-"""The splits these collections have (neither has a lockbox)."""
+SPLITS = {"healthver": ("train", "dev"), "covidfact": ("train", "dev")}
+SPLITS["evidence_inference"] = ("train", "dev", "lockbox")
+"""The splits each collection has (only Evidence Inference has a lockbox: its test
+articles, for reported numbers only)."""
 
 
 def pairs_dataset(
@@ -74,8 +78,9 @@ def pairs_dataset(
 
 
 def _load(source: str, path: Path, split: str | None, yesno: tuple[str, ...]) -> EvalDataset:
-    if split is not None and split not in SPLITS:
-        raise InputError(str(path), None, "split", f"{split!r} is not train or dev")
+    if split is not None and split not in SPLITS[source]:
+        known = " or ".join(SPLITS[source])
+        raise InputError(str(path), None, "split", f"{split!r} is not {known}")
     pairs = load_pairs(source, path, split=split)
     return pairs_dataset(f"{source}/{split or 'all'}", pairs, yesno)
 
@@ -88,3 +93,9 @@ def load_healthver(path: Path, *, split: str | None = None) -> EvalDataset:
 def load_covidfact(path: Path, *, split: str | None = None) -> EvalDataset:
     """COVID-Fact's pairs (dev: 20% of its sources by hash); yes or no, no maybe."""
     return _load("covidfact", path, split, ("yes", "no"))
+
+
+def load_evidence_inference(path: Path, *, split: str | None = None) -> EvalDataset:
+    """Evidence Inference's claims (three per annotated prompt, one SUPPORT; splits by
+    article: train, dev, lockbox); yes or no, no maybe."""
+    return _load("evidence_inference", path, split, ("yes", "no"))

@@ -73,7 +73,7 @@ class SubcorpusSpec(_Strict):
 class DatasetSpec(_Strict):
     type: str = Field(
         description="Dataset loader: beir, ssli, pubmedqa, bioasq, scifact, nfcorpus, fulltext, "
-        "healthver or covidfact."
+        "healthver, covidfact or evidence_inference."
     )
     path: Path
     split: str | None = Field(None, description="BEIR qrels split; SSLI setting filter.")

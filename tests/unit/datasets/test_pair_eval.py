@@ -1,6 +1,6 @@
-"""HealthVer and COVID-Fact as experiment datasets: one question per labelled pair, its
-evidence sentences the one document the verifier reads, SUPPORT / CONTRADICT / NOT ENOUGH
-INFO as yes / no / maybe, and the pair loader's splits."""
+"""HealthVer, COVID-Fact and Evidence Inference as experiment datasets: one question per
+labelled pair, its evidence sentences the one document the verifier reads, SUPPORT /
+CONTRADICT / NOT ENOUGH INFO as yes / no / maybe, and the pair loader's splits."""
 
 from __future__ import annotations
 
@@ -10,19 +10,30 @@ from pathlib import Path
 import pytest
 
 from sciera.datasets.loaders import EvalDataset, load_dataset
-from sciera.datasets.pair_eval import load_covidfact, load_healthver, pairs_dataset
+from sciera.datasets.pair_eval import (
+    load_covidfact,
+    load_evidence_inference,
+    load_healthver,
+    pairs_dataset,
+)
 from sciera.datasets.pairs import LabelledPair, load_pairs
 from sciera.errors import InputError, ScieraError
 from sciera.eval.experiment import load_experiment
 from sciera.types import CONTRADICT, NOT_ENOUGH_INFO, SUPPORT
 
 EXPERIMENT = Path(__file__).resolve().parents[3] / "benchmarks/experiments/verify_healthver.yaml"
-LOADERS = {"healthver": load_healthver, "covidfact": load_covidfact}
+LOADERS = {
+    "healthver": load_healthver,
+    "covidfact": load_covidfact,
+    "evidence_inference": load_evidence_inference,
+}
 COUNTS = {  # split -> (pairs, yes, no, maybe), the table in docs/verify.md
     ("healthver", "train"): (1917, 533, 391, 993),
     ("healthver", "dev"): (1823, 671, 425, 727),
     ("covidfact", "train"): (3228, 1020, 2208, 0),
     ("covidfact", "dev"): (858, 276, 582, 0),
+    ("evidence_inference", "dev"): (1293, 431, 862, 0),
+    ("evidence_inference", "lockbox"): (1380, 460, 920, 0),
 }
 
 
@@ -82,13 +93,22 @@ def test_load_dataset_draws_a_seeded_subset(shared_data: Path, loaded: dict) -> 
     assert data.qids != load_dataset("healthver", path, split="dev", limit=20, seed=2).qids
 
 
-@pytest.mark.parametrize("split", ["test", "lockbox"])
-def test_an_unknown_split_is_one_line_naming_file_and_field(shared_data: Path, split: str) -> None:
-    path = shared_data / "healthver"
+@pytest.mark.parametrize(
+    ("source", "split", "known"),
+    [
+        ("healthver", "test", "train or dev"),
+        ("healthver", "lockbox", "train or dev"),
+        ("evidence_inference", "test", "train or dev or lockbox"),
+    ],
+)
+def test_an_unknown_split_is_one_line_naming_file_and_field(
+    shared_data: Path, source: str, split: str, known: str
+) -> None:
+    path = shared_data / source
     with pytest.raises(InputError) as err:
-        load_dataset("healthver", path, split=split)
+        load_dataset(source, path, split=split)
     assert err.value.field == "split" and err.value.path == str(path)
-    assert "\n" not in str(err.value) and f"{split!r} is not train or dev" in str(err.value)
+    assert "\n" not in str(err.value) and f"{split!r} is not {known}" in str(err.value)
 
 
 def _pair(pid: str, label: str) -> LabelledPair:
