@@ -67,13 +67,13 @@ Job = tuple[str, str, str, str, AbstractText, int]
 
 
 def _pools(
-    data: VerifierData, pooled: Sequence[LabelledPair] = (), own: bool = True
+    data: VerifierData, pooled: Sequence[LabelledPair] = ()
 ) -> dict[tuple[str, int, str], list[Job]]:
     """Every (kind, group, key, text, abstract, label) a row could be read from, by kind,
     label and source (``""``: the verifier's own training claims and questions; else the
-    pooled pair's collection). ``own=False`` leaves out the own claims (not questions)."""
+    pooled pair's collection)."""
     by: dict[tuple[str, int, str], list[Job]] = {}
-    for cid in data.train_ids if own else ():
+    for cid in data.train_ids:
         c = data.claims[cid]
         docs = [(d, VERDICT_LABELS.index(g.label)) for d, g in c.evidence.items()]
         if not c.evidence:
@@ -104,14 +104,16 @@ def _jobs(
     own: bool = True,
 ) -> list[Job]:
     """The jobs to read: at most ``per_label`` of each label, kind and source, drawn with
-    ``seed``."""
+    ``seed``. ``own=False`` draws as with the own claims, then leaves them out (not the
+    questions), so the pooled rows are the same either way."""
     rng = random.Random(seed)
-    by = _pools(data, pooled, own)
+    by = _pools(data, pooled)
     out = []
     for key in sorted(by):
         pool = by[key]
         rng.shuffle(pool)
-        out += pool[:per_label]
+        if own or key[0] != "claim" or key[2]:
+            out += pool[:per_label]
     return out
 
 

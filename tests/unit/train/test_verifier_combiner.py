@@ -132,6 +132,8 @@ def test_pooled_pairs_join_the_rows_per_collection_and_label():
         data, FirstSentence(), Cue(0.5), Cue(0.8), policy, per_label=2, pooled=pooled, own=False
     )
     assert not {"1/a", "2/b", "3/c"} & {r.key for r in alone}
+    # the same pooled draw either way (only the own claims are left out)
+    assert {r.key for r in alone} == {r.key for r in rows} - {"1/a", "2/b", "3/c"}
     assert {r.key for r in alone if r.kind == "question"} == {
         r.key for r in rows if r.kind == "question"
     }
