@@ -69,10 +69,8 @@ def test_answering_does_not_import_sentence_transformers():
         "from sciera.embed.registry import create_embedder\n"
         "from sciera.rerank.cross_encoder import CrossEncoderReranker\n"
         "from sciera.settings import EmbedSettings\n"
-        "from sciera.verify.trained import sentence_relevance\n"
         "create_embedder(EmbedSettings(backend='scifact-minilm')).embed_queries(['a'])\n"
         "CrossEncoderReranker(precision='fp32')\n"
-        "sentence_relevance().load()\n"
         "print('sentence_transformers' in sys.modules, 'sklearn' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

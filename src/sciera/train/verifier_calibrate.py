@@ -16,7 +16,6 @@ import numpy as np
 
 from sciera.eval.metrics.ranking import scored_average_precision
 from sciera.train.verifier_data import NEI, VerifierData
-from sciera.train.verifier_data import folds as make_folds
 from sciera.train.verifier_eval import SELECT, scifact_scores, verify_claims
 from sciera.train.verifier_job import Progress
 from sciera.train.verifier_policy import (
@@ -35,14 +34,7 @@ from sciera.verify import calibration
 from sciera.verify.base import AbstractText, VerdictInput, VerdictModel
 from sciera.verify.memo import MemoSelector, MemoVerdict
 from sciera.verify.network import VerifierNetwork
-from sciera.verify.trained import (
-    RATIONALE_FEATURES,
-    RELEVANCE_MODEL,
-    TrainedSelector,
-    TrainedVerdict,
-    rationale_features,
-    sentence_relevance,
-)
+from sciera.verify.trained import TrainedSelector, TrainedVerdict
 from sciera.verify.verifier import VerifyPolicy, pick_rationales
 
 if TYPE_CHECKING:
@@ -139,45 +131,12 @@ def _verdict_rows(
     return np.vstack(zs) if zs else np.zeros((0, 3)), np.asarray(ys, dtype=int)
 
 
-def fit_rationale_combiner(
-    sentences: DevSentences, folds: int = 5, seed: int = 0
-) -> tuple[calibration.FeatureLogistic, dict[str, Any]]:
-    """The rationale head's logit with the relevance cross-encoder's on (claim, sentence),
-    each also as its gap to the abstract's best (:data:`RATIONALE_FEATURES`), through a
-    logistic regression on every sentence of the dev candidates (as the Platt calibrator);
-    its report: average precision of the head alone and of the combiner, cross-validated
-    by claim."""
-    scorer = sentence_relevance()
-    xs, groups = [], []
-    for (cid, text, abstracts), heads in zip(sentences.claims, sentences.logits, strict=True):
-        for x, r in zip(heads, scorer.logits(text, abstracts), strict=True):
-            xs.append(rationale_features(x, r))
-            groups += [cid] * len(x)
-    x, y = np.vstack(xs), sentences.y
-    combiner = calibration.FeatureLogistic.fit(x, y, RATIONALE_FEATURES)
-    cv = np.zeros(len(y))
-    for fold in make_folds(groups, folds, seed):
-        test = np.isin(groups, fold)
-        cv[test] = calibration.FeatureLogistic.fit(x[~test], y[~test], RATIONALE_FEATURES)(x[test])
-    stats = {
-        "sentences": len(y),
-        "rationales": int(y.sum()),
-        "features": list(RATIONALE_FEATURES),
-        "relevance_model": RELEVANCE_MODEL,
-        "average_precision_head": round(scored_average_precision(x[:, 0], y), 4),
-        "average_precision_cross_validated": round(scored_average_precision(cv, y), 4),
-        "ece": calibration.binary_ece(combiner(x), y),
-    }
-    return combiner, stats
-
-
 @dataclass
 class Chosen:
     policy: VerifyPolicy
     rationale: calibration.PlattScaling
     verdict: calibration.TemperatureScaling
     report: dict[str, Any]
-    rationale_combiner: calibration.FeatureLogistic | None = None
     citer: calibration.PlattScaling | None = None
 
 
@@ -200,7 +159,6 @@ def fit_citer_calibrator(
 class _Calibrated:
     """What :func:`fit_calibrators` fits on the dev sentences, with its reports."""
 
-    sentences: DevSentences
     rationale: calibration.PlattScaling
     verdict: calibration.TemperatureScaling
     report: dict[str, Any]
@@ -238,70 +196,33 @@ def fit_calibrators(
         **({"citer_calibration": cit_stats} if cit_stats else {}),
         "verdict_calibration": ver_stats,
     }
-    return _Calibrated(sentences, rat_cal, temp, report, cit_cal)
-
-
-def _policy_trials(
-    net: VerifierNetwork,
-    data: VerifierData,
-    verdict: VerdictModel,
-    variants: Sequence[tuple[str, calibration.FeatureLogistic | None]],
-    open_: Mapping[str, Sequence[str]],
-    min_relevance: float,
-) -> list[dict[str, Any]]:
-    """Every policy of :data:`GRID` (the relevance gate fixed) with each selector variant
-    (the head's calibrated logit, or with the relevance model's), scored on dev."""
-    dev, rel = data.dev_ids, relevance(data)
-    trials = []
-    for selector_name, combiner in variants:
-        net.rationale_combiner = combiner
-        selector = MemoSelector(TrainedSelector(network=net))
-        for mr, fb, mc in product(GRID["min_rationale"], GRID["fallback"], GRID["min_confidence"]):
-            policy = VerifyPolicy(
-                min_rationale=mr, fallback=fb, min_confidence=mc, min_relevance=min_relevance
-            )
-            res = verify_claims(
-                selector, verdict, data, dev, policy=policy, candidates=open_, relevance=rel
-            )
-            m = scifact_scores(data, dev, res)
-            trials.append(
-                {
-                    "selector": selector_name,
-                    "policy": asdict(policy),
-                    **{k: round(v, 4) for k, v in m.items()},
-                }
-            )
-    return trials
+    return _Calibrated(rat_cal, temp, report, cit_cal)
 
 
 def _choose_policy(
     net: VerifierNetwork,
     data: VerifierData,
     verdict: VerdictModel,
-    sentences: DevSentences,
     open_: Mapping[str, Sequence[str]],
     min_relevance: float,
-    rationale_relevance: bool,
-) -> tuple[VerifyPolicy, calibration.FeatureLogistic | None, dict[str, Any], list[dict]]:
-    """The reading policy and selector variant with the best dev :data:`SELECT` (set on
-    ``net``), the rationale combiner's report (with ``rationale_relevance``) and the trials."""
-    variants: list[tuple[str, calibration.FeatureLogistic | None]] = [("head", None)]
-    comb_stats: dict[str, Any] = {}
-    if rationale_relevance:
-        rat_comb, comb_stats = fit_rationale_combiner(sentences)
-        variants.append(("head+relevance", rat_comb))
-    trials = _policy_trials(net, data, verdict, variants, open_, min_relevance)
+) -> tuple[VerifyPolicy, list[dict[str, Any]]]:
+    """Every policy of :data:`GRID` (the relevance gate fixed), scored on dev with the
+    head's calibrated P(rationale): the one with the best :data:`SELECT` (ties: the best
+    abstract label-only F1) and the trials."""
+    dev, rel = data.dev_ids, relevance(data)
+    selector = MemoSelector(TrainedSelector(network=net))
+    trials = []
+    for mr, fb, mc in product(GRID["min_rationale"], GRID["fallback"], GRID["min_confidence"]):
+        policy = VerifyPolicy(
+            min_rationale=mr, fallback=fb, min_confidence=mc, min_relevance=min_relevance
+        )
+        res = verify_claims(
+            selector, verdict, data, dev, policy=policy, candidates=open_, relevance=rel
+        )
+        m = scifact_scores(data, dev, res)
+        trials.append({"policy": asdict(policy), **{k: round(v, 4) for k, v in m.items()}})
     best = max(trials, key=lambda t: (t[SELECT], t["abstract_label_only_f1"]))
-    chosen_combiner = dict(variants)[best["selector"]]
-    net.rationale_combiner = chosen_combiner
-    if rationale_relevance:
-        best_of = {
-            name: max((t for t in trials if t["selector"] == name), key=lambda t: t[SELECT])
-            for name, _ in variants
-        }
-        comb_stats["best_policy_mean_f1"] = {k: v[SELECT] for k, v in best_of.items()}
-        comb_stats["chosen"] = best["selector"]
-    return VerifyPolicy(**best["policy"]), chosen_combiner, comb_stats, trials
+    return VerifyPolicy(**best["policy"]), trials
 
 
 def calibrate_and_choose(
@@ -311,7 +232,6 @@ def calibrate_and_choose(
     progress: Progress | None = None,
     bias: bool = False,
     min_relevance: float = 0.0,
-    rationale_relevance: bool = False,
 ) -> Chosen:
     """Fit both calibrators on the dev claims, then choose the policy (with the relevance
     gate ``min_relevance`` fixed, not chosen), which sentences it cites (``min_cited``,
@@ -326,9 +246,7 @@ def calibrate_and_choose(
     if progress:
         progress("calibrating on dev", 1, 3)
     verdict = MemoVerdict(TrainedVerdict(network=net))
-    policy, combiner, comb_stats, trials = _choose_policy(
-        net, data, verdict, cal.sentences, open_, min_relevance, rationale_relevance
-    )
+    policy, trials = _choose_policy(net, data, verdict, open_, min_relevance)
     if progress:
         progress("calibrating on dev", 2, 3)
     # which sentences it cites (min_cited, the reading rule kept), then strong
@@ -349,7 +267,6 @@ def calibrate_and_choose(
     report = {
         "rationale_calibration": cal.report["rationale_calibration"],
         **({"citer_calibration": cal.report["citer_calibration"]} if cal.citer else {}),
-        **({"rationale_combiner": comb_stats} if comb_stats else {}),
         "verdict_calibration": cal.report["verdict_calibration"],
         "policy_trials": sorted(trials, key=lambda t: -t[SELECT])[:10],
         "cite_trials": cite_trials,
@@ -358,4 +275,4 @@ def calibrate_and_choose(
         "open_k": open_k,
         "open_candidates": OPEN_RERANKED if data.reranked else OPEN_FIRST_STAGE,
     }
-    return Chosen(policy, cal.rationale, cal.verdict, report, combiner, cal.citer)
+    return Chosen(policy, cal.rationale, cal.verdict, report, cal.citer)

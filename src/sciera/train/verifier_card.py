@@ -168,20 +168,6 @@ def _citer_added(section: Mapping[str, Any] | None) -> list[str]:
     ]
 
 
-def _rationale_combiner(section: Mapping[str, Any] | None) -> list[str]:
-    if not section:
-        return []
-    best = section.get("best_policy_mean_f1", {})
-    return [
-        f"- P(rationale) with the relevance model (`{section['relevance_model']}` on each "
-        f"(claim, sentence)): a logistic regression over {', '.join(section['features'])} on "
-        f"the same sentences; average precision {section['average_precision_head']:.4f} (the "
-        f"head) -> {section['average_precision_cross_validated']:.4f} (cross-validated by "
-        f"claim); best policy's mean F1 {json.dumps(best)}; used: "
-        f"{'yes' if section.get('chosen') == 'head+relevance' else 'no (the head alone)'}"
-    ]
-
-
 def _member(t: Mapping[str, Any], k: int) -> str:
     """An ensemble member's training, as the citer's own is stated."""
     cfg = t["config"]
@@ -491,7 +477,6 @@ def render(card: Mapping[str, Any]) -> str:
         "",
         f"- P(rationale): Platt scaling on {rc['sentences']} dev sentences ({rc['rationales']} "
         f"rationales); ECE {rc['ece_sigmoid']:.4f} (sigmoid) -> {rc['ece']:.4f}",
-        *_rationale_combiner(dev.get("rationale_combiner")),
         *_citer(
             card.get("citer"),
             dev.get("citer_calibration"),

@@ -327,9 +327,11 @@ class ZeroShotScorer:
 
     def _load(self) -> Any:
         if self._model is None:
-            from sciera.verify.trained import SentenceRelevance
+            from sciera.artifacts.registry import CROSS_ENCODER, resolve
+            from sciera.embed.plain import PairClassifier
 
-            self._model = SentenceRelevance(SCORER).load()  # a PairClassifier
+            # float32, eval mode; a sentence is short: 128 tokens
+            self._model = PairClassifier(resolve(CROSS_ENCODER, SCORER), 128)
         return self._model
 
     def score(self, jobs: Sequence[tuple[str, str, Sequence[str]]]) -> dict[str, list[float]]:

@@ -17,7 +17,6 @@ from sciera.train.verifier_fit import VerifierConfig
 
 Progress = Callable[[str, int, int], None]
 RATIONALE_CALIBRATOR = "sciera-rationale-calibrator.json"
-RATIONALE_COMBINER = "sciera-rationale-combiner.json"
 VERDICT_CALIBRATOR = "sciera-verdict-calibrator.json"
 CITER_PREFIX = "sciera-citer"
 CITER_ADAPTERS = f"{CITER_PREFIX}.safetensors"  # an ensemble's others: sciera-citer-2, ...
@@ -67,9 +66,6 @@ class VerifierJob:
     # are rows too (False: the claim combiner learns only from pairs the head never saw)
     combiner_pooled: tuple[tuple[str, Path], ...] = ()
     combiner_own: bool = True
-    # also fit the rationale combiner (head + relevance cross-encoder) and let the policy
-    # search choose it: off by default, since with the combined verdict it measured worse
-    rationale_relevance: bool = False
     # also train the citer (sciera.verify.citer: which sentences are quoted, scored apart
     # from the verdict) and choose min_quoted with it, the last stage; not in the run key
     # (the verifier's epochs do not depend on it), so adding one keeps everything else

@@ -112,11 +112,6 @@ class CalibrateSection(Recipe):
         description="Relevance gate: an abstract below this reranker P(relevant) is NOT "
         "ENOUGH INFO (0: off); fixed, not chosen.",
     )
-    rationale_relevance: bool = Field(
-        False,
-        description="Also fit a rationale combiner (head + relevance cross-encoder) and keep it "
-        "when the policy search scores it better.",
-    )
 
 
 class CiterSection(Recipe):
@@ -237,7 +232,6 @@ class VerifierRecipe(Recipe):
                 for k, v in (self.combiner.pooled if self.combiner else {}).items()
             ),
             combiner_own=self.combiner.own_claims if self.combiner else True,
-            rationale_relevance=self.calibrate.rationale_relevance,
             citer=citer,
             decider=self.decider
             and DeciderConfig(

@@ -86,7 +86,6 @@ def stages(run: Run) -> list[Stage]:
         "open_k": job.open_k,
         "verdict_bias": job.verdict_bias,
         "min_relevance": job.min_relevance,
-        "rationale_relevance": job.rationale_relevance,
         "fp16": job.fp16,
     }
     combine = (

@@ -26,7 +26,6 @@ from sciera.train.verifier_fit import fit_verifier, load_for_training
 from sciera.train.verifier_job import (
     CITER_PREFIX,
     RATIONALE_CALIBRATOR,
-    RATIONALE_COMBINER,
     VERDICT_CALIBRATOR,
     Progress,
     VerifierJob,
@@ -132,7 +131,6 @@ def calibrate_stage(run: Run) -> None:
         run.progress,
         bias=job.verdict_bias,
         min_relevance=job.min_relevance,
-        rationale_relevance=job.rationale_relevance,
     )
     card = {**run.head, **json.loads((run.work / FIT_FILE).read_text())}
     if not run.fitted_here:
@@ -156,8 +154,6 @@ def card_entries(
     from sciera.artifacts.card import versions
 
     calibrators = {"rationale": RATIONALE_CALIBRATOR, "verdict": VERDICT_CALIBRATOR}
-    if chosen.rationale_combiner is not None:
-        calibrators["rationale_combiner"] = RATIONALE_COMBINER
     entries: dict[str, Any] = {
         "config": {
             **asdict(job.config),
@@ -198,8 +194,6 @@ def _save_calibrated(
         tok.save_pretrained(str(folder))
         calibration.save(chosen.rationale, folder / RATIONALE_CALIBRATOR)
         calibration.save(chosen.verdict, folder / VERDICT_CALIBRATOR)
-        if chosen.rationale_combiner is not None:
-            calibration.save(chosen.rationale_combiner, folder / RATIONALE_COMBINER)
 
     return save
 

@@ -188,43 +188,10 @@ class LogisticCombiner:
         return LogisticCombiner(self.weights, moved, self.inputs, self.kind)
 
 
-@dataclass(frozen=True)
-class FeatureLogistic:
-    """P = sigmoid(w . x + b) over named features (``inputs``): the rationale selector's
-    combination of its own logit with the relevance model's, each also as its gap to the
-    abstract's best sentence (:mod:`sciera.verify.trained`)."""
-
-    weights: tuple[float, ...]
-    intercept: float
-    inputs: tuple[str, ...]
-    kind: str = "features"
-
-    def __call__(self, x: np.ndarray) -> np.ndarray:
-        z = np.asarray(x, dtype=float).reshape(-1, len(self.weights)) @ np.asarray(self.weights)
-        return sigmoid(z + self.intercept)
-
-    @classmethod
-    def fit(
-        cls, x: np.ndarray, labels: Sequence[int], inputs: Sequence[str], l2: float = 1e-3
-    ) -> FeatureLogistic:
-        x = np.asarray(x, dtype=float)
-        y = np.asarray(labels, dtype=float)
-        d = x.shape[1]
-
-        def nll(params: np.ndarray) -> float:
-            p = np.clip(sigmoid(x @ params[:d] + params[d]), EPS, 1 - EPS)
-            loss = -(y * np.log(p) + (1 - y) * np.log(1 - p)).mean()
-            return float(loss + l2 * np.sum(params[:d] ** 2))
-
-        params = _minimize(nll, np.zeros(d + 1))
-        return cls(tuple(float(v) for v in params[:d]), float(params[d]), tuple(inputs))
-
-
 _KINDS = {
     "temperature": TemperatureScaling,
     "platt": PlattScaling,
     "logistic": LogisticCombiner,
-    "features": FeatureLogistic,
 }
 
 
@@ -242,7 +209,5 @@ def load(path: str | Path) -> Any:
         if isinstance(data.get(key), list):
             data[key] = tuple(data[key])
     if "weights" in data:
-        data["weights"] = tuple(
-            tuple(r) if isinstance(r, list) else float(r) for r in data["weights"]
-        )
+        data["weights"] = tuple(tuple(r) for r in data["weights"])
     return cls(**data)

@@ -58,6 +58,17 @@ def read_card(path: str | Path) -> dict[str, Any]:
     return card
 
 
+def check_calibrators(path: str | Path, card: dict[str, Any]) -> None:
+    """A one-line error for a card listing a calibrator this version no longer reads: the
+    rationale combiner (``calibrate.rationale_relevance``, removed; see History)."""
+    if "rationale_combiner" in card.get("calibrators", {}):
+        raise ScieraError(
+            f"{path}: this version of sciera no longer reads a rationale combiner "
+            "(its card lists 'rationale_combiner'); retrain the verifier without "
+            "calibrate.rationale_relevance"
+        )
+
+
 class VerifierNetwork:
     """A verifier network ready to score: the model, its tokenizer, how it reads its inputs
     (``inputs``: the selector's context and each head's max length) and its calibrators
@@ -73,7 +84,6 @@ class VerifierNetwork:
         card: dict[str, Any] | None = None,
         rationale_calibrator: Any = None,
         verdict_calibrator: Any = None,
-        rationale_combiner: Any = None,
         citer: Any = None,
         batch_size: int = 32,
         path: Path | None = None,
@@ -82,8 +92,6 @@ class VerifierNetwork:
         self.card = card or {"inputs": self.inputs}
         self.rationale_calibrator = rationale_calibrator
         self.verdict_calibrator = verdict_calibrator
-        # P(rationale) from the rationale logit and the relevance model's (None: calibrator)
-        self.rationale_combiner = rationale_combiner
         # which sentences are quoted, scored apart from the verdict (None: the rationale head)
         self.citer = citer
         self.batch_size = batch_size
@@ -97,11 +105,12 @@ class VerifierNetwork:
         from sciera.verify import calibration
         from sciera.verify.citer import Citer
 
+        path = Path(path)
+        card = read_card(path)
+        check_calibrators(path, card)
         transformers = require("transformers", "dense")
         import torch
 
-        path = Path(path)
-        card = read_card(path)
         tokenizer = transformers.AutoTokenizer.from_pretrained(str(path))
         model = transformers.AutoModelForSequenceClassification.from_pretrained(
             str(path), dtype=torch.float32
@@ -118,9 +127,6 @@ class VerifierNetwork:
             else None,
             verdict_calibrator=calibration.load(path / cal["verdict"])
             if "verdict" in cal
-            else None,
-            rationale_combiner=calibration.load(path / cal["rationale_combiner"])
-            if "rationale_combiner" in cal
             else None,
             citer=Citer.load(path, card["citer"]) if "citer" in card else None,
             batch_size=batch_size,

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sciera.embed.plain import PairClassifier
 from sciera.verify.base import AbstractText, Probs, VerdictInput
 from sciera.verify.calibration import binary_probabilities, softmax
 from sciera.verify.citer import per_abstract
@@ -73,13 +72,6 @@ class TrainedSelector(_Trained):
         return per_abstract(net.logits(pairs, "rationale")[:, RATIONALE], abstracts)
 
     def score_many(self, claim: str, abstracts: Sequence[AbstractText]) -> list[list[float]]:
-        combiner = self.network.rationale_combiner
-        if combiner is not None:
-            relevance = sentence_relevance().logits(claim, abstracts)
-            return [
-                [float(p) for p in combiner(rationale_features(x, r))]
-                for x, r in zip(self.logits(claim, abstracts), relevance, strict=True)
-            ]
         return binary_probabilities(
             self.logits(claim, abstracts), self.network.rationale_calibrator
         )
@@ -89,58 +81,6 @@ class TrainedSelector(_Trained):
         the quoted sentences; ``None`` when the model has none (the head's scores cite)."""
         citer = self.network.citer
         return citer.score_many(claim, abstracts) if citer is not None else None
-
-
-RATIONALE_FEATURES = ("rationale", "relevance", "rationale_gap", "relevance_gap")
-"""What the rationale combiner reads per sentence: the rationale head's logit, the relevance
-cross-encoder's logit on (claim, sentence), and each minus the best of its abstract."""
-RELEVANCE_MODEL = "scifact-minilm"
-"""The shipped relevance cross-encoder, read on single sentences."""
-
-
-def rationale_features(rationale: np.ndarray, relevance: np.ndarray) -> np.ndarray:
-    """One abstract's sentences as rows of :data:`RATIONALE_FEATURES`."""
-    x = np.asarray(rationale, dtype=float)
-    r = np.asarray(relevance, dtype=float)
-    if not len(x):
-        return np.zeros((0, len(RATIONALE_FEATURES)))
-    return np.column_stack([x, r, x - x.max(), r - r.max()])
-
-
-class SentenceRelevance:
-    """The relevance cross-encoder's logit on (claim, sentence) for every sentence of each
-    abstract, in one batched pass (a sentence is short: 128 tokens)."""
-
-    def __init__(self, model: str = RELEVANCE_MODEL) -> None:
-        import threading
-
-        self.model_name = model
-        self._loaded: PairClassifier | None = None
-        self._lock = threading.Lock()
-
-    def load(self) -> PairClassifier:
-        """The cross-encoder (float32, eval mode), loaded once."""
-        if self._loaded is None:
-            from sciera.artifacts.registry import CROSS_ENCODER, resolve
-
-            self._loaded = PairClassifier(resolve(CROSS_ENCODER, self.model_name), 128)
-        return self._loaded
-
-    def logits(self, claim: str, abstracts: Sequence[AbstractText]) -> list[np.ndarray]:
-        pairs = [(claim, s) for a in abstracts for s in a.sentences]
-        with self._lock:
-            flat = self.load().logits(pairs, 64)
-        return per_abstract(flat, abstracts)
-
-
-_RELEVANCE: dict[str, SentenceRelevance] = {}
-
-
-def sentence_relevance(model: str = RELEVANCE_MODEL) -> SentenceRelevance:
-    """One relevance scorer per model in the process (loaded at its first use)."""
-    if model not in _RELEVANCE:
-        _RELEVANCE[model] = SentenceRelevance(model)
-    return _RELEVANCE[model]
 
 
 class TrainedVerdict(_Trained):

@@ -18,7 +18,7 @@ class _Network:
     when the input says "yes", else NOT ENOUGH INFO."""
 
     context, sep = "none", " | "
-    rationale_calibrator = verdict_calibrator = rationale_combiner = citer = None
+    rationale_calibrator = verdict_calibrator = citer = None
 
     def logits(self, pairs, head):
         rows = []

@@ -61,7 +61,7 @@ def test_the_shipped_recipe_is_the_shipped_models_configuration(shipped):
     assert job.negated_claim == (
         "trained+llm+llm_negated" in card["combiner"]["claim"]["input_search"]
     )
-    assert not job.rationale_relevance and "rationale_combiner" not in card["calibrators"]
+    assert set(card["calibrators"]) == {"rationale", "verdict"}
 
 
 def test_the_shipped_card_records_its_recipe(shipped):

@@ -127,14 +127,6 @@ def test_card_renders_every_section():
                 "ece_sigmoid": 0.1,
                 "ece": 0.05,
             },
-            "rationale_combiner": {
-                "relevance_model": "scifact-minilm",
-                "features": ["rationale", "relevance"],
-                "average_precision_head": 0.4,
-                "average_precision_cross_validated": 0.5,
-                "best_policy_mean_f1": {"head": 0.3, "head+relevance": 0.35},
-                "chosen": "head+relevance",
-            },
             "verdict_calibration": {"inputs": 4, "labels": {}, "ece_softmax": 0.2, "ece": 0.1},
             "open_k": 5,
             "claims": 3,
@@ -233,8 +225,6 @@ def test_card_renders_every_section():
         "(more inputs only for a higher one): claims: trained+llm 0.200, "
         "trained+llm+llm_negated 0.250.",
         "intercepts are then corrected from the rows' label mix",
-        "average precision 0.4000 (the head) -> 0.5000 (cross-validated by claim)",
-        "used: yes",
         "Best epoch: 1",
         "- cited sentences: the citer `sciera-citer.safetensors`, the relevance cross-encoder "
         "`scifact-minilm` with rank-16 low-rank adapters (812,353 parameters) trained on the "

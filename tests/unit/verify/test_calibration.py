@@ -61,15 +61,3 @@ def test_temperature_alone_keeps_the_models_class_balance():
     assert alone.bias == (0.0, 0.0, 0.0)
     np.testing.assert_array_equal(alone(z).argmax(1), z.argmax(1))  # argmax unchanged
     assert cal.TemperatureScaling.fit(z, y).bias[2] > 1.0
-
-
-def test_feature_logistic_recovers_its_weights_and_round_trips(tmp_path):
-    rng = np.random.default_rng(3)
-    x = rng.normal(size=(6000, 2))
-    y = (rng.random(6000) < cal.sigmoid(x @ np.array([1.5, -0.5]) - 1.0)).astype(int)
-    fitted = cal.FeatureLogistic.fit(x, y, ("a", "b"))
-    assert fitted.weights == (pytest.approx(1.5, abs=0.15), pytest.approx(-0.5, abs=0.1))
-    assert fitted.intercept == pytest.approx(-1.0, abs=0.1) and fitted.inputs == ("a", "b")
-    again = cal.load(cal.save(fitted, tmp_path / "f.json"))
-    assert again == fitted
-    np.testing.assert_allclose(again(x[:3]), fitted(x[:3]))

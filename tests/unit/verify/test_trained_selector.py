@@ -1,21 +1,22 @@
-"""The rationale selector with the relevance model's sentence logits (a stand-in here):
-the features it reads, the combiner it applies, and average precision as training reports it."""
+"""The trained rationale selector without a model (a stand-in network): P(rationale) from
+the head's calibrated logit, the dev sentences training calibrates it on, average precision
+as training reports it, and a model folder whose card lists the removed rationale combiner."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from sciera.artifacts.files import CARD_FILE
+from sciera.errors import ScieraError
 from sciera.eval.metrics.ranking import scored_average_precision as average_precision
 from sciera.verify import trained
 from sciera.verify.base import AbstractText
-from sciera.verify.calibration import FeatureLogistic, PlattScaling
-
-
-def test_features_are_both_logits_and_their_gaps_to_the_abstracts_best():
-    x = trained.rationale_features(np.array([1.0, 3.0]), np.array([-2.0, -5.0]))
-    np.testing.assert_allclose(x, [[1.0, -2.0, -2.0, 0.0], [3.0, -5.0, 0.0, -3.0]])
-    assert trained.rationale_features(np.array([]), np.array([])).shape == (0, 4)
+from sciera.verify.calibration import PlattScaling
+from sciera.verify.network import VerifierNetwork, check_calibrators
 
 
 def test_average_precision_by_hand():
@@ -30,47 +31,23 @@ class _Network:
 
     context, sep = "none", "[SEP]"
 
-    def __init__(self, combiner=None) -> None:
+    def __init__(self) -> None:
         self.rationale_calibrator = PlattScaling()
-        self.rationale_combiner = combiner
 
     def logits(self, pairs, head):
         return np.array([[float(i), 0, 0, 0] for i in range(len(pairs))])
 
 
-class _Relevance:
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def logits(self, claim, abstracts):
-        self.calls += 1
-        return [
-            np.array([10.0 if "aspirin" in s else -10.0 for s in a.sentences]) for a in abstracts
-        ]
-
-
-def test_the_selector_reads_the_relevance_model_only_with_a_combiner(monkeypatch):
-    relevance = _Relevance()
-    monkeypatch.setattr(trained, "sentence_relevance", lambda: relevance)
+def test_the_selector_scores_by_the_heads_calibrated_logit():
     abstract = AbstractText("d", "", ("aspirin helps.", "unrelated.", "more unrelated."))
-    # the combiner trusts relevance alone: the aspirin sentence wins over the head's favourite
-    only_relevance = FeatureLogistic((0.0, 1.0, 0.0, 0.0), 0.0, trained.RATIONALE_FEATURES)
-    selector = trained.TrainedSelector(network=_Network(only_relevance))
-    scores = selector.score_many("Does aspirin help?", [abstract])[0]
-    assert scores[0] > 0.99 and max(scores[1:]) < 0.01 and relevance.calls == 1
     plain = trained.TrainedSelector(network=_Network()).score_many("q", [abstract])[0]
     assert plain == pytest.approx([0.5, 1 / (1 + np.exp(-1)), 1 / (1 + np.exp(-2))])
-    assert relevance.calls == 1  # not read without a combiner
 
 
-def test_the_dev_sentences_read_feed_the_calibrator_and_the_combiner(monkeypatch):
+def test_the_dev_sentences_read_feed_the_calibrator():
     from sciera.datasets.claims import parse_gold
     from sciera.train.splits import SplitGuard
-    from sciera.train.verifier_calibrate import (
-        dev_sentences,
-        fit_rationale_calibrator,
-        fit_rationale_combiner,
-    )
+    from sciera.train.verifier_calibrate import dev_sentences, fit_rationale_calibrator
     from sciera.train.verifier_data import VerifierData
 
     abstracts = {
@@ -89,9 +66,6 @@ def test_the_dev_sentences_read_feed_the_calibrator_and_the_combiner(monkeypatch
         for i in range(10)
     }
     data = VerifierData(abstracts, gold, [], list(gold), [], {}, [], [], [], [], SplitGuard())
-    relevance = _Relevance()
-    monkeypatch.setattr(trained, "sentence_relevance", lambda: relevance)
-    monkeypatch.setattr("sciera.train.verifier_calibrate.sentence_relevance", lambda: relevance)
     read = dev_sentences(_Network(), data, {cid: [f"d{cid}"] for cid in gold})
     assert len(read.y) == 30 and read.y.sum() == 10
     np.testing.assert_allclose(read.x[:3], [0.0, 1.0, 2.0])  # the stand-in head: the index
@@ -100,6 +74,24 @@ def test_the_dev_sentences_read_feed_the_calibrator_and_the_combiner(monkeypatch
     assert labels_only.claims == read.claims
     _, stats = fit_rationale_calibrator(read)
     assert stats["sentences"] == 30 and stats["rationales"] == 10
-    combiner, report = fit_rationale_combiner(read)
-    assert combiner.inputs == trained.RATIONALE_FEATURES and relevance.calls == 10
-    assert report["sentences"] == 30 and 0.0 < report["average_precision_head"] <= 1.0
+
+
+def test_a_card_listing_a_rationale_combiner_no_longer_loads(tmp_path: Path):
+    card = {
+        "inputs": {"context": "none"},
+        "calibrators": {
+            "rationale": "sciera-rationale-calibrator.json",
+            "verdict": "sciera-verdict-calibrator.json",
+            "rationale_combiner": "sciera-rationale-combiner.json",
+        },
+    }
+    (tmp_path / CARD_FILE).write_text(json.dumps(card))
+    # refused from the card alone, before the weights are read (the folder has none)
+    with pytest.raises(ScieraError) as err:
+        VerifierNetwork.load(tmp_path)
+    message = str(err.value)
+    assert "\n" not in message and str(tmp_path) in message
+    assert "no longer reads a rationale combiner" in message
+    assert "calibrate.rationale_relevance" in message
+    del card["calibrators"]["rationale_combiner"]
+    check_calibrators(tmp_path, card)  # the calibrators this version reads: no error
