@@ -35,8 +35,11 @@ from sciera.types import CONTRADICT, NOT_ENOUGH_INFO, SUPPORT, Passage
 
 ANSWERS = {SUPPORT: "yes", CONTRADICT: "no", NOT_ENOUGH_INFO: "maybe"}
 """A verdict label -> the yes/no/maybe answer the ``verdict`` generator gives for it."""
-SPLITS = {"healthver": ("train", "dev"), "covidfact": ("train", "dev")}
-SPLITS["evidence_inference"] = ("train", "dev", "lockbox")
+SPLITS = {
+    "healthver": ("train", "dev"),
+    "covidfact": ("train", "dev"),
+    "evidence_inference": ("train", "dev", "lockbox"),
+}
 """The splits each collection has (only Evidence Inference has a lockbox: its test
 articles, for reported numbers only)."""
 

@@ -12,10 +12,11 @@ support / contradict / neither; questions: yes / no / maybe), from rows of
 - the PubMedQA questions it trained on (never its held-out fold): yes / no / maybe,
 - with ``pooled`` (the recipe's ``combiner.pooled``), the *train* pairs of other labelled
   collections (:func:`sciera.datasets.pairs.load_pairs`: HealthVer, COVID-Fact, Evidence
-  Inference), up to ``per_label`` of each label per collection. The verdict head never saw
-  them, so on them its probabilities are as sure as on a new claim; on its own training
-  claims it is surer than it will ever be again, and a combiner fitted on those alone learns
-  to trust it too far. With ``own=False`` the pooled pairs are the only claim rows,
+  Inference as claims, BioASQ as questions), up to ``per_label`` of each label per
+  collection. The verdict head never saw them, so on them its probabilities are as sure as
+  on a new claim; on its own training claims it is surer than it will ever be again, and a
+  combiner fitted on those alone learns to trust it too far (with ``own=False`` the pooled
+  pairs are the only claim rows),
 
 each read as inference reads it: the trained selector's rationale sentences under the
 card's policy, then the verdict models: the trained head, the LLM on the claim, and when

@@ -165,10 +165,10 @@ class CombinerSection(Recipe):
     def _known_collections(cls, value: dict[str, Path]) -> dict[str, Path]:
         from sciera.datasets.pairs import PAIR_LOADERS
 
-        unknown = [k for k in value if k not in PAIR_LOADERS or k == "scifact"]
+        known = [k for k in PAIR_LOADERS if k != "scifact"]  # SciFact is the own claims
+        unknown = [k for k in value if k not in known]
         if unknown:
-            known = ", ".join(k for k in PAIR_LOADERS if k != "scifact")
-            raise ValueError(f"unknown collection {unknown[0]!r} (one of {known})")
+            raise ValueError(f"unknown collection {unknown[0]!r} (one of {', '.join(known)})")
         return value
 
 

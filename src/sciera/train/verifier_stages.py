@@ -295,11 +295,8 @@ def fit_combiners(
 
 def _fitted_on(job: VerifierJob) -> str:
     """What the combiners' card says they were fitted on."""
-    own = (
-        "the verifier's training claims (evidence and cited abstracts) and "
-        if (job.combiner_own)
-        else ""
-    )
+    own = "the verifier's training claims (evidence and cited abstracts) and "
+    own = own if job.combiner_own else ""
     pooled = ", ".join(k for k, _ in job.combiner_pooled)
     also = f"; the train pairs of {pooled}" if pooled else ""
     return f"{own}training PubMedQA questions{also}; never dev or held-out ones"
