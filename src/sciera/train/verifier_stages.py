@@ -19,6 +19,7 @@ from typing import Any
 
 from sciera.errors import ScieraError
 from sciera.settings import Settings
+from sciera.train.recipe import stage_log
 from sciera.train.verifier_calibrate import Chosen, calibrate_and_choose
 from sciera.train.verifier_data import VerifierData
 from sciera.train.verifier_eval import SELECT
@@ -92,12 +93,8 @@ def open_folders(job: VerifierJob, settings: Settings) -> tuple[Path, Path, bool
 def fit_stage(run: Run) -> None:
     """Fit the heads (resumable per epoch), unless the model folder holds them with this
     run key; the card entries it makes go to the work folder."""
-    from sciera.artifacts.card import read_card
-
-    card = read_card(run.model_dir) if run.model_dir.is_dir() else None
-    if card and card.get("run_key") == run_key(run.job):
-        entries = {k: card[k] for k in FIT_ENTRIES if k in card}
-    else:
+    entries = _fitted_in_folder(run)
+    if entries is None:
         state = fit_verifier(run.job.config, run.data, run.work, run.progress)
         if state.best_epoch is None:
             raise ScieraError(
@@ -114,11 +111,38 @@ def fit_stage(run: Run) -> None:
     (run.work / FIT_FILE).write_text(json.dumps(entries, indent=1) + "\n")
 
 
+def _fitted_in_folder(run: Run) -> dict[str, Any] | None:
+    """The fit entries of the model folder's card when it holds this run's heads."""
+    from sciera.artifacts.card import read_card
+
+    card = read_card(run.model_dir) if run.model_dir.is_dir() else None
+    if card and card.get("run_key") == run_key(run.job):
+        return {k: card[k] for k in FIT_ENTRIES if k in card}
+    return None
+
+
+def fit_entries(run: Run) -> dict[str, Any]:
+    """What the fit stage left for the card: its file in the work folder, else (a work
+    folder emptied, or a model fitted before the file existed) the model folder's card
+    when it holds this run's heads; checked before a later stage starts its work."""
+    path = run.work / FIT_FILE
+    if path.is_file():
+        return json.loads(path.read_text(encoding="utf-8"))
+    entries = _fitted_in_folder(run)
+    if entries is None:
+        raise ScieraError(
+            f"{path}: missing, and {run.model_dir} does not hold this run's fitted heads "
+            f"(card run_key); delete {stage_log(run.model_dir)} to run the fit stage again"
+        )
+    return entries
+
+
 def calibrate_stage(run: Run) -> None:
     """Calibrate and choose the policy on dev, report the held-out sets, and write the
     model folder: the weights (the best epoch's float32 checkpoint when kept, else the
     folder's), calibrators and card."""
     job = run.job
+    fitted = fit_entries(run)
     best = run.work / "best"
     weights = best if (best / "config.json").is_file() else run.model_dir
     model, tok = load_for_training(str(weights))
@@ -132,7 +156,7 @@ def calibrate_stage(run: Run) -> None:
         bias=job.verdict_bias,
         min_relevance=job.min_relevance,
     )
-    card = {**run.head, **json.loads((run.work / FIT_FILE).read_text())}
+    card = {**run.head, **fitted}
     if not run.fitted_here:
         card["recalibrated"] = {
             "date": time.strftime("%Y-%m-%d"),

@@ -234,3 +234,30 @@ def test_the_training_page_lists_every_field_with_its_default():
 
     VerifierRecipe.model_validate(shown)
     check(VerifierRecipe, shown, "")
+
+
+def test_a_later_stage_takes_the_fit_entries_from_the_card_when_the_work_file_is_gone(
+    tmp_path, monkeypatch
+):
+    """A model fitted before the fit stage kept its file (or a work folder emptied) still
+    recalibrates; a folder of other heads stops before any work with a one-line error."""
+    from sciera.train import verifier_stages
+
+    job = load_verifier_recipe(_recipe(tmp_path)).job()
+    model_dir, work = tmp_path / "m", tmp_path / "m.work"
+    model_dir.mkdir()
+    work.mkdir()
+    run = verifier_stages.Run(job, None, model_dir, work, None, {})  # type: ignore[arg-type]
+    card = {"run_key": run_key(job), "best_epoch": 2, "epochs": [], "other": 1}
+    (model_dir / "sciera-card.json").write_text(json.dumps(card))
+    assert verifier_stages.fit_entries(run) == {
+        "run_key": run_key(job),
+        "best_epoch": 2,
+        "epochs": [],
+    }
+    (work / verifier_stages.FIT_FILE).write_text(json.dumps({"run_key": "x"}))
+    assert verifier_stages.fit_entries(run) == {"run_key": "x"}  # the work file first
+    (work / verifier_stages.FIT_FILE).unlink()
+    (model_dir / "sciera-card.json").write_text(json.dumps({**card, "run_key": "other"}))
+    with pytest.raises(ScieraError, match=r"fit\.json: missing, and .* delete .*m\.recipe\.json"):
+        verifier_stages.fit_entries(run)
