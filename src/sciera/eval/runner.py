@@ -47,7 +47,12 @@ from sciera.eval.aggregate import JUDGE_STAGE
 from sciera.eval.experiment import Experiment, ExperimentPipeline
 from sciera.eval.metrics.ranking import neutral_order
 from sciera.eval.resultlog import QueryLog
-from sciera.eval.runstore import mark_repeat_done, prepare_results_dir, write_repeat_outputs
+from sciera.eval.runstore import (
+    VERIFIER_TAG,
+    mark_repeat_done,
+    prepare_results_dir,
+    write_repeat_outputs,
+)
 from sciera.eval.subcorpus import build_subcorpus
 from sciera.executor import Executor
 from sciera.llm.metered import MeteredLLM, SeedTagged
@@ -311,12 +316,19 @@ def _run_all(
 
 def pipeline_identity(p: ExperimentPipeline, settings: Settings) -> str:
     """What a pipeline's results depend on beyond its spec and LLM: the files of the
-    models its reranker loads by name (see :func:`~sciera.rerank.registry.reranker_identity`)."""
-    if p.reranker is None:
-        return ""
-    from sciera.rerank.registry import reranker_identity
+    models its reranker loads by name (see :func:`~sciera.rerank.registry.reranker_identity`)
+    and, with a verify stage, its verifier's (``verifier:<digest>`` after a space)."""
+    from sciera.verify.network import verifier_identity
 
-    return reranker_identity(p.reranker, with_overrides(settings, p.settings), p.reranker_params)
+    own = with_overrides(settings, p.settings)
+    rerank = ""
+    if p.reranker is not None:
+        from sciera.rerank.registry import reranker_identity
+
+        rerank = reranker_identity(p.reranker, own, p.reranker_params)
+    if p.verify is None or p.agent is not None:
+        return rerank
+    return f"{rerank} {VERIFIER_TAG}{verifier_identity(p.verify.model, own.home)}".lstrip()
 
 
 def run_questions(

@@ -23,6 +23,8 @@ from sciera.eval.experiment import Experiment
 from sciera.eval.resultlog import gz_path, pack, read_log, read_text, stored
 
 FORMAT = 1
+VERIFIER_TAG = "verifier:"
+"""Where a pipeline's identity names its verifier's files (older results have none)."""
 DERIVED = ("run.trec", "first_stage.trec", "answers.jsonl", "traces.jsonl")
 """A repeat's files that :func:`write_repeat_outputs` makes from its ``results.jsonl``."""
 
@@ -168,10 +170,13 @@ def _check_identities(
     repeats = manifest.get("repeats", {})
     for i, p in enumerate(exp.pipelines):
         stored = {r.get("identity") for r in repeats.get(p.name, {}).values()} - {None}
-        if stored and stored != {identities[p.name]}:
+        now = identities[p.name]
+        if not any(VERIFIER_TAG in s for s in stored):  # recorded before verifiers had one
+            now = now.split(VERIFIER_TAG)[0].rstrip()
+        if stored and stored != {now}:
             raise ScieraError(
                 f"pipelines[{i}] ({p.name}): the model it loads changed since its results in "
-                f"{out} were made ({', '.join(sorted(stored))} -> {identities[p.name]}); give "
+                f"{out} were made ({', '.join(sorted(stored))} -> {now}); give "
                 "it another name, or choose another --out"
             )
 

@@ -51,6 +51,18 @@ def resolve_model(model: str, home: str | Path | None = None) -> Path:
     return Path(folder.path)
 
 
+def verifier_identity(model: str, home: str | Path | None = None) -> str:
+    """The files of verifier ``model`` hashed (:func:`~sciera.artifacts.manifest.folder_digest`),
+    so results of one rebuilt under the same name are told apart; the name as given when
+    it does not resolve (building the stage says why)."""
+    from sciera.artifacts.manifest import folder_digest
+
+    try:
+        return folder_digest(resolve_model(model, home))
+    except ScieraError:
+        return model
+
+
 def read_card(path: str | Path) -> dict[str, Any]:
     card = _read_card(path)
     if card is None:

@@ -392,3 +392,42 @@ def test_report_tests_each_pipeline_against_the_baseline_question_by_question(
     assert next(c for c in flipped if (c.setting, c.metric) == ("base", "hit@1")).diff == -0.75
     with pytest.raises(ScieraError, match="baseline 'nope' is not a pipeline"):
         compare_pipelines(load_results(out), baseline="nope")
+
+
+def test_a_verify_pipeline_is_identified_by_its_verifiers_files(tmp_path: Path, monkeypatch):
+    """A verifier rebuilt under its name (the shipped one by its recipe) is not resumed
+    over; results recorded before verifiers had an identity resume on their reranker's."""
+    from sciera.errors import ScieraError
+    from sciera.eval.experiment import ExperimentPipeline
+    from sciera.eval.runner import pipeline_identity
+    from sciera.eval.runstore import _check_identities
+    from sciera.settings import load_settings
+    from sciera.verify import network
+
+    files = {"scifact-verifier": "A"}
+    monkeypatch.setattr(network, "verifier_identity", lambda model, home=None: files[model])
+    settings = load_settings(home=str(tmp_path / "home"))
+    p = ExperimentPipeline(name="v", retriever="bm25", verify={"abstracts": 3})
+    assert pipeline_identity(p, settings) == "verifier:A"
+    assert pipeline_identity(p.model_copy(update={"verify": None}), settings) == ""
+    exp = experiment(tmp_path).model_copy(update={"pipelines": [p]})
+    made = {"repeats": {"v": {"0": {"identity": "verifier:A"}}}}
+    _check_identities(tmp_path, exp, made, {"v": "verifier:A"})
+    with pytest.raises(ScieraError, match=r"pipelines\[0\] \(v\): the model it loads changed"):
+        _check_identities(tmp_path, exp, made, {"v": "verifier:B"})
+    older = {"repeats": {"v": {"0": {"identity": ""}}}}  # no verifier recorded then
+    _check_identities(tmp_path, exp, older, {"v": "verifier:B"})
+    with pytest.raises(ScieraError, match=r"\(v\): the model it loads changed .*\(R -> \)"):
+        _check_identities(
+            tmp_path, exp, {"repeats": {"v": {"0": {"identity": "R"}}}}, {"v": "verifier:B"}
+        )
+
+
+def test_a_verifier_that_does_not_resolve_is_identified_by_its_name(tmp_path: Path) -> None:
+    from sciera.verify.network import verifier_identity
+
+    assert verifier_identity(str(tmp_path / "nothing"), tmp_path) == str(tmp_path / "nothing")
+    shipped = verifier_identity("scifact-verifier", tmp_path / "home")
+    assert len(shipped) == 16 and shipped == verifier_identity(
+        "scifact-verifier", tmp_path / "home"
+    )
