@@ -24,7 +24,8 @@ from sciera.eval.resultlog import gz_path, pack, read_log, read_text, stored
 
 FORMAT = 1
 VERIFIER_TAG = "verifier:"
-"""Where a pipeline's identity names its verifier's files (older results have none)."""
+"""Where a pipeline's identity names its verifier's files (results recorded before had
+none: they are not resumed with a verify stage, whose model may have changed since)."""
 DERIVED = ("run.trec", "first_stage.trec", "answers.jsonl", "traces.jsonl")
 """A repeat's files that :func:`write_repeat_outputs` makes from its ``results.jsonl``."""
 
@@ -171,8 +172,6 @@ def _check_identities(
     for i, p in enumerate(exp.pipelines):
         stored = {r.get("identity") for r in repeats.get(p.name, {}).values()} - {None}
         now = identities[p.name]
-        if not any(VERIFIER_TAG in s for s in stored):  # recorded before verifiers had one
-            now = now.split(VERIFIER_TAG)[0].rstrip()
         if stored and stored != {now}:
             raise ScieraError(
                 f"pipelines[{i}] ({p.name}): the model it loads changed since its results in "
