@@ -174,7 +174,9 @@ def fit_combiners(
     combiner, the trained head and the LLM alone on the same rows.
 
     The combiner's inputs are chosen among :data:`INPUT_SETS`: a later set (more inputs) is
-    kept only when its cross-validated macro-F1 is higher (``input_search`` reports each).
+    kept only when its cross-validated macro-F1 is higher and its combiner, fitted on all
+    the rows, decides as the LLM readings do where they all agree (:func:`against_the_llm`;
+    ``input_search`` reports each, and a set that fails says where).
 
     The rows hold at most ``per_label`` of each label, so a combiner fitted on them learns
     that capped mix as its prior. With ``natural`` (per kind, the training data's count of
@@ -209,10 +211,20 @@ def fit_combiners(
                     *[x[n][test] for n in names]
                 )
         scored = {names: label_scores(cv, y) for names, cv in cvs.items()}
-        # more inputs only for a higher macro-F1 (a tie keeps the fewer)
-        inputs = max(scored, key=lambda names: (scored[names]["macro_f1"], -len(names)))
-        search = {"+".join(names): _rounded(s) for names, s in scored.items()}
-        combiners[kind] = _fit([x[n] for n in inputs], inputs, y, counts)
+        fitted = {names: _fit([x[n] for n in names], names, y, counts) for names in cvs}
+        against = {names: against_the_llm(c) for names, c in fitted.items()}
+        # more inputs only for a higher macro-F1 (a tie keeps the fewer), and only a
+        # combiner that decides as its LLM readings do when they all agree
+        eligible = [n for n in scored if against[n] is None] or [min(scored, key=len)]
+        inputs = max(eligible, key=lambda names: (scored[names]["macro_f1"], -len(names)))
+        search = {
+            "+".join(names): {
+                **_rounded(s),
+                **({"against_the_llm": against[names]} if against[names] else {}),
+            }
+            for names, s in scored.items()
+        }
+        combiners[kind] = fitted[inputs]
         report[kind] = {
             "rows": {VERDICT_LABELS[k]: int((y == k).sum()) for k in range(3)},
             **(
@@ -226,9 +238,31 @@ def fit_combiners(
                 **{n: _rounded(label_scores(x[n], y)) for n in inputs},
             },
             **({"input_search": search} if len(search) > 1 else {}),
+            **({"against_the_llm": against[inputs]} if against[inputs] else {}),
             "folds": folds,
         }
     return combiners, report
+
+
+AGREEING = (0.7, 0.96)
+"""How sure the LLM readings are in :func:`against_the_llm`'s check."""
+
+
+def against_the_llm(combiner: LogisticCombiner) -> str | None:
+    """Where ``combiner`` decides against its LLM readings when they all agree: every
+    input but the trained head (held uniform) sure of SUPPORT, or of CONTRADICT (the
+    negated claim's reading already turned to the claim's side), and the combiner
+    preferring the other of the two ("SUPPORT at 0.96"); None when it never does."""
+    for sure in AGREEING:
+        rest = (1.0 - sure) / 2
+        for k in (0, 1):
+            reading = [rest, rest, rest]
+            reading[k] = sure
+            probs = [UNIFORM if name == "trained" else reading for name in combiner.inputs]
+            p = combiner(*[np.array([r]) for r in probs])[0]
+            if p[k] <= p[1 - k]:
+                return f"{VERDICT_LABELS[k]} at {sure}"
+    return None
 
 
 def _rounded(scores: dict[str, float]) -> dict[str, float]:

@@ -190,6 +190,33 @@ def test_the_negated_claim_is_read_when_it_tells_contradiction_apart():
     assert p.argmax() == 1
 
 
+def test_a_negated_reading_that_points_against_the_claims_is_not_read():
+    """Rows where the negated claim's reading (turned to the claim's side) tells SUPPORT
+    from CONTRADICT backwards: it raises the cross-validated macro-F1, but a combiner
+    reading it would decide CONTRADICT where every LLM reading says SUPPORT, so the search
+    keeps the claim's reading alone and the report says why."""
+    from sciera.train.verifier_combiner import CombinerRow, against_the_llm
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for i in range(90):
+        y = i % 3
+        # the claim's reading: right, but SUPPORT for half the CONTRADICT rows; NEI right
+        right = (0.2, 0.7, 0.1) if i % 2 else (0.7, 0.2, 0.1)
+        llm = (0.7, 0.2, 0.1) if y == 0 else right if y == 1 else (0.1, 0.1, 0.8)
+        neg = (0.2, 0.7, 0.1) if y == 0 else (0.7, 0.2, 0.1) if y == 1 else (0.3, 0.3, 0.4)
+        noise = tuple(rng.dirichlet([1, 1, 1]))
+        rows.append(CombinerRow("claim", f"c{i}", f"c{i}/d", y, noise, llm, neg))
+    combiners, report = fit_combiners(rows)
+    search = report["claim"]["input_search"]
+    assert search["trained+llm+llm_negated"]["macro_f1"] > search["trained+llm"]["macro_f1"]
+    assert search["trained+llm+llm_negated"]["against_the_llm"] == "SUPPORT at 0.7"
+    assert "against_the_llm" not in search["trained+llm"]
+    assert report["claim"]["inputs"] == ["trained", "llm"] == list(combiners["claim"].inputs)
+    assert against_the_llm(combiners["claim"]) is None
+    json.dumps(report)
+
+
 def test_the_natural_prior_moves_the_intercepts_by_the_log_share_ratio():
     from sciera.train.verifier_combiner import CombinerRow, prior_shift
 
