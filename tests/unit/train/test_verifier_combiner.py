@@ -168,19 +168,29 @@ def test_fit_trusts_the_informative_model_and_reports_cross_validation(tmp_path)
     json.dumps(report)  # the card section is JSON
 
 
-def test_the_negated_claim_is_read_when_it_tells_contradiction_apart():
+def _negation_rows(llm_of, negated_of) -> list:
+    """90 claim rows (SUPPORT, CONTRADICT, NOT ENOUGH INFO in turn): a noise head, the
+    claim's reading ``llm_of(i, label)``, the negated claim's ``negated_of(label)`` for
+    SUPPORT and CONTRADICT rows (an unsure one for the others)."""
     from sciera.train.verifier_combiner import CombinerRow
 
     rng = np.random.default_rng(0)
     rows = []
     for i in range(90):
         y = i % 3
-        # the LLM on the claim: SUPPORT for both SUPPORT and CONTRADICT (its lean), NEI right
-        llm = (0.8, 0.1, 0.1) if y < 2 else (0.1, 0.1, 0.8)
-        # on the negated claim: it supports the negation when the claim is contradicted
-        neg = (0.7, 0.2, 0.1) if y == 0 else (0.2, 0.7, 0.1) if y == 1 else (0.3, 0.3, 0.4)
+        neg = negated_of(y) if y < 2 else (0.3, 0.3, 0.4)
         noise = tuple(rng.dirichlet([1, 1, 1]))
-        rows.append(CombinerRow("claim", f"c{i}", f"c{i}/d", y, noise, llm, neg))
+        rows.append(CombinerRow("claim", f"c{i}", f"c{i}/d", y, noise, llm_of(i, y), neg))
+    return rows
+
+
+def test_the_negated_claim_is_read_when_it_tells_contradiction_apart():
+    # the LLM on the claim: SUPPORT for both SUPPORT and CONTRADICT (its lean), NEI right;
+    # on the negated claim: it supports the negation when the claim is contradicted
+    rows = _negation_rows(
+        lambda i, y: (0.8, 0.1, 0.1) if y < 2 else (0.1, 0.1, 0.8),
+        lambda y: (0.7, 0.2, 0.1) if y == 0 else (0.2, 0.7, 0.1),
+    )
     combiners, report = fit_combiners(rows)
     search = report["claim"]["input_search"]
     assert search["trained+llm+llm_negated"]["macro_f1"] > search["trained+llm"]["macro_f1"]
@@ -195,18 +205,15 @@ def test_a_negated_reading_that_points_against_the_claims_is_not_read():
     from CONTRADICT backwards: it raises the cross-validated macro-F1, but a combiner
     reading it would decide CONTRADICT where every LLM reading says SUPPORT, so the search
     keeps the claim's reading alone and the report says why."""
-    from sciera.train.verifier_combiner import CombinerRow, against_the_llm
+    from sciera.train.verifier_combiner import against_the_llm
 
-    rng = np.random.default_rng(0)
-    rows = []
-    for i in range(90):
-        y = i % 3
-        # the claim's reading: right, but SUPPORT for half the CONTRADICT rows; NEI right
-        right = (0.2, 0.7, 0.1) if i % 2 else (0.7, 0.2, 0.1)
-        llm = (0.7, 0.2, 0.1) if y == 0 else right if y == 1 else (0.1, 0.1, 0.8)
-        neg = (0.2, 0.7, 0.1) if y == 0 else (0.7, 0.2, 0.1) if y == 1 else (0.3, 0.3, 0.4)
-        noise = tuple(rng.dirichlet([1, 1, 1]))
-        rows.append(CombinerRow("claim", f"c{i}", f"c{i}/d", y, noise, llm, neg))
+    # the claim's reading: right, but SUPPORT for half the CONTRADICT rows; NEI right
+    rows = _negation_rows(
+        lambda i, y: (
+            (0.1, 0.1, 0.8) if y == 2 else (0.2, 0.7, 0.1) if y * i % 2 else (0.7, 0.2, 0.1)
+        ),
+        lambda y: (0.2, 0.7, 0.1) if y == 0 else (0.7, 0.2, 0.1),
+    )
     combiners, report = fit_combiners(rows)
     search = report["claim"]["input_search"]
     assert search["trained+llm+llm_negated"]["macro_f1"] > search["trained+llm"]["macro_f1"]
