@@ -171,11 +171,10 @@ def _check_identities(
     repeats = manifest.get("repeats", {})
     for i, p in enumerate(exp.pipelines):
         stored = {r.get("identity") for r in repeats.get(p.name, {}).values()} - {None}
-        now = identities[p.name]
-        if stored and stored != {now}:
+        if stored and stored != {identities[p.name]}:
             raise ScieraError(
                 f"pipelines[{i}] ({p.name}): the model it loads changed since its results in "
-                f"{out} were made ({', '.join(sorted(stored))} -> {now}); give "
+                f"{out} were made ({', '.join(sorted(stored))} -> {identities[p.name]}); give "
                 "it another name, or choose another --out"
             )
 
