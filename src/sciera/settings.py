@@ -276,8 +276,11 @@ class AnswerSettings(_Section):
     refuse_on_insufficient: bool = Field(
         True, description="Also refuse when the extractor judged the evidence insufficient."
     )
-    explain_yesno: bool = Field(
-        True, description="Add a cited explanation to yes/no decisions (one more LLM call)."
+    explain_yesno: bool | None = Field(
+        None,
+        description="Add LLM prose to yes/no answers (one more LLM call, about 6 s on 2 "
+        "cores). Unset: only when the LLM made the decision (no verifier); a verifier's "
+        "decision quotes the rationale sentences it rests on instead.",
     )
     decision_only: bool = Field(
         False,

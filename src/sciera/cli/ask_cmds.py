@@ -159,7 +159,7 @@ ExplainYesnoOpt = Annotated[
     bool | None,
     typer.Option(
         "--explain-yesno/--no-explain-yesno",
-        help="Add a cited explanation to yes/no answers (one more LLM call).",
+        help="Add LLM prose to yes/no answers (one more LLM call, about 6 s). Default: only when the LLM decided (--no-verify); a verifier's decision quotes its rationale sentences.",
     ),
 ]
 YesnoPriorOpt = Annotated[

@@ -120,7 +120,7 @@ class LLMGenerator:
         extractive: bool = False,
         refuse_on_empty: bool = True,
         refuse_on_insufficient: bool = True,
-        explain_yesno: bool = True,
+        explain_yesno: bool | None = None,
         max_words: int = 200,
         passage_words: int = 200,
         yesno_prior: str = "none",
@@ -241,11 +241,12 @@ class LLMGenerator:
         self, question: str, evidence: tuple[Evidence, ...], v: Verification, rule: str
     ) -> Answer:
         """A yes/no answer whose decision is the verifier's (:mod:`sciera.generate.verified`):
-        a refusal only when retrieval and verification found nothing; the LLM writes at
-        most two sentences given the decision and the quoted rationale sentences (plain
-        text, so no reply is unparseable), or none with ``decision_only``; without them
-        (``decision_only``, an empty reply, or one that opens with the opposite decision)
-        the answer is the decision and the verbatim sentences it rests on."""
+        a refusal only when retrieval and verification found nothing; by default the
+        answer is the decision and the verbatim sentences it rests on. With
+        ``explain_yesno=True`` (and not ``decision_only``) the LLM writes at most two
+        sentences given the decision and the quoted rationale sentences (plain text, so no
+        reply is unparseable); an empty reply, or one that opens with the opposite
+        decision, falls back to the quotes."""
         from sciera.generate import verified
 
         if not evidence and not v.verdicts and self.refuse_on_empty:
@@ -262,7 +263,7 @@ class LLMGenerator:
         }
         grounds = verified.grounds(v, evidence, decision)
         explanation = ""
-        if self.explain_yesno and not self.decision_only:
+        if self.explain_yesno and not self.decision_only:  # unset: the quotes alone
             explanation = self._explain(question, evidence, v, decision, grounds, trace)
         if not explanation:  # the decision and the verbatim sentences it rests on
             text = verified.decision_text(v, evidence, decision)
@@ -397,7 +398,7 @@ class LLMGenerator:
             decide = trace["probs"] = apply_prior(decide, trace["prior"])
         decision = max(options, key=lambda o: (decide.get(o, 0.0), -options.index(o)))
         head = decision.capitalize() + "."
-        if self.decision_only or not self.explain_yesno:
+        if self.decision_only or self.explain_yesno is False:
             return head, (decision,), {**trace, "cite_all": True}
         value, jtrace = self._json("explain", question, evidence, _EXPLAIN, 100, decision=decision)
         trace["prompts"] += jtrace["prompts"]

@@ -51,10 +51,21 @@ def settings(tmp_path: Path, **answer):
     )
 
 
+def test_a_verified_claim_quotes_its_rationale_without_an_llm_call_by_default(
+    corpus, tmp_path, registered
+):
+    llm = explaining()
+    a = pipeline_from_settings(corpus, settings(tmp_path), llm=llm).answer(CLAIM)
+    assert a.trace["exact"] == ("yes",) and a.trace["decided_by"] == "verifier"
+    assert a.text == 'Yes: [1] "Aspirin lowered adenoma risk in a randomized trial."'
+    assert not any("Explanation:" in c.prompt for c in llm.calls)  # no prose asked for
+    assert [(c.passage_id, c.sentences) for c in a.citations] == [("a1#0", (0,))]
+
+
 def test_a_claim_is_decided_by_the_verdict_and_explained_given_it(corpus, tmp_path, registered):
     llm = explaining()
     events: list[tuple[str, dict]] = []
-    pipe = pipeline_from_settings(corpus, settings(tmp_path), llm=llm)
+    pipe = pipeline_from_settings(corpus, settings(tmp_path, explain_yesno=True), llm=llm)
     result = pipe.run(CLAIM, on_event=lambda name, data: events.append((name, data)))
     a = result.answer
     # the rationale sentences are quoted: no extractor summary of a verified claim (the
@@ -85,7 +96,8 @@ def test_a_claim_is_decided_by_the_verdict_and_explained_given_it(corpus, tmp_pa
 def test_an_explanation_that_opens_against_the_verdict_is_dropped_for_the_quotes(
     corpus, tmp_path, registered, reply
 ):
-    a = pipeline_from_settings(corpus, settings(tmp_path), llm=explaining(reply)).answer(CLAIM)
+    s = settings(tmp_path, explain_yesno=True)
+    a = pipeline_from_settings(corpus, s, llm=explaining(reply)).answer(CLAIM)
     assert a.trace["exact"] == ("yes",)
     assert a.text == 'Yes: [1] "Aspirin lowered adenoma risk in a randomized trial."'
     assert a.trace.get("explanation_dropped", "") == reply
@@ -152,7 +164,8 @@ def test_nothing_retrieved_is_refused(corpus, tmp_path, registered):
 
 def test_a_cut_explanation_keeps_its_whole_sentences(corpus, tmp_path, registered):
     llm = explaining("The trial shows lower risk [1]. It also used low doses and then the")
-    a = pipeline_from_settings(corpus, settings(tmp_path), llm=llm).answer(CLAIM)
+    s = settings(tmp_path, explain_yesno=True)
+    a = pipeline_from_settings(corpus, s, llm=llm).answer(CLAIM)
     assert a.text == "Yes. The trial shows lower risk [1]." and a.trace["explanation_cut"]
 
 
