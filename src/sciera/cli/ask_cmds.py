@@ -159,7 +159,9 @@ ExplainYesnoOpt = Annotated[
     bool | None,
     typer.Option(
         "--explain-yesno/--no-explain-yesno",
-        help="Add LLM prose to yes/no answers (one more LLM call, about 6 s). Default: only when the LLM decided (--no-verify); a verifier's decision quotes its rationale sentences.",
+        help="Add LLM prose to yes/no answers (one more LLM call, about 6 s). Default: "
+        "only when the LLM decided (--no-verify); a verifier's decision quotes its "
+        "rationale sentences.",
     ),
 ]
 YesnoPriorOpt = Annotated[
