@@ -302,6 +302,19 @@ def _combiner(section: Mapping[str, Any] | None) -> list[str]:
     return lines
 
 
+def _drawn(section: Mapping[str, Any]) -> str:
+    """Which training questions the decider read: all of them (its rows are their label
+    mix), or at most ``per_label`` of each, the intercepts corrected to that mix."""
+    mix = json.dumps(section["natural"])
+    read = [sum(m["rows"][k] for m in section["by_source"].values()) for k in section["natural"]]
+    if read == list(section["natural"].values()):
+        return f"every one of them, so their rows are the label mix {mix}"
+    return (
+        f"at most {section['per_label']} per label and source, its intercepts corrected to "
+        f"the training questions' label mix {mix}"
+    )
+
+
 def _decider(section: Mapping[str, Any] | None) -> list[str]:
     if not section:
         return []
@@ -314,9 +327,7 @@ def _decider(section: Mapping[str, Any] | None) -> list[str]:
         f"LLM's (`{section['llm']}`, prompt {section['prompt']}) yes / no / maybe over all its "
         f"evidence at once, through a logistic regression (`{section['file']}`) reading "
         f"{' and '.join(section['inputs'])}; fitted on training questions only (BioASQ 7B and "
-        f"8B from `{section['bioasq']}`, the PubMedQA training questions), at most "
-        f"{section['per_label']} per label and source, its intercepts corrected to the "
-        f"training questions' label mix {json.dumps(section['natural'])}.",
+        f"8B from `{section['bioasq']}`, the PubMedQA training questions), {_drawn(section)}.",
         "",
         head,
         "|" + "---|" * (3 + len(sets)),

@@ -214,6 +214,9 @@ def test_the_model_card_renders_what_the_fit_reports() -> None:
     }
     text = "\n".join(_decider(section))
     assert "reading verdict and direct" in text
+    assert "every one of them, so their rows are the label mix" in text  # 40 + 40 read
+    capped = {**section, "natural": {SUPPORT: 90, CONTRADICT: 40, NOT_ENOUGH_INFO: 0}}
+    assert "at most 50 per label and source, its intercepts corrected" in "".join(_decider(capped))
     table = [line for line in text.splitlines() if line.startswith("| ")]
     assert [line.split(" | ")[0] for line in table[1:]] == ["| bioasq", "| pubmedqa", "| all"]
     assert all(line.count(" / ") == 4 for line in table[1:])  # aggregated + three input sets
